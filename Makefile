@@ -1,0 +1,78 @@
+# sonde - one non-recursive Makefile.
+#   make               build/sonde
+#   make check         every test (unit, golden, system as root, differential)
+#   make demo          install missing packages, build, run a demo
+#   make SANITIZE=1    ASan+UBSan build in build-san/ (tests pass there too)
+#   make WERROR=1      warnings are errors (CI)
+#   make fuzz          libFuzzer targets in build/fuzz/
+
+CC      ?= cc
+BUILD   ?= build
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
+           -Wno-missing-field-initializers -D_GNU_SOURCE -MMD -MP
+LDLIBS  += -lbpf -lelf -ldw -lz
+
+ifeq ($(WERROR),1)
+CFLAGS  += -Werror
+endif
+ifeq ($(SANITIZE),1)
+BUILD   := build-san
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+# Every .c under src/ is part of sonde, except the program entry point
+# and the in-process agent (built separately when it exists).
+LIB_SRCS  := $(filter-out src/main.c, $(wildcard src/*.c src/*/*.c))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+MAIN_OBJ  := $(BUILD)/src/main.o
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+HELPER_SRCS := $(wildcard tests/progs/*.c)
+HELPER_BINS := $(HELPER_SRCS:tests/progs/%.c=$(BUILD)/tests/progs/%)
+
+.PHONY: all check demo clean fuzz unit bench
+all: $(BUILD)/sonde
+
+$(BUILD)/sonde: $(MAIN_OBJ) $(BUILD)/libsonde.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libsonde.a: $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iinclude -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libsonde.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iinclude -Isrc $(LDFLAGS) -o $@ $< $(BUILD)/libsonde.a $(LDLIBS)
+
+# Programs that system tests trace (built with frame pointers, -O0 so
+# every function is a real call).
+$(BUILD)/tests/progs/%: tests/progs/%.c include/sonde/sdt.h
+	@mkdir -p $(dir $@)
+	$(CC) -O0 -g -fno-omit-frame-pointer -Iinclude -o $@ $<
+
+unit: $(UNIT_BINS)
+
+check: $(BUILD)/sonde $(UNIT_BINS) $(HELPER_BINS)
+	BUILD=$(BUILD) tests/run
+
+demo: 
+	./scripts/setup-deps
+	$(MAKE) $(BUILD)/sonde
+	./scripts/demo $(BUILD)/sonde
+
+fuzz:
+	$(MAKE) -f tests/fuzz/Makefile.fuzz
+
+bench: $(BUILD)/sonde
+	bench/run
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d)

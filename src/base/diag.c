@@ -1,0 +1,133 @@
+/* diag.c - recording and caret rendering of compiler diagnostics. */
+#include "diag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void diags_init(struct diags *d, const struct diag_source *src)
+{
+	memset(d, 0, sizeof(*d));
+	d->src = src;
+}
+
+void diags_free(struct diags *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->list.n; i++)
+		free(d->list.v[i].msg);
+	vec_free(&d->list);
+	d->nerrors = 0;
+}
+
+void diag_vadd(struct diags *d, enum diag_level level, struct pos pos,
+	       const char *tag, const char *fmt, va_list ap)
+{
+	struct diag g = { .level = level, .pos = pos, .tag = tag };
+	if (vasprintf(&g.msg, fmt, ap) < 0)
+		g.msg = NULL;
+	if (vec_push(&d->list, g)) {
+		free(g.msg);
+		return;
+	}
+	if (level == DIAG_ERROR)
+		d->nerrors++;
+}
+
+void diag_error(struct diags *d, struct pos pos, const char *tag,
+		const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(d, DIAG_ERROR, pos, tag, fmt, ap);
+	va_end(ap);
+}
+
+void diag_warning(struct diags *d, struct pos pos, const char *tag,
+		  const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(d, DIAG_WARNING, pos, tag, fmt, ap);
+	va_end(ap);
+}
+
+static int diag_cmp(const void *a, const void *b)
+{
+	const struct diag *x = a, *y = b;
+	if (x->pos.line != y->pos.line)
+		return x->pos.line < y->pos.line ? -1 : 1;
+	if (x->pos.col != y->pos.col)
+		return x->pos.col < y->pos.col ? -1 : 1;
+	return 0;
+}
+
+/* Find line `line` (1-based) of text; return its start and length. */
+static const char *source_line(const char *text, unsigned line, size_t *len)
+{
+	const char *p = text;
+	for (unsigned l = 1; l < line && p; l++) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (!p)
+		return NULL;
+	const char *e = strchr(p, '\n');
+	*len = e ? (size_t)(e - p) : strlen(p);
+	return p;
+}
+
+void diags_print(const struct diags *d, FILE *out)
+{
+	/* Stable sort by position: copy indices so equal positions keep order. */
+	size_t n = d->list.n;
+	struct diag *sorted = malloc(n * sizeof(*sorted) + 1);
+	if (!sorted)
+		return;
+	memcpy(sorted, d->list.v, n * sizeof(*sorted));
+	/* insertion sort: stable, and n is small */
+	for (size_t i = 1; i < n; i++) {
+		struct diag t = sorted[i];
+		size_t j = i;
+		while (j > 0 && diag_cmp(&sorted[j - 1], &t) > 0) {
+			sorted[j] = sorted[j - 1];
+			j--;
+		}
+		sorted[j] = t;
+	}
+	const char *name = d->src && d->src->name ? d->src->name : "stdin";
+	for (size_t i = 0; i < n; i++) {
+		const struct diag *g = &sorted[i];
+		const char *lvl = g->level == DIAG_ERROR ? "error" : "warning";
+		if (g->pos.line == 0) {
+			fprintf(out, "%s: %s: %s [%s]\n", name, lvl,
+				g->msg ? g->msg : "(no memory)", g->tag);
+			continue;
+		}
+		fprintf(out, "%s:%u:%u: %s: %s [%s]\n", name, g->pos.line,
+			g->pos.col, lvl, g->msg ? g->msg : "(no memory)", g->tag);
+		size_t len;
+		const char *line = d->src && d->src->text ?
+			source_line(d->src->text, g->pos.line, &len) : NULL;
+		if (!line)
+			continue;
+		fprintf(out, "%.*s\n", (int)len, line);
+		/* Keep tabs so the caret lines up under tab-indented code. */
+		for (unsigned c = 1; c < g->pos.col && c - 1 < len; c++)
+			fputc(line[c - 1] == '\t' ? '\t' : ' ', out);
+		fputc('^', out);
+		for (unsigned k = 1; k < g->pos.len; k++)
+			fputc('~', out);
+		fputc('\n', out);
+	}
+	free(sorted);
+}
+
+bool diags_has(const struct diags *d, const char *tag)
+{
+	for (size_t i = 0; i < d->list.n; i++)
+		if (strcmp(d->list.v[i].tag, tag) == 0)
+			return true;
+	return false;
+}

@@ -1,0 +1,56 @@
+/* diag.h - compiler diagnostics: recorded with position and stable tag,
+ * rendered later (file:line:col, tag, message, source line and caret). */
+#ifndef SONDE_DIAG_H
+#define SONDE_DIAG_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "vec.h"
+
+/* A source position. Lines and columns count from 1; `len` is the number
+ * of bytes the construct spans on its first line (at least 1), so the
+ * caret can underline it. A zeroed pos means "no position" (line 0). */
+struct pos {
+	unsigned line, col, len;
+};
+
+enum diag_level { DIAG_ERROR, DIAG_WARNING };
+
+struct diag {
+	enum diag_level level;
+	struct pos pos;
+	const char *tag;   /* stable, e.g. "SYNTAX", "UNDEF_VAR" (static string) */
+	char *msg;         /* heap */
+};
+
+/* The source a set of diagnostics refers to. */
+struct diag_source {
+	const char *name;  /* "stdin" for -e, else the script path */
+	const char *text;  /* whole script, NUL-terminated */
+};
+
+struct diags {
+	const struct diag_source *src;
+	VEC(struct diag) list;
+	unsigned nerrors;
+};
+
+void diags_init(struct diags *d, const struct diag_source *src);
+void diags_free(struct diags *d);
+void diag_error(struct diags *d, struct pos pos, const char *tag,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void diag_warning(struct diags *d, struct pos pos, const char *tag,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void diag_vadd(struct diags *d, enum diag_level level, struct pos pos,
+	       const char *tag, const char *fmt, va_list ap);
+/* Render every diagnostic, in source order, as
+ *   NAME:LINE:COL: error: MESSAGE [TAG]
+ *   <source line>
+ *   <spaces>^~~~
+ * (the last two lines only when the position is known). */
+void diags_print(const struct diags *d, FILE *out);
+bool diags_has(const struct diags *d, const char *tag);
+
+#endif

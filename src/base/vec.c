@@ -1,0 +1,20 @@
+/* vec.c - growth policy for VEC(): doubling, never shrinking. */
+#include "vec.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int vec_reserve_(void **v, size_t *cap, size_t want, size_t elem)
+{
+	if (want <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 8;
+	while (ncap < want)
+		ncap *= 2;
+	void *p = realloc(*v, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = ncap;
+	return 0;
+}

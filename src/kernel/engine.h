@@ -1,0 +1,44 @@
+/* engine.h - the kernel engine: the only part of sonde that talks to
+ * libbpf. Creates maps, loads each probe's program, attaches, reads the
+ * ring buffer, and releases every kernel object on the way out. */
+#ifndef SONDE_ENGINE_H
+#define SONDE_ENGINE_H
+
+#include <stddef.h>
+
+#include "../output/output.h"
+#include "../program.h"
+
+struct engine;
+
+struct engine_opts {
+	int pid;          /* -p PID, or 0 */
+	int cpid;         /* -c child pid, or 0 */
+	/* Called for each ring-buffer record; return 1 to stop polling. */
+	int (*on_event)(void *ctx, const void *data, size_t size);
+	void *event_ctx;
+};
+
+/* Create maps and load every program; nothing attached yet. On a
+ * verifier rejection the error names the probe; -v adds the log. */
+int engine_load(const struct program *prog, const struct engine_opts *opts,
+		struct engine **out);
+/* Attach every probe except BEGIN/END; returns the number of probes. */
+int engine_attach(struct engine *e);
+/* Run the BEGIN (or END) probes once. */
+int engine_run_begin(struct engine *e);
+int engine_run_end(struct engine *e);
+/* Wait up to timeout_ms for events and dispatch them. Returns 1 if a
+ * handler asked to stop, 0 on timeout or progress, -errno on failure
+ * (-EINTR when a signal arrived). */
+int engine_poll(struct engine *e, int timeout_ms);
+/* Drain whatever is left in the ring without waiting. */
+int engine_drain(struct engine *e);
+/* The map reader that output uses. */
+const struct map_reader *engine_map_reader(struct engine *e);
+/* Events dropped because the ring was full. */
+unsigned long long engine_lost_events(struct engine *e);
+/* Detach everything and close every descriptor. NULL is a no-op. */
+void engine_free(struct engine *e);
+
+#endif

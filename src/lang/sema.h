@@ -1,0 +1,27 @@
+/* sema.h - the semantic pass: types of every expression, map key/value
+ * inference and consistency, builtin and function signatures, and the
+ * map and event tables of the compiled program. */
+#ifndef SONDE_SEMA_H
+#define SONDE_SEMA_H
+
+#include <stdbool.h>
+
+#include "../base/diag.h"
+#include "../program.h"
+#include "ast.h"
+
+struct sema_opts {
+	char **positional;     /* $1.. as given on the command line */
+	int npositional;
+	bool unsafe;           /* allow system() and signal() */
+};
+
+/* Check `root` (N_PROGRAM) against the already expanded probes in `prog`
+ * (prog->probes[i].block says which probe block each came from, and the
+ * provider's args_type gives `args`). Annotates the tree, fills
+ * prog->maps and prog->events. Returns 0, or -EINVAL with every problem
+ * recorded in `d`. */
+int sema_check(struct node *root, struct program *prog,
+	       const struct sema_opts *opts, struct diags *d);
+
+#endif

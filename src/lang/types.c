@@ -1,0 +1,174 @@
+/* types.c - construction, comparison, unification and naming of types. */
+#include "types.h"
+
+#include <string.h>
+
+static const char *const kind_names[] = {
+#define X(k, s) s,
+	TYPE_KINDS(X)
+#undef X
+};
+
+const char *type_kind_name(enum type_kind k)
+{
+	return kind_names[k];
+}
+
+static const struct type t_none = { .kind = TYPE_NONE };
+static const struct type t_u64 = { .kind = TYPE_INT, .size = 8, .bits = 64 };
+static const struct type t_s64 = { .kind = TYPE_INT, .size = 8, .bits = 64,
+				   .is_signed = true };
+static const struct type t_bool = { .kind = TYPE_INT, .size = 8, .bits = 64 };
+
+const struct type *type_none(void) { return &t_none; }
+const struct type *type_u64(void) { return &t_u64; }
+const struct type *type_s64(void) { return &t_s64; }
+const struct type *type_bool(void) { return &t_bool; }
+
+const struct type *type_int(struct arena *a, unsigned bits, bool is_signed)
+{
+	if (bits == 64)
+		return is_signed ? &t_s64 : &t_u64;
+	struct type *t = arena_new(a, struct type);
+	t->kind = TYPE_INT;
+	t->size = 8;
+	t->bits = (uint8_t)bits;
+	t->is_signed = is_signed;
+	return t;
+}
+
+const struct type *type_str(struct arena *a, uint32_t size)
+{
+	struct type *t = arena_new(a, struct type);
+	t->kind = TYPE_STR;
+	t->size = size;
+	return t;
+}
+
+const struct type *type_simple(struct arena *a, enum type_kind kind,
+			       uint32_t size)
+{
+	struct type *t = arena_new(a, struct type);
+	t->kind = kind;
+	t->size = size;
+	return t;
+}
+
+const struct type *type_tuple(struct arena *a, uint32_t n,
+			      const struct type *const *fields)
+{
+	struct type *t = arena_new(a, struct type);
+	t->kind = TYPE_TUPLE;
+	t->nfields = n;
+	t->fields = arena_array(a, const struct type *, n);
+	t->offsets = arena_array(a, uint32_t, n);
+	uint32_t off = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		t->fields[i] = fields[i];
+		t->offsets[i] = off;
+		off += (fields[i]->size + 7) & ~7u;
+	}
+	t->size = off;
+	return t;
+}
+
+bool type_is_agg(const struct type *t)
+{
+	return t->kind >= TYPE_COUNT;
+}
+
+bool type_equal(const struct type *a, const struct type *b)
+{
+	if (a == b)
+		return true;
+	if (a->kind != b->kind || a->size != b->size)
+		return false;
+	switch (a->kind) {
+	case TYPE_INT:
+		return a->bits == b->bits && a->is_signed == b->is_signed;
+	case TYPE_TUPLE:
+		if (a->nfields != b->nfields)
+			return false;
+		for (uint32_t i = 0; i < a->nfields; i++)
+			if (!type_equal(a->fields[i], b->fields[i]))
+				return false;
+		return true;
+	case TYPE_LHIST:
+		return a->lhist_min == b->lhist_min &&
+		       a->lhist_max == b->lhist_max &&
+		       a->lhist_step == b->lhist_step;
+	case TYPE_SUM: case TYPE_MIN: case TYPE_MAX: case TYPE_AVG:
+	case TYPE_STATS:
+		return a->is_signed == b->is_signed;
+	default:
+		return true;
+	}
+}
+
+const struct type *type_unify(struct arena *a, const struct type *x,
+			      const struct type *y)
+{
+	if (type_equal(x, y))
+		return x;
+	if (x->kind != y->kind)
+		return NULL;
+	switch (x->kind) {
+	case TYPE_INT: {
+		unsigned bits = x->bits > y->bits ? x->bits : y->bits;
+		const struct type *t = type_int(a, bits,
+						x->is_signed || y->is_signed);
+		if (x->is_ptr && y->is_ptr) {
+			struct type *p = arena_new(a, struct type);
+			*p = *t;
+			p->is_ptr = true;
+			return p;
+		}
+		return t;
+	}
+	case TYPE_STR:
+		return x->size >= y->size ? x : y;
+	case TYPE_TUPLE: {
+		if (x->nfields != y->nfields)
+			return NULL;
+		const struct type **f = arena_array(a, const struct type *,
+						    x->nfields);
+		for (uint32_t i = 0; i < x->nfields; i++) {
+			f[i] = type_unify(a, x->fields[i], y->fields[i]);
+			if (!f[i])
+				return NULL;
+		}
+		return type_tuple(a, x->nfields, f);
+	}
+	case TYPE_SUM: case TYPE_MIN: case TYPE_MAX: case TYPE_AVG:
+	case TYPE_STATS: {
+		struct type *t = arena_new(a, struct type);
+		*t = *x;
+		t->is_signed = x->is_signed || y->is_signed;
+		return t;
+	}
+	case TYPE_KSTACK: case TYPE_USTACK:
+		return x; /* same kind, different limit/mode: bpftrace merges */
+	default:
+		return NULL;
+	}
+}
+
+const char *type_name(struct arena *a, const struct type *t)
+{
+	switch (t->kind) {
+	case TYPE_INT:
+		return arena_printf(a, "%sint%u", t->is_signed ? "" : "u",
+				    t->bits);
+	case TYPE_STR:
+		return arena_printf(a, "string[%u]", t->size);
+	case TYPE_TUPLE: {
+		const char *s = "(";
+		for (uint32_t i = 0; i < t->nfields; i++)
+			s = arena_printf(a, "%s%s%s", s, i ? ", " : "",
+					 type_name(a, t->fields[i]));
+		return arena_printf(a, "%s)", s);
+	}
+	default:
+		return type_kind_name(t->kind);
+	}
+}

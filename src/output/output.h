@@ -1,0 +1,60 @@
+/* output.h - everything the user reads: event decoding, printf formatting,
+ * map printing at exit (bpftrace 0.17's text, or JSON lines). Output
+ * knows nothing of libbpf: it reads maps through a map_reader that an
+ * engine implements. */
+#ifndef SONDE_OUTPUT_H
+#define SONDE_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../program.h"
+
+/* A copy of one map's contents. Entry i has its key at keys + i*key_size
+ * and its values at values + i*nvalues*value_stride: one value per CPU
+ * for per-CPU maps (nvalues = CPUs), else one. */
+struct map_snapshot {
+	uint32_t n;
+	uint32_t key_size, value_size, value_stride, nvalues;
+	uint8_t *keys;
+	uint8_t *values;
+};
+
+void map_snapshot_free(struct map_snapshot *s);
+
+struct map_reader {
+	void *ctx;
+	int (*dump)(void *ctx, uint32_t map_id, struct map_snapshot *out);
+	int (*clear)(void *ctx, uint32_t map_id);  /* delete every key */
+	int (*zero)(void *ctx, uint32_t map_id);   /* keep keys, zero values */
+};
+
+enum output_format { OUTPUT_TEXT, OUTPUT_JSON };
+
+struct output_opts {
+	enum output_format format;
+	FILE *out;
+	bool unsafe;                /* system() allowed */
+};
+
+struct output;
+
+struct output *output_new(const struct program *prog,
+			  const struct output_opts *opts,
+			  const struct map_reader *maps);
+void output_free(struct output *o);
+
+/* "Attaching N probes..." (or its JSON record). */
+void output_attaching(struct output *o, unsigned nprobes);
+/* Handle one ring-buffer record. Returns 1 when the record asks sonde to
+ * exit, 0 otherwise, negative errno for a malformed record. */
+int output_event(struct output *o, const void *data, size_t size);
+/* At exit: every non-empty user map, in bpftrace's order and format. */
+int output_print_maps(struct output *o);
+/* Events the ring could not hold. */
+void output_lost(struct output *o, uint64_t n);
+/* A run-time warning or error in the chosen format. */
+void output_message(struct output *o, const char *level, const char *msg);
+
+#endif

@@ -1,0 +1,72 @@
+/* provider.h - probe providers: one file per probe type behind one table
+ * of hooks. A NULL hook means "this probe type cannot do that". Adding a
+ * provider means one new file and one line in providers.c; nothing in the
+ * compiler core or the engines names a provider. */
+#ifndef SONDE_PROVIDER_H
+#define SONDE_PROVIDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../base/arena.h"
+#include "../base/diag.h"
+#include "../lang/ast.h"
+#include "../program.h"
+
+struct expand_ctx {
+	struct arena *arena;
+	struct diags *diags;
+	int pid;                   /* -p PID or 0 */
+};
+
+/* What one kernel attachment needs to know about where it goes; filled by
+ * the provider's attach hook and executed by the engine. The provider
+ * describes the event, the engine owns the descriptors. */
+struct attach_req {
+	enum {
+		ATTACH_PERF_EVENT,  /* perf_event_open(attr, pid, cpu) + link */
+		ATTACH_TEST_RUN,    /* BEGIN/END: run once with BPF_PROG_TEST_RUN */
+		ATTACH_TRACING,     /* fentry/fexit: raw tracepoint open */
+	} how;
+	/* ATTACH_PERF_EVENT: event description */
+	uint32_t perf_type;        /* PERF_TYPE_* or a PMU's dynamic type */
+	uint64_t perf_config, perf_config1, perf_config2;
+	uint64_t sample_period, sample_freq;
+	bool all_cpus;             /* one event per online CPU (else cpu 0) */
+	int pid;                   /* -1 for all processes */
+	/* ATTACH_TEST_RUN: when */
+	bool at_end;               /* END rather than BEGIN */
+};
+
+struct provider {
+	const char *name;          /* canonical: "tracepoint" */
+	const char *alias;         /* short: "t", or NULL */
+	const char *const *aliases; /* more names ("kfunc"), NULL-terminated, or NULL */
+	/* Check an attach point's parts; fill in canonical fields. */
+	int (*parse)(struct node *attach, struct expand_ctx *ctx);
+	/* Expand wildcards: call emit() once per concrete probe, with
+	 * target/func set. Returns 0 or a negative errno (diagnostic added). */
+	int (*expand)(const struct node *attach, struct expand_ctx *ctx,
+		      int (*emit)(void *arg, const char *target,
+				  const char *func, uint64_t freq),
+		      void *arg);
+	/* The type of `args` (a RECORD) for one expanded probe, or NULL. */
+	const struct type *(*args_type)(const struct probe *p,
+					struct expand_ctx *ctx);
+	enum bpf_prog_type prog_type;
+	/* Describe the kernel attachments of one probe (may be several, e.g.
+	 * one per CPU is expressed with all_cpus). Returns count or -errno. */
+	int (*attach)(const struct probe *p, struct attach_req *req);
+	/* -l: print every probe matching pattern; NULL pattern lists all. */
+	int (*list)(const char *pattern, int pid, FILE *out);
+};
+
+/* The table, in the order -l lists them. */
+extern const struct provider *const providers[];
+const struct provider *provider_find(const char *name);
+
+/* Shared by providers: glob match with '*' and '?'. */
+bool provider_glob(const char *pattern, const char *s);
+
+#endif

@@ -1,0 +1,117 @@
+/* program.h - the "compiled program": the only value that crosses from the
+ * compiler to an engine. Per-probe bytecode, map specs, the event table.
+ * It can be dumped (--dump=bpf) and tested without a kernel.
+ *
+ * Maps. Codegen refers to map i by a BPF_LD_IMM64 with
+ * src_reg = BPF_PSEUDO_MAP_FD and imm = i (the index into prog->maps); the
+ * engine replaces imm with the real descriptor before loading. No other
+ * relocation exists.
+ *
+ * Value layouts of aggregation maps (per CPU; output merges the CPUs):
+ *   COUNT, SUM         u64 / s64
+ *   MIN, MAX           { s64 value; u64 set; }   set != 0 once written
+ *   AVG, STATS         { s64 count; s64 total; }
+ *   HIST, LHIST        u64 count; the map key is the user key followed by
+ *                      a u64 bucket index (see output for bucket bounds:
+ *                      HIST bucket 0 is "< 0", 1 is "0", then [1,2)...,
+ *                      the same numbering bpftrace 0.17 uses)
+ * Non-aggregation maps store the value's type layout (types.h).
+ * Keys: the layout of `key_type` (a tuple for @m[a, b]); a map without
+ * keys uses one u64 zero key.
+ *
+ * Events. Every call that needs user space (printf, print, exit, clear,
+ * time, ...) writes one record into the ring buffer map:
+ *   u64 event_id;  then the arguments laid out as events[event_id].args.
+ */
+#ifndef SONDE_PROGRAM_H
+#define SONDE_PROGRAM_H
+
+#include <linux/bpf.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "lang/types.h"
+
+#define SONDE_STRLEN_DEFAULT 64
+
+enum map_kind {
+	MAP_HASH,
+	MAP_PERCPU_HASH,     /* aggregations */
+	MAP_ARRAY,
+	MAP_PERCPU_ARRAY,    /* scratch space bigger than the BPF stack */
+	MAP_RINGBUF,         /* the event ring */
+	MAP_STACK_TRACE,     /* kstack/ustack ids */
+};
+
+/* Internal maps have names starting with '.'; user maps with '@'. */
+struct map_spec {
+	const char *name;
+	enum map_kind kind;
+	uint32_t key_size, value_size, max_entries;
+	const struct type *key_type;   /* NULL: single-entry map, u64 0 key */
+	const struct type *value_type; /* aggregation or plain value type */
+	uint32_t nkeys;                /* user-visible key count (@m[a,b] = 2) */
+};
+
+/* The .globals array map (if present) holds one struct at key 0, written
+ * by the engine before anything is attached. */
+struct sonde_globals {
+	uint64_t start_ns;      /* CLOCK_MONOTONIC (bpf_ktime_get_ns) at start */
+	uint64_t cpid;          /* pid of the -c child, or 0 */
+	uint64_t filter_pid;    /* -p PID, or 0 */
+};
+
+enum event_kind {
+	EV_PRINTF,      /* fmt + args */
+	EV_PRINT_MAP,   /* map_id, top, div */
+	EV_PRINT_VALUE, /* args: one value */
+	EV_CLEAR_MAP,   /* map_id */
+	EV_ZERO_MAP,    /* map_id */
+	EV_EXIT,
+	EV_TIME,        /* fmt (strftime) */
+	EV_JOIN,        /* args: one array of strings, delimiter in fmt */
+	EV_CAT,         /* fmt + args: file name */
+	EV_SYSTEM,      /* fmt + args: command */
+};
+
+struct event_spec {
+	enum event_kind kind;
+	const char *fmt;          /* printf/cat/system format, time fmt, join delim */
+	const struct type *args;  /* tuple of argument types, or NULL */
+	int32_t map_id;           /* EV_PRINT_MAP/CLEAR/ZERO */
+	uint64_t top, div;        /* EV_PRINT_MAP: print(@m, top, div) */
+};
+
+struct provider;
+
+/* One expanded attach point with its own program. */
+struct probe {
+	const struct provider *provider;
+	const char *name;          /* expanded, canonical: "tracepoint:sched:sched_switch" */
+	const char *target;        /* category, path, unit ... (provider-defined) */
+	const char *func;          /* event, symbol ... (provider-defined) */
+	uint64_t freq;             /* interval/profile/software parameter */
+	uint32_t block;            /* index of the script's probe block */
+	enum bpf_prog_type prog_type;
+	enum bpf_attach_type expected_attach_type;
+	struct bpf_insn *insns;
+	uint32_t ninsns;
+	void *provider_data;       /* owned by the provider, arena-allocated */
+};
+
+struct program {
+	struct arena *arena;       /* owns everything below */
+	struct probe *probes;
+	uint32_t nprobes;
+	struct map_spec *maps;
+	uint32_t nmaps;
+	struct event_spec *events;
+	uint32_t nevents;
+	int32_t ringbuf_map;       /* index of the event ring, or -1 */
+	int32_t globals_map;       /* index of .globals, or -1 */
+	uint32_t strlen;           /* string size in bytes */
+	uint32_t nblocks;          /* probe blocks in the script */
+};
+
+#endif

@@ -98,6 +98,7 @@ struct probe {
 	struct bpf_insn *insns;
 	uint32_t ninsns;
 	void *provider_data;       /* owned by the provider, arena-allocated */
+	const struct type *args_type; /* `args` record, or NULL (provider's args_type) */
 };
 
 struct program {

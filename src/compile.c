@@ -1,0 +1,166 @@
+/* compile.c - the compiler pipeline, one line per pass: parse, expand
+ * probes through their providers, check, generate code. */
+#include "compile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/codegen.h"
+#include "lang/parser.h"
+#include "lang/sema.h"
+#include "probes/provider.h"
+
+struct expand_state {
+	struct program *prog;
+	struct expand_ctx *ctx;
+	const struct provider *provider;
+	uint32_t block;
+	VEC(struct probe) probes;
+};
+
+/* "provider:target:func" with absent parts left out. */
+static const char *probe_name(struct arena *a, const char *provider,
+			      const char *target, const char *func)
+{
+	if (target && func)
+		return arena_printf(a, "%s:%s:%s", provider, target, func);
+	if (target)
+		return arena_printf(a, "%s:%s", provider, target);
+	return arena_strdup(a, provider);
+}
+
+static int expand_emit(void *arg, const char *target, const char *func,
+		       uint64_t freq)
+{
+	struct expand_state *st = arg;
+	struct arena *a = st->prog->arena;
+	struct probe p = {
+		.provider = st->provider,
+		.name = probe_name(a, st->provider->name, target, func),
+		.target = target ? arena_strdup(a, target) : NULL,
+		.func = func ? arena_strdup(a, func) : NULL,
+		.freq = freq,
+		.block = st->block,
+		.prog_type = st->provider->prog_type,
+	};
+	return vec_push(&st->probes, p);
+}
+
+/* Expand every attach point of every probe block into concrete probes. */
+static int expand_probes(struct node *root, struct program *prog,
+			 const struct compile_opts *o, struct diags *d)
+{
+	struct expand_ctx ctx = { .arena = prog->arena, .diags = d,
+				  .pid = o->pid };
+	struct expand_state st = { .prog = prog, .ctx = &ctx };
+	int err = 0;
+
+	for (uint32_t b = 0; b < root->u.list.n; b++) {
+		struct node *probe = root->u.list.v[b];
+		for (uint32_t i = 0; i < probe->u.probe.attach.n; i++) {
+			struct node *ap = probe->u.probe.attach.v[i];
+			const struct provider *pv =
+				provider_find(ap->u.attach.provider);
+			if (!pv) {
+				diag_error(d, ap->pos, "BAD_PROBE",
+					   "unknown probe type '%s' in '%s'",
+					   ap->u.attach.provider ?
+					   ap->u.attach.provider : "",
+					   ap->u.attach.text);
+				err = -EINVAL;
+				continue;
+			}
+			if (pv->parse && pv->parse(ap, &ctx) < 0) {
+				err = -EINVAL;
+				continue;
+			}
+			st.provider = pv;
+			st.block = b;
+			size_t before = st.probes.n;
+			int r = pv->expand(ap, &ctx, expand_emit, &st);
+			if (r < 0) {
+				err = r;
+				continue;
+			}
+			if (st.probes.n == before) {
+				diag_error(d, ap->pos, "NO_MATCH",
+					   "probe '%s' matches nothing",
+					   ap->u.attach.text);
+				err = -ENOENT;
+			}
+		}
+	}
+	prog->nblocks = root->u.list.n;
+	if (err) {
+		vec_free(&st.probes);
+		return err;
+	}
+	prog->nprobes = (uint32_t)st.probes.n;
+	prog->probes = arena_array(prog->arena, struct probe,
+				   prog->nprobes ? prog->nprobes : 1);
+	if (st.probes.n)
+		memcpy(prog->probes, st.probes.v,
+		       st.probes.n * sizeof(struct probe));
+	vec_free(&st.probes);
+	for (uint32_t i = 0; i < prog->nprobes; i++) {
+		struct probe *p = &prog->probes[i];
+		if (p->provider->args_type)
+			p->args_type = p->provider->args_type(p, &ctx);
+	}
+	return 0;
+}
+
+/* The maps every program has: the event ring and the globals. */
+static void add_internal_maps(struct program *prog)
+{
+	struct map_spec ring = { .name = ".events", .kind = MAP_RINGBUF,
+				 .max_entries = 1u << 20 };
+	prog->ringbuf_map = program_add_map(prog, &ring);
+	struct map_spec globals = {
+		.name = ".globals", .kind = MAP_ARRAY, .key_size = 4,
+		.value_size = sizeof(struct sonde_globals), .max_entries = 1,
+	};
+	prog->globals_map = program_add_map(prog, &globals);
+}
+
+struct program *compile(const struct compile_opts *o, struct diags *d)
+{
+	struct arena *a = malloc(sizeof(*a));
+	if (!a)
+		return NULL;
+	arena_init(a);
+	struct program *prog = arena_new(a, struct program);
+	prog->arena = a;
+	prog->strlen = o->strlen ? o->strlen : SONDE_STRLEN_DEFAULT;
+	prog->ringbuf_map = prog->globals_map = -1;
+
+	struct sema_opts sopts = { .positional = o->positional,
+				   .npositional = o->npositional,
+				   .unsafe = o->unsafe };
+	struct node *root = parse_program(a, o->text, d);
+	if (!root || d->nerrors)
+		goto fail;
+	add_internal_maps(prog);
+	if (expand_probes(root, prog, o, d) < 0 || d->nerrors)
+		goto fail;
+	if (sema_check(root, prog, &sopts, d) < 0 || d->nerrors)
+		goto fail;
+	if (o->dump_ast)
+		ast_dump(o->dump_ast, root, a);
+	if (codegen_program(root, prog, d) < 0 || d->nerrors)
+		goto fail;
+	return prog;
+fail:
+	program_free(prog);
+	return NULL;
+}
+
+void program_free(struct program *p)
+{
+	if (!p)
+		return;
+	struct arena *a = p->arena;
+	arena_free(a);
+	free(a);
+}

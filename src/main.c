@@ -1,0 +1,454 @@
+/* main.c - the command line: options, exit codes, and the wiring of
+ * compiler, engine and output for one run. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <wordexp.h>
+
+#include "base/diag.h"
+#include "base/log.h"
+#include "codegen/codegen.h"
+#include "compile.h"
+#include "kernel/engine.h"
+#include "output/output.h"
+#include "probes/provider.h"
+
+#define SONDE_VERSION "0.1.0"
+
+enum exit_code { EXIT_OK = 0, EXIT_SCRIPT = 1, EXIT_RUNTIME = 2 };
+
+/* Process-wide: set by the signal handlers, read by the event loop. */
+static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t child_exited;
+
+struct options {
+	const char *program_text;   /* -e */
+	const char *script_file;
+	const char *list_pattern;   /* -l [PATTERN] */
+	bool list;
+	const char *cmd;            /* -c */
+	int pid;                    /* -p */
+	const char *out_file;       /* -o */
+	enum output_format format;
+	bool quiet, dry_run, unsafe;
+	const char *dump;           /* ast | bpf */
+	char **positional;
+	int npositional;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: sonde [options] (-e 'PROGRAM' | FILE) [--] [ARGS...]\n"
+	      "       sonde -l ['PATTERN']\n"
+	      "\n"
+	      "options:\n"
+	      "  -e PROGRAM        program text\n"
+	      "  -p PID            trace that process\n"
+	      "  -c CMD            run CMD once every probe is attached; exit with it\n"
+	      "  -o FILE           write output to FILE\n"
+	      "  -f text|json      output format\n"
+	      "  -q                no 'Attaching' line\n"
+	      "  -v                verbose: what is attached, verifier logs\n"
+	      "  -l [PATTERN]      list probes\n"
+	      "  -d, --dump=ast|bpf  print the AST or the bytecode, then exit\n"
+	      "  --dry-run         compile and check, attach nothing\n"
+	      "  --unsafe          allow system() and signal()\n"
+	      "  -V, --version     print the version\n"
+	      "  -h, --help        this text\n", f);
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (r == 0)
+			break;
+		if (cap - n - 1 == 0) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	int err = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (!buf || err) {
+		free(buf);
+		errno = err ? EIO : ENOMEM;
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Returns 0, or EXIT_SCRIPT with a message printed. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "unsafe", no_argument, NULL, OPT_UNSAFE },
+		{ "dump", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	/* '+': stop at the first non-option so script ARGS are left alone. */
+	while ((c = getopt_long(argc, argv, "+e:p:c:o:f:qvld:hV", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'e': o->program_text = optarg; break;
+		case 'c': o->cmd = optarg; break;
+		case 'o': o->out_file = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'v': log_verbose = 1; break;
+		case 'l': o->list = true; break;
+		case OPT_DRY_RUN: o->dry_run = true; break;
+		case OPT_UNSAFE: o->unsafe = true; break;
+		case 'p': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > 0x7fffffff) {
+				log_error("-p: '%s' is not a process id", optarg);
+				return EXIT_SCRIPT;
+			}
+			o->pid = (int)v;
+			break;
+		}
+		case 'f':
+			if (strcmp(optarg, "text") == 0)
+				o->format = OUTPUT_TEXT;
+			else if (strcmp(optarg, "json") == 0)
+				o->format = OUTPUT_JSON;
+			else {
+				log_error("-f: unknown output format '%s' (text or json)",
+					  optarg);
+				return EXIT_SCRIPT;
+			}
+			break;
+		case 'd':
+			if (strcmp(optarg, "ast") && strcmp(optarg, "bpf")) {
+				log_error("--dump: unknown dump '%s' (ast or bpf)",
+					  optarg);
+				return EXIT_SCRIPT;
+			}
+			o->dump = optarg;
+			break;
+		case 'h': usage(stdout); exit(EXIT_OK);
+		case 'V': printf("sonde v%s\n", SONDE_VERSION); exit(EXIT_OK);
+		default: usage(stderr); return EXIT_SCRIPT;
+		}
+	}
+	if (o->list) {
+		if (optind < argc)
+			o->list_pattern = argv[optind++];
+		return 0;
+	}
+	if (!o->program_text) {
+		if (optind >= argc) {
+			log_error("no program given (use -e 'PROGRAM' or a script FILE)");
+			usage(stderr);
+			return EXIT_SCRIPT;
+		}
+		o->script_file = argv[optind++];
+	}
+	if (optind < argc && strcmp(argv[optind], "--") == 0)
+		optind++;
+	o->positional = argv + optind;
+	o->npositional = argc - optind;
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	if (sig == SIGCHLD)
+		child_exited = 1;
+	else
+		stop_requested = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a signal must interrupt the ring-buffer wait. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* -c: the child is forked at once but blocks on a pipe until every probe
+ * is attached, so nothing it does before then escapes the trace. */
+struct child {
+	pid_t pid;
+	int release_fd;
+};
+
+static int child_spawn(const char *cmd, struct child *ch)
+{
+	wordexp_t w;
+	if (wordexp(cmd, &w, WRDE_NOCMD) != 0 || w.we_wordc == 0) {
+		log_error("-c: cannot parse command '%s'", cmd);
+		return -EINVAL;
+	}
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		wordfree(&w);
+		return -errno;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(fds[0]);
+		close(fds[1]);
+		wordfree(&w);
+		return -e;
+	}
+	if (pid == 0) {
+		char go;
+		close(fds[1]);
+		/* EOF without a byte means sonde gave up: do not run. */
+		if (read(fds[0], &go, 1) != 1)
+			_exit(127);
+		execvp(w.we_wordv[0], w.we_wordv);
+		fprintf(stderr, "sonde: error: -c: cannot run '%s': %s\n",
+			w.we_wordv[0], strerror(errno));
+		_exit(127);
+	}
+	wordfree(&w);
+	close(fds[0]);
+	ch->pid = pid;
+	ch->release_fd = fds[1];
+	return 0;
+}
+
+static void child_release(struct child *ch)
+{
+	if (ch->release_fd >= 0) {
+		if (write(ch->release_fd, "g", 1) != 1)
+			log_warn("-c: could not start the command: %s",
+				 strerror(errno));
+		close(ch->release_fd);
+		ch->release_fd = -1;
+	}
+}
+
+/* Reap the child if it has exited; true once it is gone. */
+static bool child_gone(struct child *ch)
+{
+	if (ch->pid <= 0)
+		return false;
+	int status;
+	pid_t r = waitpid(ch->pid, &status, WNOHANG);
+	if (r == ch->pid || (r < 0 && errno == ECHILD)) {
+		ch->pid = 0;
+		return true;
+	}
+	return false;
+}
+
+struct run_ctx {
+	struct output *out;
+	bool exit_requested;
+};
+
+static int on_event(void *arg, const void *data, size_t size)
+{
+	struct run_ctx *rc = arg;
+	if (!rc->out)
+		return 0;
+	int r = output_event(rc->out, data, size);
+	if (r == 1) {
+		rc->exit_requested = true;
+		return 1;
+	}
+	return 0;
+}
+
+static bool process_alive(int pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static int run(const struct options *o, const struct program *prog)
+{
+	struct run_ctx rc = { 0 };
+	struct child ch = { .pid = 0, .release_fd = -1 };
+	struct engine *e = NULL;
+	struct output *out = NULL;
+	FILE *outf = stdout;
+	int ret = EXIT_RUNTIME;
+
+	if (o->pid && !process_alive(o->pid)) {
+		log_error("-p %d: no such process", o->pid);
+		return EXIT_RUNTIME;
+	}
+	if (o->out_file) {
+		outf = fopen(o->out_file, "w");
+		if (!outf) {
+			log_error("-o %s: %s", o->out_file, strerror(errno));
+			return EXIT_RUNTIME;
+		}
+	}
+	if (o->cmd && child_spawn(o->cmd, &ch) < 0)
+		goto out;
+
+	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
+				  .on_event = on_event, .event_ctx = &rc };
+	if (engine_load(prog, &eo, &e) < 0)
+		goto out;
+	struct output_opts oo = { .format = o->format, .out = outf,
+				  .unsafe = o->unsafe };
+	out = output_new(prog, &oo, engine_map_reader(e));
+	if (!out) {
+		log_error("output: %s", strerror(errno));
+		goto out;
+	}
+	rc.out = out;
+	if (!o->quiet)
+		output_attaching(out, prog->nprobes);
+	fflush(outf);
+	if (engine_attach(e) < 0)
+		goto out;
+	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED")) {
+		/* bpftrace's tooling waits for this exact line on stdout. */
+		printf("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n");
+		fflush(stdout);
+	}
+	if (engine_run_begin(e) < 0)
+		goto out;
+	child_release(&ch);
+
+	while (!rc.exit_requested && !stop_requested) {
+		int r = engine_poll(e, 100);
+		fflush(outf);
+		if (r == 1)
+			break;
+		if (r < 0 && r != -EINTR) {
+			log_error("reading events: %s", strerror(-r));
+			goto out;
+		}
+		if (o->cmd && child_exited && child_gone(&ch))
+			break;
+		if (o->pid && !process_alive(o->pid))
+			break;
+	}
+	engine_drain(e);
+	if (engine_run_end(e) < 0)
+		goto out;
+	engine_drain(e);
+	output_print_maps(out);
+	unsigned long long lost = engine_lost_events(e);
+	if (lost)
+		output_lost(out, lost);
+	ret = EXIT_OK;
+out:
+	if (outf)
+		fflush(outf);
+	engine_free(e);   /* detach everything before the child may go on */
+	output_free(out);
+	if (ch.release_fd >= 0)
+		close(ch.release_fd);   /* EOF: an unreleased child exits */
+	if (ch.pid > 0) {
+		if (ret != EXIT_OK)
+			kill(ch.pid, SIGTERM);
+		waitpid(ch.pid, NULL, 0);
+	}
+	if (outf && outf != stdout)
+		fclose(outf);
+	return ret;
+}
+
+static int list_probes(const struct options *o)
+{
+	int found = 0;
+	for (const struct provider *const *p = providers; *p; p++) {
+		if (!(*p)->list)
+			continue;
+		int r = (*p)->list(o->list_pattern, o->pid, stdout);
+		if (r > 0)
+			found += r;
+	}
+	return EXIT_OK;
+}
+
+static uint32_t env_strlen(void)
+{
+	const char *s = getenv("BPFTRACE_STRLEN");
+	if (!s)
+		return 0;
+	long v = strtol(s, NULL, 10);
+	if (v < 1 || v > 200) {
+		log_warn("BPFTRACE_STRLEN=%s ignored (1..200)", s);
+		return 0;
+	}
+	return (uint32_t)v;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	int r = parse_options(argc, argv, &o);
+	if (r)
+		return r;
+	install_signals();
+	if (o.list)
+		return list_probes(&o);
+
+	char *file_text = NULL;
+	if (o.script_file) {
+		file_text = read_file(o.script_file);
+		if (!file_text) {
+			log_error("cannot read script '%s': %s", o.script_file,
+				  strerror(errno));
+			return EXIT_SCRIPT;
+		}
+	}
+	struct diag_source src = {
+		.name = o.script_file ? o.script_file : "stdin",
+		.text = o.script_file ? file_text : o.program_text,
+	};
+	struct diags d;
+	diags_init(&d, &src);
+	struct compile_opts co = {
+		.name = src.name, .text = src.text,
+		.positional = o.positional, .npositional = o.npositional,
+		.pid = o.pid, .unsafe = o.unsafe, .strlen = env_strlen(),
+		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,
+	};
+	struct program *prog = compile(&co, &d);
+	diags_print(&d, stderr);
+	int ret;
+	if (!prog)
+		ret = EXIT_SCRIPT;
+	else if (o.dump && strcmp(o.dump, "bpf") == 0) {
+		program_dump_bpf(stdout, prog);
+		ret = EXIT_OK;
+	} else if (o.dump || o.dry_run)
+		ret = EXIT_OK;
+	else
+		ret = run(&o, prog);
+	program_free(prog);
+	diags_free(&d);
+	free(file_text);
+	return ret;
+}

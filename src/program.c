@@ -1,0 +1,41 @@
+/* program.c - the tables of a compiled program: maps and events. */
+#include "compile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tables grow by doubling inside the arena; the old copy is garbage the
+ * arena frees with everything else. */
+static void *grow(struct arena *a, void *old, uint32_t n, size_t elem)
+{
+	if (n & (n - 1))
+		return old;       /* capacity is n rounded up to a power of two */
+	size_t cap = n ? (size_t)n * 2 : 1;
+	void *p = arena_alloc(a, cap * elem);
+	if (n)
+		memcpy(p, old, n * elem);
+	return p;
+}
+
+int program_add_map(struct program *p, const struct map_spec *m)
+{
+	p->maps = grow(p->arena, p->maps, p->nmaps, sizeof(*m));
+	p->maps[p->nmaps] = *m;
+	return (int)p->nmaps++;
+}
+
+int program_add_event(struct program *p, const struct event_spec *e)
+{
+	p->events = grow(p->arena, p->events, p->nevents, sizeof(*e));
+	p->events[p->nevents] = *e;
+	return (int)p->nevents++;
+}
+
+int program_find_map(const struct program *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->nmaps; i++)
+		if (strcmp(p->maps[i].name, name) == 0)
+			return (int)i;
+	return -ENOENT;
+}

@@ -52,7 +52,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libsonde.a
 
 # Programs that system tests trace (built with frame pointers, -O0 so
 # every function is a real call).
-$(BUILD)/tests/progs/%: tests/progs/%.c include/sonde/sdt.h
+$(BUILD)/tests/progs/%: tests/progs/%.c $(wildcard include/sonde/sdt.h)
 	@mkdir -p $(dir $@)
 	$(CC) -O0 -g -fno-omit-frame-pointer -Iinclude -o $@ $<
 

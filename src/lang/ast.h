@@ -100,6 +100,12 @@ enum node_kind {
 	N_ATTACH,       /* one attach point as written: u.attach */
 	N_PROBE,        /* attach points, predicate, body: u.probe */
 	N_PROGRAM,      /* u.list of N_PROBE */
+	/* added after the seams were cut, hence out of place: */
+	N_IDENT,        /* a bare name that is no builtin: u.str holds it.
+			 * Only meaningful as a call argument (kstack(perf),
+			 * sizeof(uint32), sizeof(struct task_struct) with the
+			 * name "struct task_struct"); sema rejects it elsewhere
+			 * (UNKNOWN_BUILTIN). */
 };
 
 struct node;

@@ -96,8 +96,9 @@ bool elf_sym_match(const struct elf_sym *sym, const char *pattern);
 int elf_match(const struct elf_file *ef, const char *pattern,
 	      int (*fn)(void *arg, const struct elf_sym *sym), void *arg);
 
-/* Itanium C++ demangling. Returns a malloc'd string, or NULL if the name
- * is not a mangled C++ name (or memory ran out). */
+/* Itanium C++ demangling (demangle.c, also declared in demangle.h).
+ * Returns a malloc'd string, or NULL if the name is not a mangled C++
+ * name or no demangler is available. */
 char *elf_demangle(const char *name);
 
 /* Up to max names closest to `name` (edit distance), best first, for

@@ -6,8 +6,9 @@
  * bpftrace's -l order. Names point into libelf's read-only mapping of the
  * file (elf_strptr checks that each lies inside its string table and is
  * terminated), so the Elf handle lives as long as the elf_file. C++ names
- * are demangled once at open with libstdc++'s __cxa_demangle. */
+ * are demangled once at open (demangle.c: libstdc++'s __cxa_demangle). */
 #include "elf.h"
+#include "demangle.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,26 +34,6 @@ struct elf_file {
 	size_t nsyms;
 	struct elf_sym **by_addr; /* the same, sorted by address */
 };
-
-/* The Itanium ABI demangler exported by libstdc++ (declared in <cxxabi.h>
- * as extern "C" abi::__cxa_demangle); linked with -lstdc++. */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-			    int *status);
-
-char *elf_demangle(const char *name)
-{
-	/* Only "_Z..." names are C++; __cxa_demangle would also "demangle"
-	 * plain type names like "i" into "int". */
-	if (!name || name[0] != '_' || name[1] != 'Z')
-		return NULL;
-	int status = 0;
-	char *d = __cxa_demangle(name, NULL, NULL, &status);
-	if (status != 0) {
-		free(d);
-		return NULL;
-	}
-	return d;
-}
 
 static int elf_lib_init(void)
 {

@@ -8,6 +8,7 @@
 
 #include "unit.h"
 #include "output/flamegraph.h"
+#include "output/stackfmt.h"
 
 static char *folded(const struct flamegraph *fg)
 {
@@ -210,8 +211,40 @@ static void test_svg(void)
 	flamegraph_free(NULL);
 }
 
+/* kstack addresses through a kallsyms table: frames merge by function */
+static void test_add_stack(void)
+{
+	static const char ks[] = "ffffffff81000100 t helper\nffffffff81000300 T vfs_read\n";
+	char path[] = "/tmp/sonde-fgks-XXXXXX";
+	int fd = mkstemp(path);
+	uint64_t s1[] = { 0xffffffff81000125ull, 0xffffffff81000305ull, 0 };
+	uint64_t s2[] = { 0xffffffff81000140ull, 0xffffffff81000310ull };
+	uint64_t s3[] = { 0x10, 0xffffffff81000310ull };
+	struct stackfmt f = { 0 };
+	struct flamegraph *fg = flamegraph_new();
+	char *text;
+
+	if (fd < 0 || write(fd, ks, sizeof(ks) - 1) < 0) {
+		CHECK(0, "kallsyms for flame graph");
+		return;
+	}
+	close(fd);
+	f.ksyms = ksyms_new(path);
+	CHECK(flamegraph_add_stack(fg, s1, 3, 2, &f) == 0 &&
+	      flamegraph_add_stack(fg, s2, 2, 3, &f) == 0 &&
+	      flamegraph_add_stack(fg, s3, 2, 1, &f) == 0, "kernel stacks added");
+	text = folded(fg);
+	CHECK_STR(text, "vfs_read;[unknown] 1\nvfs_read;helper 5\n",
+		  "symbolized stacks merge by function, unknown frames named");
+	free(text);
+	ksyms_free(f.ksyms);
+	flamegraph_free(fg);
+	unlink(path);
+}
+
 int main(void)
 {
+	test_add_stack();
 	test_folded();
 	test_svg();
 	return UNIT_DONE();

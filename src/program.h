@@ -60,6 +60,7 @@ struct sonde_globals {
 	uint64_t start_ns;      /* CLOCK_MONOTONIC (bpf_ktime_get_ns) at start */
 	uint64_t cpid;          /* pid of the -c child, or 0 */
 	uint64_t filter_pid;    /* -p PID, or 0 */
+	uint64_t lost_events;   /* records the ring could not take (BPF adds) */
 };
 
 enum event_kind {

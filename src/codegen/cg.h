@@ -104,6 +104,8 @@ void cg_store(struct cg *cg, struct cmem dst, struct cval v,
 /* Bring an integer to the width and signedness of type t. */
 void cg_normalize(struct cg *cg, vreg r, const struct type *t);
 vreg cg_call(struct cg *cg, int helper, const struct ir_arg *args, int n);
+/* A call whose result is not used. */
+void cg_callv(struct cg *cg, int helper, const struct ir_arg *args, int n);
 vreg cg_map_ptr(struct cg *cg, int map);
 /* The u64 at `off` in struct sonde_globals (0 if the map is missing). */
 vreg cg_global(struct cg *cg, uint32_t off);

@@ -37,12 +37,12 @@ static void join_args(struct cg *cg, const struct node *n, vreg rec,
 		ir_mov(cg->ir, p, arr);
 		ir_alui(cg->ir, BPF_ADD, p, p, 8 * (int64_t)i);
 		ir_st(cg->ir, BPF_DW, tmp.base, (int16_t)tmp.off, 0);
-		cg_call(cg, BPF_FUNC_probe_read,
+		cg_callv(cg, BPF_FUNC_probe_read,
 			(struct ir_arg[]){ cg_arg(tmp), IR_IMM(8), IR_ARG(p) },
 			3);
 		vreg s = cg_load(cg, BPF_DW, tmp);
 		ir_jcci(cg->ir, BPF_JEQ, s, 0, done);
-		cg_call(cg, BPF_FUNC_probe_read_str,
+		cg_callv(cg, BPF_FUNC_probe_read_str,
 			(struct ir_arg[]){
 				cg_arg(cg_at(base, (int32_t)args->offsets[i])),
 				IR_IMM((int32_t)args->fields[i]->size),
@@ -106,7 +106,7 @@ static void emit_event(struct cg *cg, const struct node *n)
 			cg_release(cg, mk);
 		}
 	}
-	cg_call(cg, BPF_FUNC_ringbuf_submit,
+	cg_callv(cg, BPF_FUNC_ringbuf_submit,
 		(struct ir_arg[]){ IR_ARG(rec), IR_IMM(0) }, 2);
 	ir_ja(cg->ir, done);
 	ir_place(cg->ir, lost);
@@ -161,7 +161,7 @@ struct cval cg_call_expr(struct cg *cg, const struct node *n)
 	case FN_SIGNAL: {
 		struct cval sig = cg_expr(cg, a->v[0]);
 		vreg s = cg_reg(cg, sig);
-		cg_call(cg, BPF_FUNC_send_signal,
+		cg_callv(cg, BPF_FUNC_send_signal,
 			(struct ir_arg[]){ IR_ARG(s) }, 1);
 		return cg_imm(0, n->type);
 	}

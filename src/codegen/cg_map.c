@@ -67,7 +67,7 @@ static vreg lookup(struct cg *cg, int map, struct cmem key)
 
 static void update(struct cg *cg, int map, struct cmem key, struct cmem val)
 {
-	cg_call(cg, BPF_FUNC_map_update_elem,
+	cg_callv(cg, BPF_FUNC_map_update_elem,
 		(struct ir_arg[]){ IR_MAP(map), cg_arg(key), cg_arg(val),
 				   IR_IMM(BPF_ANY) }, 4);
 }
@@ -398,7 +398,7 @@ void cg_map_delete(struct cg *cg, const struct node *call)
 		return;
 	struct cg_mark mk = cg_mark(cg);
 	struct cmem key = build_key(cg, m, s);
-	cg_call(cg, BPF_FUNC_map_delete_elem,
+	cg_callv(cg, BPF_FUNC_map_delete_elem,
 		(struct ir_arg[]){ IR_MAP(m->u.map.map_id), cg_arg(key) }, 2);
 	cg_release(cg, mk);
 }

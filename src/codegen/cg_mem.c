@@ -205,6 +205,11 @@ vreg cg_call(struct cg *cg, int helper, const struct ir_arg *args, int n)
 	return d;
 }
 
+void cg_callv(struct cg *cg, int helper, const struct ir_arg *args, int n)
+{
+	ir_call(cg->ir, VR_NONE, helper, args, n);
+}
+
 vreg cg_map_ptr(struct cg *cg, int map)
 {
 	vreg d = ir_vreg(cg->ir);

@@ -92,7 +92,7 @@ static struct cval arg_value(struct cg *cg, const struct node *n)
 	ir_st(cg->ir, BPF_DW, tmp.base, (int16_t)tmp.off, 0);
 	vreg sp = ctx_load(cg, PT_SP);
 	ir_alui(cg->ir, BPF_ADD, sp, sp, 8 * ((int64_t)i - 5));
-	cg_call(cg, BPF_FUNC_probe_read_user,
+	cg_callv(cg, BPF_FUNC_probe_read_user,
 		(struct ir_arg[]){ cg_arg(tmp), IR_IMM(8), IR_ARG(sp) }, 3);
 	vreg d = cg_load(cg, BPF_DW, tmp);
 	cg_release(cg, mk);
@@ -112,7 +112,7 @@ static struct cval sarg_value(struct cg *cg, const struct node *n)
 	ir_st(cg->ir, BPF_DW, tmp.base, (int16_t)tmp.off, 0);
 	vreg sp = ctx_load(cg, PT_SP);
 	ir_alui(cg->ir, BPF_ADD, sp, sp, 8 * ((int64_t)n->u.builtin.index + 1));
-	cg_call(cg, BPF_FUNC_probe_read_user,
+	cg_callv(cg, BPF_FUNC_probe_read_user,
 		(struct ir_arg[]){ cg_arg(tmp), IR_IMM(8), IR_ARG(sp) }, 3);
 	vreg d = cg_load(cg, BPF_DW, tmp);
 	cg_release(cg, mk);
@@ -196,7 +196,7 @@ void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
 		uint32_t len = to->size < 16 ? to->size : 16;
 		if (to->size > len)
 			cg_zero(cg, cg_at(dst, (int32_t)len), to->size - len);
-		cg_call(cg, BPF_FUNC_get_current_comm,
+		cg_callv(cg, BPF_FUNC_get_current_comm,
 			(struct ir_arg[]){ cg_arg(dst), IR_IMM((int32_t)len) }, 2);
 		return;
 	}
@@ -281,7 +281,7 @@ struct cval cg_field(struct cg *cg, const struct node *n)
 		struct cg_mark mk = cg_mark(cg);
 		struct cmem tmp = cg_alloc(cg, 8);
 		ir_st(cg->ir, BPF_DW, tmp.base, (int16_t)tmp.off, 0);
-		cg_call(cg, BPF_FUNC_probe_read_kernel,
+		cg_callv(cg, BPF_FUNC_probe_read_kernel,
 			(struct ir_arg[]){ cg_arg(tmp),
 					   IR_IMM((int32_t)(f->size < 8 ? f->size : 8)),
 					   ctx_plus(cg, f->offset) }, 3);
@@ -313,7 +313,7 @@ void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
 		vreg p = ir_vreg(cg->ir);
 		ir_mov(cg->ir, p, cg->ctx);
 		ir_alu(cg->ir, BPF_ADD, p, p, loc);
-		cg_call(cg, BPF_FUNC_probe_read_kernel_str,
+		cg_callv(cg, BPF_FUNC_probe_read_kernel_str,
 			(struct ir_arg[]){ cg_arg(dst),
 					   IR_IMM((int32_t)to->size),
 					   IR_ARG(p) }, 3);
@@ -322,7 +322,7 @@ void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
 	uint32_t len = f->array_len ? f->array_len : f->size;
 	if (len > to->size)
 		len = to->size;
-	cg_call(cg, BPF_FUNC_probe_read_kernel,
+	cg_callv(cg, BPF_FUNC_probe_read_kernel,
 		(struct ir_arg[]){ cg_arg(dst), IR_IMM((int32_t)len),
 				   ctx_plus(cg, f->offset) }, 3);
 }

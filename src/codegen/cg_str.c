@@ -225,7 +225,7 @@ void cg_str_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 			len = IR_ARG(l);
 		}
 	}
-	cg_call(cg, BPF_FUNC_probe_read_str,
+	cg_callv(cg, BPF_FUNC_probe_read_str,
 		(struct ir_arg[]){ cg_arg(dst), len, IR_ARG(ptr) }, 3);
 }
 
@@ -247,7 +247,7 @@ void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst)
 		ir_place(cg->ir, ok);
 	}
 	ir_stx(cg->ir, BPF_W, dst.base, (int16_t)dst.off, l);
-	cg_call(cg, BPF_FUNC_probe_read,
+	cg_callv(cg, BPF_FUNC_probe_read,
 		(struct ir_arg[]){ cg_arg(cg_at(dst, 4)), IR_ARG(l),
 				   IR_ARG(ptr) }, 3);
 }

@@ -36,6 +36,7 @@ static void lex_error(struct lexer *lx, struct pos pos, const char *tag,
 {
 	if (lx->quiet)
 		return;
+	lx->nerrors++;
 	va_list ap;
 	va_start(ap, fmt);
 	diag_vadd(lx->diags, DIAG_ERROR, pos, tag, fmt, ap);

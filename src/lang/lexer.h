@@ -16,6 +16,7 @@ struct lexer {
 	struct arena *arena;
 	struct diags *diags;
 	bool quiet;              /* parser is skipping after an error */
+	unsigned nerrors;        /* errors this lexer reported */
 };
 
 void lexer_init(struct lexer *lx, struct arena *a, const char *text,

@@ -21,19 +21,30 @@ struct parser {
 	bool panic;        /* an error was reported; mute until resync */
 	bool in_pred;      /* '/' followed by '{' ends the predicate */
 	bool eof_reported; /* one "expected ... near <eof>" is enough */
+	struct pos last;   /* just after the previous token: where <eof>
+			    * errors point, rather than at an empty line */
 	unsigned depth;    /* expression nesting, against stack overflow */
 };
 
 #define MAX_DEPTH 200
 
+static void remember_end(struct parser *p)
+{
+	if (p->tok.kind != T_EOF && p->tok.pos.line)
+		p->last = (struct pos){ p->tok.pos.line,
+					p->tok.pos.col + p->tok.pos.len, 1 };
+}
+
 static void next(struct parser *p)
 {
+	remember_end(p);
 	p->tok = lexer_next(&p->lx);
 }
 
 /* Move on to an attach point (raw text) at the current position. */
 static void next_attach(struct parser *p)
 {
+	remember_end(p);
 	p->tok = lexer_attach(&p->lx);
 }
 
@@ -66,9 +77,16 @@ static void error_at(struct parser *p, struct pos pos, const char *tag,
 	p->lx.quiet = true;
 }
 
-/* "X expected near 'y'" at the current token. */
-static void expected(struct parser *p, const char *what)
+/* "X expected [context] near 'y'" at the current token. A bad token
+ * (or the end of input right after one, as an unterminated string makes)
+ * was already reported by the lexer: one message is enough. */
+static void expected_ctx(struct parser *p, const char *what, const char *ctx)
 {
+	if (p->tok.kind == T_ERROR ||
+	    (p->tok.kind == T_EOF && p->lx.nerrors)) {
+		p->panic = p->lx.quiet = true;
+		return;
+	}
 	if (p->tok.kind == T_EOF) {
 		if (p->eof_reported) {
 			p->panic = p->lx.quiet = true;
@@ -76,7 +94,14 @@ static void expected(struct parser *p, const char *what)
 		}
 		p->eof_reported = true;
 	}
-	error_at(p, p->tok.pos, "SYNTAX", "%s expected near %s", what, near(p));
+	struct pos at = p->tok.kind == T_EOF && p->last.line ? p->last :
+		p->tok.pos;
+	error_at(p, at, "SYNTAX", "%s expected%s near %s", what, ctx, near(p));
+}
+
+static void expected(struct parser *p, const char *what)
+{
+	expected_ctx(p, what, "");
 }
 
 static bool accept(struct parser *p, enum tok k)
@@ -105,9 +130,9 @@ static bool expect_close(struct parser *p, enum tok close, enum tok open,
 	if (at.line == p->tok.pos.line)
 		expected(p, arena_printf(p->a, "'%s'", token_name(close)));
 	else
-		expected(p, arena_printf(p->a, "'%s' (to close '%s' at line %u)",
-					 token_name(close), token_name(open),
-					 at.line));
+		expected_ctx(p, arena_printf(p->a, "'%s'", token_name(close)),
+			     arena_printf(p->a, " (to close '%s' at line %u)",
+					  token_name(open), at.line));
 	return false;
 }
 
@@ -801,6 +826,12 @@ static struct node *parse_probe(struct parser *p)
 {
 	struct node *pr = node_new(p->a, N_PROBE, p->tok.pos);
 	for (;;) {
+		if (p->tok.kind == T_ERROR) {
+			/* lexer_attach reports nothing: say it here */
+			error_at(p, p->tok.pos, "SYNTAX", "probe expected near %s",
+				 near(p));
+			return NULL;
+		}
 		if (p->tok.kind != T_ATTACH) {
 			expected(p, "probe");
 			return NULL;

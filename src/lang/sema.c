@@ -514,8 +514,8 @@ const struct type *sema_positional(struct sema *s, struct node *n,
 		return n->type = type_s64();
 	}
 	uint32_t i = n->u.positional.index;
-	const char *v = i >= 1 && (int)i <= np ? s->opts->positional[i - 1] :
-		NULL;
+	const char *v = i >= 1 && np > 0 && i <= (uint32_t)np ?
+		s->opts->positional[i - 1] : NULL;
 	if (as_string) {
 		if (s->final) {
 			n->kind = N_STR;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "flamegraph_internal.h"
+#include "stackfmt.h"
 
 struct flamegraph *flamegraph_new(void)
 {
@@ -139,6 +140,26 @@ int flamegraph_add(struct flamegraph *fg, const char *const *frames, size_t n,
 	if (depth > fg->max_depth)
 		fg->max_depth = depth;
 	return 0;
+}
+
+int flamegraph_add_stack(struct flamegraph *fg, const uint64_t *ips, size_t n,
+			 uint64_t count, const struct stackfmt *f)
+{
+	const char *names[FG_MAX_DEPTH];
+	size_t i;
+
+	if (n > FG_MAX_DEPTH)
+		n = FG_MAX_DEPTH;
+	if (f->limit && n > f->limit)
+		n = f->limit;
+	for (i = 0; i < n && ips[i]; i++) {
+		struct sym s;
+		int err = f->user ? (f->usyms ? usyms_lookup(f->usyms, f->pid, ips[i], &s) : -ENOENT)
+				  : (f->ksyms ? ksyms_lookup(f->ksyms, ips[i], &s) : -ENOENT);
+
+		names[i] = err == 0 && s.name ? s.name : "[unknown]";
+	}
+	return flamegraph_add(fg, names, i, count, true);
 }
 
 /* ---- folded text ---------------------------------------------------------- */

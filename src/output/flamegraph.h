@@ -21,6 +21,13 @@ void flamegraph_free(struct flamegraph *fg);
  * and an empty name becomes "[unknown]". 0 or -ENOMEM. */
 int flamegraph_add(struct flamegraph *fg, const char *const *frames, size_t n,
 		   uint64_t count, bool leaf_first);
+struct stackfmt;
+/* Add COUNT samples of a kstack/ustack of N addresses (innermost first,
+ * ending at N or the first 0), each frame named by F's symbolizer without
+ * its offset so samples anywhere in a function merge; an address that
+ * resolves to nothing is "[unknown]". 0 or -errno. */
+int flamegraph_add_stack(struct flamegraph *fg, const uint64_t *ips, size_t n,
+			 uint64_t count, const struct stackfmt *f);
 /* Total samples added. */
 uint64_t flamegraph_total(const struct flamegraph *fg);
 

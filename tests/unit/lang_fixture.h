@@ -71,6 +71,15 @@ static int lang_fx_run(struct lang_fx *f, const char *text, char **pos,
 		}
 	}
 	f->prog.nblocks = f->root->u.list.n;
+	/* the internal maps compile() creates before sema, so map ids match
+	 * what `sonde -d ast` prints */
+	struct map_spec ring = { .name = ".events", .kind = MAP_RINGBUF,
+				 .max_entries = 1u << 20 };
+	f->prog.ringbuf_map = program_add_map(&f->prog, &ring);
+	struct map_spec globals = { .name = ".globals", .kind = MAP_ARRAY,
+				    .key_size = 4, .max_entries = 1,
+				    .value_size = sizeof(struct sonde_globals) };
+	f->prog.globals_map = program_add_map(&f->prog, &globals);
 	struct sema_opts o = { .positional = pos, .npositional = npos,
 			       .unsafe = unsafe };
 	return f->rc = sema_check(f->root, &f->prog, &o, &f->d);

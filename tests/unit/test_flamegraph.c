@@ -8,6 +8,7 @@
 
 #include "unit.h"
 #include "output/flamegraph.h"
+#include "output/stackfmt.h"
 
 static char *folded(const struct flamegraph *fg)
 {
@@ -131,6 +132,62 @@ static int have(const char *cmd)
 	return system(buf) == 0;
 }
 
+/* Run the viewer in headless Chromium: a script appended to a copy of
+ * the SVG clicks frame "a", searches for "^[bd]$" and writes what it saw
+ * into the title, which --dump-dom prints. */
+static void test_svg_script(const char *svg_path)
+{
+	static const char probe[] =
+		"<script type=\"text/ecmascript\"><![CDATA[\n"
+		"window.addEventListener(\"load\", function () {\n"
+		"  var gs = frames.children, a = null, hid = 0, par = 0, i;\n"
+		"  for (i = 0; i < gs.length; i++) if (name_of(gs[i]) === \"a\") a = gs[i];\n"
+		"  a.dispatchEvent(new MouseEvent(\"click\", {bubbles: true}));\n"
+		"  for (i = 0; i < gs.length; i++) {\n"
+		"    if (gs[i].getAttribute(\"class\") === \"hide\") hid++;\n"
+		"    if (gs[i].getAttribute(\"class\") === \"parent\") par++;\n"
+		"  }\n"
+		"  search(\"^[bd]$\");\n"
+		"  document.getElementById(\"title\").firstChild.nodeValue = \"RESULT w=\" +\n"
+		"    a.querySelector(\"rect\").getAttribute(\"width\") + \" hidden=\" + hid +\n"
+		"    \" parents=\" + par + \" \" + matchedtxt.firstChild.nodeValue + \" END\";\n"
+		"});\n]]></script>\n";
+	char html[64], cmd[1024], *svg = slurp(svg_path), *at, *dom;
+	FILE *f;
+
+	if (!have("chromium")) {
+		printf("ok - viewer zooms and searches in a browser # SKIP chromium missing\n");
+		free(svg);
+		return;
+	}
+	snprintf(html, sizeof(html), "%s-probe.svg", svg_path);
+	at = svg ? strstr(svg, "<g id=\"frames\">") : NULL;
+	f = at ? fopen(html, "w") : NULL;
+	if (f) {
+		fwrite(svg, 1, (size_t)(at - svg), f);
+		fputs(probe, f);
+		fputs(at, f);
+		fclose(f);
+	}
+	snprintf(cmd, sizeof(cmd), "timeout 60 chromium --headless --no-sandbox --disable-gpu"
+		 " --dump-dom file://%s 2>/dev/null > %s.dom", html, html);
+	dom = f && system(cmd) == 0 ? (snprintf(cmd, sizeof(cmd), "%s.dom", html), slurp(cmd)) : NULL;
+	/* "a" zoomed to the full 1180 px; all, main faded; the 4 frames outside
+	 * hidden; b and d under it hold 50 of 59 samples */
+	CHECK(dom && strstr(dom, "RESULT w=1180.0 hidden=4 parents=2 Matched: 84.7% END"),
+	      "viewer zooms and searches in a browser");
+	if (dom && !strstr(dom, "RESULT w=1180.0 hidden=4 parents=2 Matched: 84.7% END")) {
+		char *r = strstr(dom, "RESULT");
+
+		printf("#   %.80s\n", r ? r : "(no result)");
+	}
+	free(dom);
+	free(svg);
+	unlink(html);
+	snprintf(cmd, sizeof(cmd), "%s.dom", html);
+	unlink(cmd);
+}
+
 static void test_svg(void)
 {
 	struct flamegraph *fg = sample_graph();
@@ -178,6 +235,7 @@ static void test_svg(void)
 			 "node --check %s.js && rm -f %s.js", path, path, path, path);
 		CHECK(system(cmd) == 0, "embedded script parses");
 	}
+	test_svg_script(path);
 	free(svg);
 	unlink(path);
 
@@ -210,8 +268,40 @@ static void test_svg(void)
 	flamegraph_free(NULL);
 }
 
+/* kstack addresses through a kallsyms table: frames merge by function */
+static void test_add_stack(void)
+{
+	static const char ks[] = "ffffffff81000100 t helper\nffffffff81000300 T vfs_read\n";
+	char path[] = "/tmp/sonde-fgks-XXXXXX";
+	int fd = mkstemp(path);
+	uint64_t s1[] = { 0xffffffff81000125ull, 0xffffffff81000305ull, 0 };
+	uint64_t s2[] = { 0xffffffff81000140ull, 0xffffffff81000310ull };
+	uint64_t s3[] = { 0x10, 0xffffffff81000310ull };
+	struct stackfmt f = { 0 };
+	struct flamegraph *fg = flamegraph_new();
+	char *text;
+
+	if (fd < 0 || write(fd, ks, sizeof(ks) - 1) < 0) {
+		CHECK(0, "kallsyms for flame graph");
+		return;
+	}
+	close(fd);
+	f.ksyms = ksyms_new(path);
+	CHECK(flamegraph_add_stack(fg, s1, 3, 2, &f) == 0 &&
+	      flamegraph_add_stack(fg, s2, 2, 3, &f) == 0 &&
+	      flamegraph_add_stack(fg, s3, 2, 1, &f) == 0, "kernel stacks added");
+	text = folded(fg);
+	CHECK_STR(text, "vfs_read;[unknown] 1\nvfs_read;helper 5\n",
+		  "symbolized stacks merge by function, unknown frames named");
+	free(text);
+	ksyms_free(f.ksyms);
+	flamegraph_free(fg);
+	unlink(path);
+}
+
 int main(void)
 {
+	test_add_stack();
 	test_folded();
 	test_svg();
 	return UNIT_DONE();

@@ -143,10 +143,10 @@ int main(void)
 	/* order: by name, as bpftrace prints them */
 	const char *order[] = { "@", "@a", "@b", "@c", "@h", "@l", "@m", "@st",
 				"@v", "@x" };
-	bool sorted = F.prog.nmaps == 10;
+	bool sorted = F.prog.nmaps == 12;
 	for (uint32_t i = 0; sorted && i < 10; i++)
-		sorted = !strcmp(F.prog.maps[i].name, order[i]);
-	CHECK(sorted, "maps sorted by name");
+		sorted = !strcmp(F.prog.maps[i + 2].name, order[i]);
+	CHECK(sorted, "user maps sorted by name, after the internal ones");
 	CHECK(stmt(0, 0)->u.assign.target->u.map.map_id ==
 	      program_find_map(&F.prog, "@b"), "map_id annotation");
 
@@ -355,6 +355,11 @@ int main(void)
 	lang_fx_run(&F, "BEGIN { $a = $2 + 1 }", pos, 2, false);
 	CHECK(F.rc < 0 && diags_has(&F.d, "BAD_POSITIONAL"),
 	      "string positional used as a number");
+	lang_fx_free(&F);
+	lang_fx_run(&F, "BEGIN { $a = $99999999999 + $0; $b = str($4294967295) }",
+		    pos, 2, false);
+	CHECK(F.rc == 0 && value(0)->u.binop.lhs->u.ival == 0,
+	      "huge positional index is missing, not out of bounds (fuzz)");
 
 	/* statements */
 	CHECK(fails("BEGIN { break }", "BAD_CONTROL"), "break outside loop");

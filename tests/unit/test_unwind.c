@@ -199,7 +199,7 @@ static void test_python(void)
 	static unsigned char stack[16384];
 	struct usyms *u;
 	char mem[64];
-	int status, n = 0, i, has_eval = 0, has_main = 0;
+	int status, n = 0, i, has_eval = 0, has_main = 0, ready[2];
 	ssize_t got = -1;
 	pid_t pid;
 	FILE *f;
@@ -209,17 +209,30 @@ static void test_python(void)
 		printf("ok - python3.11 stack # SKIP %s missing\n", py);
 		return;
 	}
+	if (pipe(ready) < 0)
+		return;
 	pid = fork();
 	if (pid == 0) {
+		dup2(ready[1], 1);
+		close(ready[0]);
 		execl(py, py, "-c",
+		      "import sys\n"
 		      "def spin(n):\n"
 		      "    while True: n = (n * 7 + 1) % 1000003\n"
 		      "def f(d):\n"
-		      "    return spin(d) if d == 0 else f(d - 1)\n"
+		      "    if d == 0:\n"
+		      "        sys.stdout.write('ready\\n'); sys.stdout.flush()\n"
+		      "        spin(d)\n"
+		      "    f(d - 1)\n"
 		      "f(20)\n", (char *)NULL);
 		_exit(127);
 	}
-	usleep(300 * 1000);     /* let it start and reach the loop */
+	close(ready[1]);
+	/* wait until it is in the loop, then a little longer */
+	if (read(ready[0], mem, sizeof(mem)) <= 0)
+		printf("# python3.11 did not report ready\n");
+	close(ready[0]);
+	usleep(50 * 1000);
 	if (ptrace(PTRACE_SEIZE, pid, 0, 0) < 0 ||
 	    ptrace(PTRACE_INTERRUPT, pid, 0, 0) < 0 ||
 	    waitpid(pid, &status, 0) != pid) {
@@ -271,6 +284,21 @@ static void test_python(void)
 			depth = unwind_user(u, &s, ips, MAX_FRAMES);
 		printf("# python3.11: depth %d from a %zu-byte stack copy, %.1f us per unwind\n",
 		       depth, s.stack_len, (now_us() - t0) / iters);
+		/* the least copy that still reaches the same depth */
+		{
+			size_t lo = 0, hi = s.stack_len, full = s.stack_len;
+
+			while (lo < hi) {
+				s.stack_len = (lo + hi) / 2;
+				if (unwind_user(u, &s, ips, MAX_FRAMES) >= depth)
+					hi = s.stack_len;
+				else
+					lo = s.stack_len + 1;
+			}
+			printf("# python3.11: %zu bytes of stack above rsp are enough for all %d frames\n",
+			       lo, depth);
+			s.stack_len = full;
+		}
 	}
 	usyms_free(u);
 }

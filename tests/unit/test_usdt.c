@@ -351,8 +351,33 @@ static void test_note_parser(void)
 	CHECK(usdt_notes_parse(b, len, 3, NULL, NULL) == -EINVAL, "bad address size");
 }
 
+/* Other tools read sonde/sdt.h's notes: readelf -n and gdb's info probes. */
+static void test_tools(void)
+{
+	char buf[512], cmd[1024], out[16384];
+	const char *path = test_prog("sdt_demo", NULL, NULL, buf, sizeof(buf));
+	if (!path)
+		return;
+	snprintf(cmd, sizeof(cmd), "readelf -n %s", path);
+	bool ok = run_capture(cmd, out, sizeof(out)) == 0;
+	CHECK(ok && strstr(out, "NT_STAPSDT") && strstr(out, "Provider: demo") &&
+	      strstr(out, "Name: twelve") && strstr(out, "Arguments: -4@$42 -4@$-1 -2@$-2 8@$7"),
+	      "readelf -n shows the stapsdt notes");
+	if (access("/usr/bin/gdb", X_OK) != 0) {
+		printf("ok - gdb info probes # SKIP no gdb\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "gdb -nx -batch -ex 'info probes' %s 2>/dev/null", path);
+	ok = run_capture(cmd, out, sizeof(out)) == 0;
+	size_t lines = 0;
+	for (char *l = strstr(out, "stap demo"); l; l = strstr(l + 1, "stap demo"))
+		lines++;
+	CHECK(ok && lines >= 9 && strstr(out, "expensive"), "gdb info probes lists every demo probe");
+}
+
 int main(void)
 {
+	test_tools();
 	test_argspec();
 	test_note_parser();
 	test_sdt_demo("sdt_demo -O0", NULL, NULL);

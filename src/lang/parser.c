@@ -150,6 +150,13 @@ static void span_to(struct node *n, struct pos last)
 }
 
 
+/* Widen n's span to the end of the last token consumed. */
+static void span_end(struct parser *p, struct node *n)
+{
+	if (n && p->last.line == n->pos.line && p->last.col > n->pos.col)
+		n->pos.len = p->last.col - n->pos.col;
+}
+
 static struct node *parse_expr(struct parser *p);
 static struct node *parse_block(struct parser *p, bool top);
 
@@ -338,9 +345,8 @@ static struct node *parse_primary(struct parser *p)
 			n->u.call.name = t.sval;
 			struct pos open = p->tok.pos;
 			next(p);
-			struct pos close = p->tok.pos;
 			parse_args(p, &n->u.call.args, open);
-			(void)close;
+			span_end(p, n);
 			return n;
 		}
 		if (strcmp(t.sval, "struct") == 0 && p->tok.kind == T_IDENT) {
@@ -490,6 +496,7 @@ static struct node *parse_unary(struct parser *p)
 		n = node_new(p->a, N_UNOP, t.pos);
 		n->u.unop.op = op;
 		n->u.unop.operand = e;
+		span_end(p, n);
 		break;
 	case T_INC:
 	case T_DEC:
@@ -507,6 +514,7 @@ static struct node *parse_unary(struct parser *p)
 			struct node *m = node_new(p->a, N_INCDEC, t.pos);
 			m->u.incdec.op = t.kind == T_INC ? OP_PREINC : OP_PREDEC;
 			m->u.incdec.target = n;
+			span_end(p, m);
 			n = m;
 		}
 		break;
@@ -520,6 +528,7 @@ static struct node *parse_unary(struct parser *p)
 			n->u.cast.expr = parse_unary(p);
 			if (!n->u.cast.expr)
 				n = NULL;
+			span_end(p, n);
 			break;
 		}
 		n = parse_postfix(p);
@@ -587,13 +596,15 @@ static struct node *parse_binary(struct parser *p, size_t level)
 				break;
 		if (i == 4 || !levels[level].t[i] || ends_predicate(p))
 			break;
-		struct node *n = node_new(p->a, N_BINOP, p->tok.pos);
+		/* the node spans both operands, as the caret should */
+		struct node *n = node_new(p->a, N_BINOP, lhs->pos);
 		n->u.binop.op = levels[level].op[i];
 		next(p);
 		n->u.binop.lhs = lhs;
 		n->u.binop.rhs = parse_binary(p, level + 1);
 		if (!n->u.binop.rhs)
 			return NULL;
+		span_end(p, n);
 		lhs = n;
 	}
 	return lhs;
@@ -609,12 +620,13 @@ static struct node *parse_expr(struct parser *p)
 	}
 	struct node *c = parse_binary(p, 0);
 	if (c && p->tok.kind == T_QUESTION) {
-		struct node *n = node_new(p->a, N_TERNARY, p->tok.pos);
+		struct node *n = node_new(p->a, N_TERNARY, c->pos);
 		next(p);
 		n->u.ternary.cond = c;
 		n->u.ternary.then = parse_expr(p);
 		if (n->u.ternary.then && expect(p, T_COLON))
 			n->u.ternary.els = parse_expr(p);
+		span_end(p, n);
 		c = n->u.ternary.els ? n : NULL;
 	}
 	p->depth--;
@@ -755,6 +767,7 @@ static struct node *parse_statement(struct parser *p, bool *blocky)
 		n->u.assign.target = e;
 		next(p);
 		n->u.assign.value = parse_expr(p);
+		span_end(p, n);
 		return n->u.assign.value ? n : NULL;
 	}
 	n = node_new(p->a, N_EXPR_STMT, e->pos);

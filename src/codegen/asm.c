@@ -98,6 +98,12 @@ static void lower_call(struct as *as, const struct ir_insn *in)
 			put(as, BPF_MOV64_IMM_(dst, g->imm));
 			continue;
 		}
+		if (g->v == VR_MAPFD) {
+			put(as, bpf_raw(BPF_LD | BPF_DW | BPF_IMM, dst,
+					BPF_PSEUDO_MAP_FD, 0, g->imm));
+			put(as, bpf_raw(0, 0, 0, 0, 0));
+			continue;
+		}
 		int r = home(as, g->v);
 		if (r == RA_SPILLED)
 			put(as, BPF_LDX_MEM_(BPF_DW, dst, BPF_REG_10,

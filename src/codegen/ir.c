@@ -346,6 +346,8 @@ void ir_dump(FILE *out, const struct ir *ir)
 				fprintf(out, "%s", k ? ", " : "");
 				if (g->v == VR_NONE)
 					fprintf(out, "%d", g->imm);
+				else if (g->v == VR_MAPFD)
+					fprintf(out, "map[%d]", g->imm);
 				else if (g->imm)
 					fprintf(out, "%s%+d", vr(a, 16, g->v),
 						g->imm);

@@ -61,7 +61,10 @@ struct ir_arg {
 	int32_t imm;
 };
 
+#define VR_MAPFD (-1)   /* as a call argument: map index `imm` */
+
 #define IR_ARG(v) ((struct ir_arg){ (v), 0 })
+#define IR_MAP(i) ((struct ir_arg){ VR_MAPFD, (i) })
 #define IR_IMM(i) ((struct ir_arg){ VR_NONE, (i) })
 #define IR_STK(off) ((struct ir_arg){ VR_FP, (off) })
 

@@ -11,7 +11,7 @@
 
 struct interp {
 	uint64_t r[11];
-	uint8_t stack[512];
+	uint8_t stack[512] __attribute__((aligned(8)));
 	uint64_t steps;
 	/* Called for BPF_CALL; returns r0. Must not rely on r1-r5 after. */
 	uint64_t (*helper)(struct interp *in, int id);

@@ -30,7 +30,9 @@ MAIN_OBJ  := $(BUILD)/src/main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(wildcard tests/progs/*.c)
-HELPER_BINS := $(HELPER_SRCS:tests/progs/%.c=$(BUILD)/tests/progs/%)
+HELPER_CXX_SRCS := $(wildcard tests/progs/*.cc)
+HELPER_BINS := $(HELPER_SRCS:tests/progs/%.c=$(BUILD)/tests/progs/%) \
+               $(HELPER_CXX_SRCS:tests/progs/%.cc=$(BUILD)/tests/progs/%)
 
 .PHONY: all check demo clean fuzz unit bench
 all: $(BUILD)/sonde
@@ -51,10 +53,17 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libsonde.a
 	$(CC) $(CFLAGS) -Iinclude -Isrc $(LDFLAGS) -o $@ $< $(BUILD)/libsonde.a $(LDLIBS)
 
 # Programs that system tests trace (built with frame pointers, -O0 so
-# every function is a real call).
+# every function is a real call; PROG_FLAGS_name overrides that for the
+# few that must look like distribution binaries).
+PROG_FLAGS_unwind_target := -O2 -fomit-frame-pointer
+PROG_FLAGS_unwind_target_fp := -g0 -O2 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables
 $(BUILD)/tests/progs/%: tests/progs/%.c $(wildcard include/sonde/sdt.h)
 	@mkdir -p $(dir $@)
-	$(CC) -O0 -g -fno-omit-frame-pointer -Iinclude -o $@ $<
+	$(CC) -O0 -g -fno-omit-frame-pointer $(PROG_FLAGS_$*) -Iinclude -o $@ $<
+
+$(BUILD)/tests/progs/%: tests/progs/%.cc $(wildcard include/sonde/sdt.h)
+	@mkdir -p $(dir $@)
+	$(CXX) -O0 -g -fno-omit-frame-pointer $(PROG_FLAGS_$*) -Iinclude -o $@ $<
 
 unit: $(UNIT_BINS)
 

@@ -85,7 +85,8 @@ void diags_print(const struct diags *d, FILE *out)
 	struct diag *sorted = malloc(n * sizeof(*sorted) + 1);
 	if (!sorted)
 		return;
-	memcpy(sorted, d->list.v, n * sizeof(*sorted));
+	if (n)
+		memcpy(sorted, d->list.v, n * sizeof(*sorted));
 	/* insertion sort: stable, and n is small */
 	for (size_t i = 1; i < n; i++) {
 		struct diag t = sorted[i];

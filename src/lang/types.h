@@ -30,6 +30,7 @@
 	X(USYM, "usym")         /* u64 address, u64 pid */ \
 	X(INET, "inet")         /* ntop(): u64 family, 16 bytes address */ \
 	X(RECORD, "record")     /* probe context struct, e.g. tracepoint args */ \
+	X(USERNAME, "username") /* u64 uid, printed as the user's name */ \
 	X(COUNT, "count")       /* aggregation types: map values only */ \
 	X(SUM, "sum")           \
 	X(MIN, "min")           \

@@ -1,0 +1,701 @@
+/* usym.c - user-space symbolization: remembered process mappings, their ELF files through libdwfl, JIT perf maps. */
+
+/*
+ * How it works. usym_process_remember(pid) copies /proc/PID/maps and, for
+ * every executable file mapping, makes sure the file is open in a table
+ * keyed by (device, inode) that all processes share: /proc/PID/map_files
+ * opens the very file the process mapped, even when it was deleted or
+ * lives in another mount namespace. From then on the process may exit.
+ *
+ * At the first lookup a Dwfl is built from the snapshot: each mapped file
+ * is reported with dwfl_report_elf at the load bias the mapping implies,
+ * the vDSO from a copy of sonde's own (the kernel maps the same image
+ * into every 64-bit process). libdwfl then does the rest: .symtab or
+ * .dynsym, separate debug files by build-id under /usr/lib/debug and by
+ * .gnu_debuglink (dwfl_standard_find_debuginfo), and the CFI that
+ * unwind.c uses. Anonymous executable memory is looked up in
+ * /tmp/perf-PID.map, the JIT symbol file perf defined.
+ *
+ * Names are interned in one table so each distinct string (demangled C++
+ * names in particular) is stored once, however many frames use it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "demangle.h"
+#include "usym_internal.h"
+
+#define UPROC_BUCKETS 256
+
+struct usyms {
+	struct uproc *procs[UPROC_BUCKETS];
+	struct ufile *files;
+	struct ufile *vdso;     /* memfd holding a copy of our vDSO */
+	int vdso_tried;
+	/* interned strings: open addressing, power-of-two size */
+	char **strs;
+	size_t nstrs, cap_strs;
+};
+
+/* ---- interned strings -------------------------------------------------- */
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static const char *usyms_intern(struct usyms *u, const char *s)
+{
+	size_t i;
+
+	if (2 * (u->nstrs + 1) > u->cap_strs) {
+		size_t cap = u->cap_strs ? u->cap_strs * 2 : 1024;
+		char **strs = calloc(cap, sizeof(*strs));
+
+		if (!strs)
+			return NULL;
+		for (i = 0; i < u->cap_strs; i++) {
+			size_t j;
+
+			if (!u->strs[i])
+				continue;
+			for (j = str_hash(u->strs[i]) & (cap - 1); strs[j];
+			     j = (j + 1) & (cap - 1))
+				;
+			strs[j] = u->strs[i];
+		}
+		free(u->strs);
+		u->strs = strs;
+		u->cap_strs = cap;
+	}
+	for (i = str_hash(s) & (u->cap_strs - 1); u->strs[i];
+	     i = (i + 1) & (u->cap_strs - 1))
+		if (strcmp(u->strs[i], s) == 0)
+			return u->strs[i];
+	u->strs[i] = strdup(s);
+	if (!u->strs[i])
+		return NULL;
+	u->nstrs++;
+	return u->strs[i];
+}
+
+/* The name to show for a raw symbol name: demangled when it is C++. */
+static const char *usyms_name(struct usyms *u, const char *raw)
+{
+	char *d = elf_demangle(raw);
+	const char *s;
+
+	if (!d)
+		return usyms_intern(u, raw);
+	s = usyms_intern(u, d);
+	free(d);
+	return s;
+}
+
+/* ---- the table ---------------------------------------------------------- */
+
+struct usyms *usyms_new(void)
+{
+	elf_version(EV_CURRENT);
+	return calloc(1, sizeof(struct usyms));
+}
+
+static void uproc_free(struct uproc *p)
+{
+	if (!p)
+		return;
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	free(p->maps_text);
+	free(p->maps);
+	free(p->jit);
+	free(p);
+}
+
+void usyms_free(struct usyms *u)
+{
+	size_t i;
+
+	if (!u)
+		return;
+	for (i = 0; i < UPROC_BUCKETS; i++) {
+		struct uproc *p = u->procs[i], *next;
+
+		for (; p; p = next) {
+			next = p->next;
+			uproc_free(p);
+		}
+	}
+	while (u->files) {
+		struct ufile *f = u->files;
+
+		u->files = f->next;
+		if (f->fd >= 0)
+			close(f->fd);
+		free(f->path);
+		free(f);
+	}
+	if (u->vdso) {
+		if (u->vdso->fd >= 0)
+			close(u->vdso->fd);
+		free(u->vdso->path);
+		free(u->vdso);
+	}
+	for (i = 0; i < u->cap_strs; i++)
+		free(u->strs[i]);
+	free(u->strs);
+	free(u);
+}
+
+static struct uproc **usyms_slot(struct usyms *u, pid_t pid)
+{
+	struct uproc **pp = &u->procs[(unsigned)pid % UPROC_BUCKETS];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+void usym_process_forget(struct usyms *u, pid_t pid)
+{
+	struct uproc **pp, *p;
+
+	if (!u)
+		return;
+	pp = usyms_slot(u, pid);
+	p = *pp;
+	if (!p)
+		return;
+	*pp = p->next;
+	uproc_free(p);
+}
+
+/* ---- mapped files -------------------------------------------------------- */
+
+/* Open a mapped file without blocking on special files: only regular
+ * files are opened. Returns an fd or -1. */
+static int open_regular(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd;
+}
+
+static struct ufile *usyms_file(struct usyms *u, pid_t pid, uint64_t dev,
+				uint64_t ino, uint64_t start, uint64_t end,
+				const char *path)
+{
+	struct ufile *f;
+	char buf[4096 + 64];
+
+	for (f = u->files; f; f = f->next)
+		if (f->dev == dev && f->ino == ino)
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->dev = dev;
+	f->ino = ino;
+	f->fd = -1;
+	f->path = strdup(path);
+	if (!f->path) {
+		free(f);
+		return NULL;
+	}
+	if (pid > 0) {
+		snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+			 (int)pid, start, end);
+		f->fd = open_regular(buf);
+		if (f->fd < 0) {
+			snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
+			f->fd = open_regular(buf);
+		}
+	}
+	if (f->fd < 0)
+		f->fd = open_regular(path);
+	f->next = u->files;
+	u->files = f;
+	return f;
+}
+
+/* The ELF image of our own vDSO, in a memfd so libdwfl can read it like
+ * any file. Every 64-bit process on this kernel maps the same image. */
+static struct ufile *usyms_vdso(struct usyms *u)
+{
+	const unsigned char *base;
+	const Elf64_Ehdr *eh;
+	size_t size;
+	int fd;
+
+	if (u->vdso_tried)
+		return u->vdso;
+	u->vdso_tried = 1;
+	base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return NULL;
+	eh = (const void *)base;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return NULL;
+	/* the image ends with its section headers */
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size < sizeof(*eh) || size > (1 << 20))
+		return NULL;
+	fd = memfd_create("sonde-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (write(fd, base, size) != (ssize_t)size) {
+		close(fd);
+		return NULL;
+	}
+	u->vdso = calloc(1, sizeof(*u->vdso));
+	if (!u->vdso || !(u->vdso->path = strdup("[vdso]"))) {
+		free(u->vdso);
+		u->vdso = NULL;
+		close(fd);
+		return NULL;
+	}
+	u->vdso->fd = fd;
+	return u->vdso;
+}
+
+/* ---- snapshots ----------------------------------------------------------- */
+
+static char *read_all(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 8192, n = 0;
+	char *buf;
+
+	*len = 0;
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap);
+	while (buf) {
+		ssize_t r;
+
+		if (n + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				errno = ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0) {
+			int e = errno;
+
+			free(buf);
+			buf = NULL;
+			errno = e;
+			break;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (buf) {
+		buf[n] = '\0';
+		*len = n;
+	}
+	return buf;
+}
+
+/* Parse the executable mappings of a maps text into P. */
+static int uproc_parse_maps(struct usyms *u, struct uproc *p, pid_t live_pid)
+{
+	char *line = p->maps_text, *end = p->maps_text + p->maps_len;
+	size_t cap = 0;
+
+	while (line < end) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		char perms[8], path[4096];
+		unsigned long long start, stop, pgoff, ino;
+		unsigned int major, minor;
+		int consumed = 0;
+		struct umap *m;
+		size_t plen;
+
+		if (nl)
+			*nl = '\0';
+		path[0] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &stop,
+			   perms, &pgoff, &major, &minor, &ino, &consumed) >= 7 &&
+		    strchr(perms, 'x')) {
+			snprintf(path, sizeof(path), "%s", line + consumed);
+			plen = strlen(path);
+			while (plen && (path[plen - 1] == ' ' || path[plen - 1] == '\n'))
+				path[--plen] = '\0';
+			if (plen > 10 && strcmp(path + plen - 10, " (deleted)") == 0)
+				path[plen -= 10] = '\0';
+			if (p->nmaps == cap) {
+				size_t ncap = cap ? cap * 2 : 32;
+				struct umap *nm = realloc(p->maps, ncap * sizeof(*nm));
+
+				if (!nm)
+					return -ENOMEM;
+				p->maps = nm;
+				cap = ncap;
+			}
+			m = &p->maps[p->nmaps];
+			memset(m, 0, sizeof(*m));
+			m->start = start;
+			m->end = stop;
+			m->pgoff = pgoff;
+			if (path[0] == '/' && ino != 0) {
+				uint64_t dev = ((uint64_t)major << 32) | minor;
+
+				m->file = usyms_file(u, live_pid, dev, ino, start, stop, path);
+			} else if (strcmp(path, "[vdso]") == 0) {
+				m->file = usyms_vdso(u);
+			}
+			m->path = path[0] ? usyms_intern(u, path) : NULL;
+			if (path[0] && !m->path)
+				return -ENOMEM;
+			p->nmaps++;
+		}
+		if (nl)
+			*nl = '\n';
+		line = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+static int usyms_remember_text(struct usyms *u, pid_t pid, char *text,
+			       size_t len, pid_t live_pid)
+{
+	struct uproc **pp = usyms_slot(u, pid), *p = *pp;
+	int err;
+
+	if (p && p->maps_len == len && memcmp(p->maps_text, text, len) == 0) {
+		free(text);
+		return 0;
+	}
+	if (p) {        /* mappings changed (dlopen, exec): start again */
+		*pp = p->next;
+		uproc_free(p);
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		free(text);
+		return -ENOMEM;
+	}
+	p->pid = pid;
+	p->maps_text = text;
+	p->maps_len = len;
+	p->jit_size = -1;
+	if ((err = uproc_parse_maps(u, p, live_pid)) < 0) {
+		uproc_free(p);
+		return err;
+	}
+	pp = usyms_slot(u, pid);
+	p->next = *pp;
+	*pp = p;
+	return 0;
+}
+
+int usym_process_remember(struct usyms *u, pid_t pid)
+{
+	char path[64];
+	size_t len;
+	char *text;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	text = read_all(path, &len);
+	if (!text)
+		return errno == ENOENT ? -ESRCH : -errno;
+	if (len == 0) {         /* a kernel thread, or a zombie */
+		free(text);
+		return -ESRCH;
+	}
+	return usyms_remember_text(u, pid, text, len, pid);
+}
+
+int usym_process_remember_maps(struct usyms *u, pid_t pid,
+			       const char *maps_text, size_t len)
+{
+	char *text = malloc(len + 1);
+
+	if (!text)
+		return -ENOMEM;
+	memcpy(text, maps_text, len);
+	text[len] = '\0';
+	return usyms_remember_text(u, pid, text, len, 0);
+}
+
+struct uproc *usyms_proc(struct usyms *u, pid_t pid)
+{
+	struct uproc *p = *usyms_slot(u, pid);
+	int err;
+
+	if (p)
+		return p;
+	if ((err = usym_process_remember(u, pid)) < 0) {
+		errno = -err;
+		return NULL;
+	}
+	return *usyms_slot(u, pid);
+}
+
+const struct umap *uproc_map(const struct uproc *p, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmaps; i++)
+		if (addr >= p->maps[i].start && addr < p->maps[i].end)
+			return &p->maps[i];
+	return NULL;
+}
+
+/* ---- the Dwfl of a snapshot ------------------------------------------------ */
+
+static int no_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+		       Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	return -1;      /* every module is reported with its fd */
+}
+
+static const Dwfl_Callbacks usym_callbacks = {
+	.find_elf = no_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* The load bias of FD mapped at M: the PT_LOAD holding file offset
+ * M->pgoff gives bias = start - pgoff - p_vaddr + p_offset. */
+static int map_bias(int fd, const struct umap *m, uint64_t *bias)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t i, phnum;
+	int err = -ENOEXEC;
+
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &phnum) == 0) {
+		for (i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+			uint64_t align, lo;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			align = ph.p_align > 1 ? ph.p_align : 1;
+			if (align < 4096)
+				align = 4096;
+			lo = ph.p_offset & ~(align - 1);
+			if (m->pgoff >= lo && m->pgoff < ph.p_offset + ph.p_filesz) {
+				*bias = m->start - m->pgoff - ph.p_vaddr + ph.p_offset;
+				err = 0;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	return err;
+}
+
+Dwfl *uproc_dwfl(struct usyms *u, struct uproc *p)
+{
+	Dwfl *dwfl;
+	size_t i, j, reported = 0;
+
+	if (p->dwfl || p->dwfl_err)
+		return p->dwfl;
+	dwfl = dwfl_begin(&usym_callbacks);
+	if (!dwfl) {
+		p->dwfl_err = -ENOMEM;
+		return NULL;
+	}
+	dwfl_report_begin(dwfl);
+	for (i = 0; i < p->nmaps; i++) {
+		const struct umap *m = &p->maps[i];
+		uint64_t bias;
+		int fd;
+
+		if (!m->file || m->file->fd < 0)
+			continue;
+		for (j = 0; j < i; j++)         /* one module per file */
+			if (p->maps[j].file == m->file)
+				break;
+		if (j < i)
+			continue;
+		if (map_bias(m->file->fd, m, &bias) < 0)
+			continue;
+		fd = dup(m->file->fd);
+		if (fd < 0)
+			continue;
+		/* on success libdwfl owns (and will close) the dup */
+		if (!dwfl_report_elf(dwfl, m->path, m->file->path, fd, bias, true))
+			close(fd);
+		else
+			reported++;
+	}
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (!reported) {
+		dwfl_end(dwfl);
+		p->dwfl_err = -ENOENT;
+		return NULL;
+	}
+	p->dwfl = dwfl;
+	return dwfl;
+}
+
+/* ---- perf maps (JIT code) ---------------------------------------------------- */
+
+static int jit_cmp(const void *a, const void *b)
+{
+	const struct jitsym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* (Re)read /tmp/perf-PID.map when its size changed since the last read:
+ * JITs append to it while they run. */
+static void uproc_load_perf_map(struct usyms *u, struct uproc *p)
+{
+	char path[64], line[4096];
+	struct stat st;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->pid);
+	if (stat(path, &st) < 0 || (long long)st.st_size == p->jit_size)
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	free(p->jit);
+	p->jit = NULL;
+	p->njit = 0;
+	p->jit_size = (long long)st.st_size;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, size;
+		int name_at = 0;
+		size_t len;
+
+		if (sscanf(line, "%llx %llx %n", &start, &size, &name_at) < 2 ||
+		    !name_at)
+			continue;
+		len = strlen(line);
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (p->njit == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct jitsym *nj = realloc(p->jit, ncap * sizeof(*nj));
+
+			if (!nj)
+				break;
+			p->jit = nj;
+			cap = ncap;
+		}
+		p->jit[p->njit].start = start;
+		p->jit[p->njit].size = size;
+		p->jit[p->njit].name = usyms_name(u, line + name_at);
+		if (p->jit[p->njit].name)
+			p->njit++;
+	}
+	fclose(f);
+	qsort(p->jit, p->njit, sizeof(*p->jit), jit_cmp);
+}
+
+static int uproc_jit_lookup(struct usyms *u, struct uproc *p, uint64_t addr,
+			    struct sym *out)
+{
+	size_t lo = 0, hi;
+	char path[64];
+
+	uproc_load_perf_map(u, p);
+	hi = p->njit;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->jit[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the latest entry at or below addr that covers it (JITs may
+	 * re-emit code at a recycled address; the last wins) */
+	while (lo > 0) {
+		const struct jitsym *j = &p->jit[--lo];
+
+		if (addr < j->start + j->size) {
+			snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->pid);
+			out->name = j->name;
+			out->start = j->start;
+			out->offset = addr - j->start;
+			out->module = usyms_intern(u, path);
+			return 0;
+		}
+		if (lo > 0 && p->jit[lo - 1].start + p->jit[lo - 1].size <= j->start)
+			break;
+	}
+	return -ENOENT;
+}
+
+/* ---- lookups ------------------------------------------------------------------- */
+
+int usyms_lookup(struct usyms *u, pid_t pid, uint64_t addr, struct sym *out)
+{
+	struct uproc *p;
+	const struct umap *m;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	GElf_Off off = 0;
+	GElf_Sym s;
+	const char *raw;
+
+	memset(out, 0, sizeof(*out));
+	p = usyms_proc(u, pid);
+	if (!p)
+		return errno == ENOMEM ? -ENOMEM : -ESRCH;
+	m = uproc_map(p, addr);
+	if (!m || !m->file)
+		return uproc_jit_lookup(u, p, addr, out);
+	out->module = m->path;
+	dwfl = uproc_dwfl(u, p);
+	if (!dwfl)
+		return -ENOENT;
+	mod = dwfl_addrmodule(dwfl, addr);
+	if (!mod)
+		return -ENOENT;
+	raw = dwfl_module_addrinfo(mod, addr, &off, &s, NULL, NULL, NULL);
+	if (!raw || !*raw)
+		return -ENOENT;
+	out->name = usyms_name(u, raw);
+	if (!out->name)
+		return -ENOMEM;
+	out->offset = off;
+	out->start = addr - off;
+	return 0;
+}
+
+const char *usyms_module(struct usyms *u, pid_t pid, uint64_t addr)
+{
+	struct uproc *p = usyms_proc(u, pid);
+	const struct umap *m = p ? uproc_map(p, addr) : NULL;
+
+	return m ? m->path : NULL;
+}

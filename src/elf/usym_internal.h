@@ -1,0 +1,58 @@
+/* usym_internal.h - the remembered-process table shared by usym.c and unwind.c (not a public seam). */
+#ifndef SONDE_ELF_USYM_INTERNAL_H
+#define SONDE_ELF_USYM_INTERNAL_H
+
+#include <elfutils/libdwfl.h>
+#include <sys/types.h>
+
+#include "symbolize.h"
+
+/* One mapped file, shared by every process that maps it (by device and
+ * inode), kept open so it can be read after the process is gone. */
+struct ufile {
+	uint64_t dev, ino;
+	int fd;                 /* -1 when it could not be opened */
+	char *path;             /* as the first process mapped it */
+	struct ufile *next;
+};
+
+/* One executable mapping of a remembered process. */
+struct umap {
+	uint64_t start, end, pgoff;
+	struct ufile *file;     /* NULL for anonymous memory (JIT code) */
+	const char *path;       /* interned; "[vdso]" for the vDSO */
+};
+
+struct jitsym {
+	uint64_t start, size;
+	const char *name;       /* interned */
+};
+
+struct uproc {
+	pid_t pid;
+	char *maps_text;
+	size_t maps_len;
+	struct umap *maps;
+	size_t nmaps;
+	Dwfl *dwfl;             /* built at first use from the snapshot */
+	int dwfl_err;           /* <0 when it could not be built */
+	/* unwinding: dwfl_attach_state is done once per Dwfl; the sample
+	 * being unwound is handed to the callbacks through cur */
+	int attached;
+	const struct unwind_sample *cur;
+	/* /tmp/perf-PID.map, re-read when it grows */
+	struct jitsym *jit;
+	size_t njit;
+	long long jit_size;
+	struct uproc *next;
+};
+
+/* The process PID, remembering it now if it was not yet (NULL, errno
+ * set, if that fails). */
+struct uproc *usyms_proc(struct usyms *u, pid_t pid);
+/* Its Dwfl with every mapped file reported (NULL if none could be). */
+Dwfl *uproc_dwfl(struct usyms *u, struct uproc *p);
+/* The executable mapping containing ADDR, or NULL. */
+const struct umap *uproc_map(const struct uproc *p, uint64_t addr);
+
+#endif

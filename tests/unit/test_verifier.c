@@ -214,6 +214,9 @@ static const struct { const char *name, *text; } cases[] = {
 	  "reg(\"sp\"), sarg0); join(arg1); printf(\"%s %s\\n\", func, usym(arg0)); "
 	  "printf(\"%s\\n\", ksym(arg0)); }" },
 	{ "uretprobe", "uretprobe:/bin/sh:main { @r = hist(retval); }" },
+	{ "stacks", "uprobe:/bin/sh:main { @u[ustack] = count(); @k[kstack(perf, 5)] = count(); "
+	  "printf(\"%s\\n\", ustack(3)); } tracepoint:syscalls:sys_enter_openat "
+	  "{ @t[kstack] = count(); } interval:s:1 { @i[kstack, ustack] = count(); }" },
 	{ "interval", "interval:s:1 { @ticks = count(); printf(\"%d\\n\", elapsed); }" },
 	{ "big strings via scratch", "BEGIN { $a = str(\"a\"); $b = str(\"b\"); $c = str(\"c\"); "
 	  "$d = str(\"d\"); $e = str(\"e\"); $f = str(\"f\"); $g = str(\"g\"); "

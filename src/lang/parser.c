@@ -23,10 +23,14 @@ struct parser {
 	bool eof_reported; /* one "expected ... near <eof>" is enough */
 	struct pos last;   /* just after the previous token: where <eof>
 			    * errors point, rather than at an empty line */
-	unsigned depth;    /* expression nesting, against stack overflow */
+	unsigned depth;    /* tree depth being built: every later pass
+			    * recurses over the tree, so it is bounded here */
 };
 
-#define MAX_DEPTH 200
+#define MAX_DEPTH 400
+
+/* Enter one level of tree depth; false (error reported) if too deep. */
+static bool enter(struct parser *p);
 
 static void remember_end(struct parser *p)
 {
@@ -75,6 +79,15 @@ static void error_at(struct parser *p, struct pos pos, const char *tag,
 	va_end(ap);
 	p->panic = true;
 	p->lx.quiet = true;
+}
+
+static bool enter(struct parser *p)
+{
+	if (++p->depth <= MAX_DEPTH)
+		return true;
+	p->depth--;
+	error_at(p, p->tok.pos, "SYNTAX", "program nested too deeply");
+	return false;
 }
 
 /* "X expected [context] near 'y'" at the current token. A bad token
@@ -394,14 +407,20 @@ static struct node *parse_primary(struct parser *p)
 static struct node *parse_postfix(struct parser *p)
 {
 	struct node *n = parse_primary(p);
+	unsigned depth = p->depth;
 	while (n && !p->panic) {
 		struct token t = p->tok;
+		if ((t.kind == T_INC || t.kind == T_DEC || t.kind == T_DOT ||
+		     t.kind == T_ARROW || t.kind == T_LBRACKET) && !enter(p)) {
+			n = NULL;
+			break;
+		}
 		if (t.kind == T_INC || t.kind == T_DEC) {
 			if (n->kind != N_VAR && n->kind != N_MAP) {
 				error_at(p, t.pos, "SYNTAX",
 					 "'%s' needs a variable or a map",
 					 token_name(t.kind));
-				return NULL;
+				{ n = NULL; break; }
 			}
 			struct node *m = node_new(p->a, N_INCDEC, n->pos);
 			m->u.incdec.op = t.kind == T_INC ? OP_POSTINC : OP_POSTDEC;
@@ -425,7 +444,7 @@ static struct node *parse_postfix(struct parser *p)
 			if (f.kind != T_IDENT) {
 				expected(p, arena_printf(p->a, "field name after '%s'",
 							 token_name(t.kind)));
-				return NULL;
+				{ n = NULL; break; }
 			}
 			struct node *m = node_new(p->a, N_FIELD, n->pos);
 			m->u.field.base = n;
@@ -444,13 +463,14 @@ static struct node *parse_postfix(struct parser *p)
 			p->in_pred = pred;
 			struct pos close = p->tok.pos;
 			if (!expect_close(p, T_RBRACKET, T_LBRACKET, t.pos))
-				return NULL;
+				{ n = NULL; break; }
 			span_to(m, close);
 			n = m;
 		} else {
 			break;
 		}
 	}
+	p->depth = depth;
 	return n;
 }
 
@@ -464,11 +484,8 @@ static struct node *parse_unary(struct parser *p)
 	enum op op;
 	struct node *n;
 
-	if (++p->depth > MAX_DEPTH) {
-		error_at(p, t.pos, "SYNTAX", "expression nested too deeply");
-		p->depth--;
+	if (!enter(p))
 		return NULL;
-	}
 	switch (t.kind) {
 	case T_BANG: op = OP_LNOT; goto unop;
 	case T_TILDE: op = OP_BNOT; goto unop;
@@ -589,6 +606,7 @@ static struct node *parse_binary(struct parser *p, size_t level)
 	if (level == NLEVELS)
 		return parse_unary(p);
 	struct node *lhs = parse_binary(p, level + 1);
+	unsigned depth = p->depth;
 	while (lhs && !p->panic) {
 		int i;
 		for (i = 0; i < 4 && levels[level].t[i]; i++)
@@ -602,22 +620,27 @@ static struct node *parse_binary(struct parser *p, size_t level)
 		next(p);
 		n->u.binop.lhs = lhs;
 		n->u.binop.rhs = parse_binary(p, level + 1);
-		if (!n->u.binop.rhs)
+		if (!n->u.binop.rhs) {
+			p->depth = depth;
 			return NULL;
+		}
 		span_end(p, n);
 		lhs = n;
+		/* a chain a+b+c... deepens the tree on its left */
+		if (!enter(p)) {
+			lhs = NULL;
+			break;
+		}
 	}
+	p->depth = depth;
 	return lhs;
 }
 
 /* expr -> binary(0) [ '?' expr ':' expr ] */
 static struct node *parse_expr(struct parser *p)
 {
-	if (++p->depth > MAX_DEPTH) {
-		error_at(p, p->tok.pos, "SYNTAX", "expression nested too deeply");
-		p->depth--;
+	if (!enter(p))
 		return NULL;
-	}
 	struct node *c = parse_binary(p, 0);
 	if (c && p->tok.kind == T_QUESTION) {
 		struct node *n = node_new(p->a, N_TERNARY, c->pos);
@@ -671,7 +694,18 @@ static struct node *parse_cond(struct parser *p, const char *what)
 }
 
 /* ifstat -> IF cond block [ ELSE ( ifstat | block ) ] */
+static struct node *parse_if_(struct parser *p);
+
 static struct node *parse_if(struct parser *p)
+{
+	if (!enter(p))
+		return NULL;
+	struct node *n = parse_if_(p);
+	p->depth--;
+	return n;
+}
+
+static struct node *parse_if_(struct parser *p)
 {
 	struct node *n = node_new(p->a, N_IF, p->tok.pos);
 	next(p);
@@ -802,7 +836,18 @@ static void resync_stmt(struct parser *p)
 
 /* block -> '{' [ stat { ';' stat } [';'] ] '}'
  * (if/while/unroll end with '}' and need no ';' after them) */
+static struct node *parse_block_(struct parser *p, bool top);
+
 static struct node *parse_block(struct parser *p, bool top)
+{
+	if (!enter(p))
+		return NULL;
+	struct node *b = parse_block_(p, top);
+	p->depth--;
+	return b;
+}
+
+static struct node *parse_block_(struct parser *p, bool top)
 {
 	struct node *b = node_new(p->a, N_BLOCK, p->tok.pos);
 	struct pos open = p->tok.pos;

@@ -138,6 +138,7 @@ bool cg_builtin_is_mem(const struct node *n);
 struct cval cg_field(struct cg *cg, const struct node *n);
 void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
 		 const struct type *to);
+void cg_stack_to(struct cg *cg, bool user, struct cmem dst);
 /* Offset of a register in x86-64 struct pt_regs ("di", "ip"), or -1. */
 int cg_reg_offset(const char *name);
 

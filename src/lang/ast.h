@@ -135,12 +135,15 @@ enum node_kind {
  *    4 + strlen): a u32 length, then the bytes;
  *  - ntop() is TYPE_INET (size 24); ksym() TYPE_KSYM (8), usym() TYPE_USYM
  *    (16: address, pid).
- * Widening: a variable's type is u.probe.var_types[slot], a map's are the
- *  map_spec key_type/value_type; both are unified over every assignment,
- *  so the value being stored (or a key expression, or a ?: branch) may be
- *  narrower than the slot: a shorter string is zero-padded, a narrower
- *  integer is extended by its own signedness. Reads of a variable or map
- *  already have the unified type.
+ * Slots: a variable's type is u.probe.var_types[slot], a map's are the
+ *  map_spec key_type/value_type. As in bpftrace, an integer slot keeps the
+ *  type of the first value stored (a variable: exactly that type; a map
+ *  key or value: 64 bits with that signedness), strings widen to the
+ *  longest stored, tuples merge field by field. So the value being stored
+ *  (or a key expression, or a ?: branch) may differ from the slot: a
+ *  shorter string is zero-padded; an integer is converted to the slot's
+ *  type (truncated, or extended by its own signedness). Reads of a
+ *  variable or map already have the slot's type.
  * Aggregations: in `@m[k] = count()` etc. the call node's type is the
  *  aggregation type (TYPE_COUNT ... TYPE_LHIST, with is_signed of the
  *  argument and lhist_min/max/step) and u.call.id is set; the map's value

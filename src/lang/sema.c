@@ -74,6 +74,35 @@ static bool storable(const struct type *t)
 	       !type_is_agg(t);
 }
 
+/* The type a variable, key or map value keeps when another value is
+ * stored: as in bpftrace, an integer slot keeps the type it was first
+ * given (later integers are converted to it); strings widen; tuples
+ * merge field by field. NULL if the types cannot share a slot. */
+static const struct type *merge(struct sema *s, const struct type *old,
+				const struct type *t)
+{
+	if (is_int(old) && is_int(t))
+		return old;
+	if (old->kind == TYPE_TUPLE && t->kind == TYPE_TUPLE &&
+	    old->nfields == t->nfields) {
+		const struct type **f = arena_array(s->a, const struct type *,
+						    old->nfields);
+		for (uint32_t i = 0; i < old->nfields; i++)
+			if (!(f[i] = merge(s, old->fields[i], t->fields[i])))
+				return NULL;
+		const struct type *u = type_tuple(s->a, old->nfields, f);
+		return type_equal(u, old) ? old : u;
+	}
+	return type_unify(s->a, old, t);
+}
+
+/* Maps hold integers as 64 bits (with the signedness of the first value
+ * stored), as bpftrace does. */
+static const struct type *map_int(struct sema *s, const struct type *t)
+{
+	return is_int(t) ? type_int(s->a, 64, t->is_signed) : t;
+}
+
 static void var_assign(struct sema *s, struct node *var, const struct type *t,
 		       struct pos at)
 {
@@ -92,7 +121,7 @@ static void var_assign(struct sema *s, struct node *var, const struct type *t,
 		v->type = t;
 		s->changed = true;
 	} else {
-		const struct type *u = type_unify(s->a, v->type, t);
+		const struct type *u = merge(s, v->type, t);
 		if (!u) {
 			sema_error(s, at, "TYPE_MISMATCH",
 				   "type mismatch for $%s: assigning '%s' to a "
@@ -174,6 +203,8 @@ struct sema_map *sema_map_ref(struct sema *s, struct node *n)
 	}
 	if (!known)
 		return m;
+	for (uint32_t i = 0; i < nk; i++)
+		kt[i] = map_int(s, kt[i]);
 	if (!m->keys_known) {
 		m->keys_known = true;
 		m->nkeys = nk;
@@ -185,7 +216,7 @@ struct sema_map *sema_map_ref(struct sema *s, struct node *n)
 	if (!nk)
 		return m;
 	const struct type *kn = type_tuple(s->a, nk, kt);
-	const struct type *u = type_unify(s->a, m->key, kn);
+	const struct type *u = merge(s, m->key, kn);
 	if (!u) {
 		sema_error(s, n->pos, "MAP_KEY_MISMATCH",
 			   "%s has key type '%s' (line %u), used here with '%s'",
@@ -241,11 +272,12 @@ void sema_map_set(struct sema *s, struct sema_map *m, struct node *map,
 {
 	if (!m || !t)
 		return;
+	t = map_int(s, t);
 	if (!m->value) {
 		m->value = t;
 		s->changed = true;
 	} else {
-		const struct type *u = type_unify(s->a, m->value, t);
+		const struct type *u = merge(s, m->value, t);
 		if (!u) {
 			sema_error(s, at, "TYPE_MISMATCH",
 				   "type mismatch for %s: assigning '%s' to a map "

@@ -178,6 +178,15 @@ int main(void)
 	CHECK(passes("BEGIN { @k[\"a\"] = 1; @k[comm] = 2 }"),
 	      "string keys unify");
 	CHECK_STR(tn(map("@k")->key_type), "(string[16])", "key widened");
+	CHECK(passes("BEGIN { @x = pid; @x = -1; @y = -1; @y = pid; "
+		     "@z = (int8)-1; @k[(uint8)1] = 1; $s = (uint16)5; "
+		     "$s = 70000; }"), "integer slots keep their first type");
+	CHECK_STR(tn(map("@x")->value_type), "uint64", "map keeps unsigned");
+	CHECK_STR(tn(map("@y")->value_type), "int64", "map keeps signed");
+	CHECK_STR(tn(map("@z")->value_type), "int64", "map ints are 64-bit");
+	CHECK_STR(tn(map("@k")->key_type), "(uint64)", "key ints are 64-bit");
+	CHECK_STR(tn(F.root->u.list.v[0]->u.probe.var_types[0]), "uint16",
+		  "a variable keeps its first integer type");
 	CHECK(passes("BEGIN { @x += 3; @y++; @z -= 1 }"),
 	      "compound and ++ create int maps");
 	CHECK_STR(tn(map("@y")->value_type), "int64", "++ map is int64");

@@ -57,6 +57,15 @@
 
 #define SONDE_STRLEN_DEFAULT 64
 
+/* kstack/ustack values (types.h KSTACK: s64 id; USTACK: s64 id, u64 pid)
+ * are ids in the MAP_STACK_TRACE map of this name, whose values are
+ * SONDE_STACK_FRAMES u64 instruction pointers, innermost first, zero
+ * after the last frame. A negative id means the stack could not be read
+ * (bpf_get_stackid's error) and prints as an empty stack. Codegen adds the
+ * map when a script uses a stack. */
+#define SONDE_STACK_MAP ".stacks"
+#define SONDE_STACK_FRAMES 127
+
 enum map_kind {
 	MAP_HASH,
 	MAP_PERCPU_HASH,     /* aggregations */

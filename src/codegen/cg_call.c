@@ -198,6 +198,10 @@ void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 	case FN_KSYM:
 		cg_store_int(cg, dst, cg_expr(cg, a->v[0]));
 		return;
+	case FN_KSTACK:
+	case FN_USTACK:
+		cg_stack_to(cg, n->u.call.id == FN_USTACK, dst);
+		return;
 	case FN_USYM: {
 		cg_store_int(cg, dst, cg_expr(cg, a->v[0]));
 		vreg pid = cg_call(cg, BPF_FUNC_get_current_pid_tgid, NULL, 0);

@@ -100,6 +100,7 @@ static int gen_probe(struct program *prog, struct probe *p,
 		ir_free(&ir);
 		return err;
 	}
+	ir_prune(&ir);
 	err = regalloc(&ir, cg.frame_max, at->nregs, &ra);
 	if (!err && ra.stack > BPF_STACK_MAX)
 		err = -EAGAIN;

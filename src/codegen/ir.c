@@ -228,6 +228,71 @@ bool ir_falls_through(const struct ir_insn *in)
 	return in->op != IR_JA && in->op != IR_RET;
 }
 
+size_t ir_prune(struct ir *ir)
+{
+	size_t n = ir->insns.n, removed = 0;
+	if (!n)
+		return 0;
+	int32_t *labels = malloc((ir->nlabels ? ir->nlabels : 1) * sizeof(*labels));
+	bool *live = calloc(n, sizeof(bool));
+	size_t *work = malloc(n * sizeof(size_t));
+	if (!labels || !live || !work) {
+		free(labels);
+		free(live);
+		free(work);
+		return 0;        /* keeping dead code is only a verifier issue */
+	}
+	for (uint32_t l = 0; l < ir->nlabels; l++)
+		labels[l] = -1;
+	for (size_t i = 0; i < n; i++)
+		if (ir->insns.v[i].op == IR_LABEL)
+			labels[ir->insns.v[i].label] = (int32_t)i;
+	size_t top = 0;
+	work[top++] = 0;
+	live[0] = true;
+	while (top) {
+		size_t i = work[--top];
+		const struct ir_insn *in = &ir->insns.v[i];
+		size_t succ[2];
+		int ns = 0;
+		if (ir_falls_through(in) && i + 1 < n)
+			succ[ns++] = i + 1;
+		if (ir_is_jump(in) && labels[in->label] >= 0)
+			succ[ns++] = (size_t)labels[in->label];
+		for (int k = 0; k < ns; k++)
+			if (!live[succ[k]]) {
+				live[succ[k]] = true;
+				work[top++] = succ[k];
+			}
+	}
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct ir_insn *in = &ir->insns.v[i];
+		bool dead = !live[i];
+		/* goto to the very next live instruction's label */
+		if (!dead && in->op == IR_JA) {
+			size_t k = i + 1;
+			while (k < n && !live[k])
+				k++;
+			for (; k < n && ir->insns.v[k].op == IR_LABEL; k++)
+				if (ir->insns.v[k].label == in->label) {
+					dead = true;
+					break;
+				}
+		}
+		if (dead) {
+			removed++;
+			continue;
+		}
+		ir->insns.v[j++] = *in;
+	}
+	ir->insns.n = j;
+	free(labels);
+	free(live);
+	free(work);
+	return removed;
+}
+
 static const char *alu_sym(uint8_t code)
 {
 	switch (code) {

@@ -123,6 +123,11 @@ bool ir_is_jump(const struct ir_insn *in);
 /* Falls through to the next instruction (not JA, not RET). */
 bool ir_falls_through(const struct ir_insn *in);
 
+/* Drop instructions no path from the entry reaches (the verifier
+ * rejects unreachable code; constant conditions create it). Also drops
+ * "goto L" immediately followed by "L:". Returns the number removed. */
+size_t ir_prune(struct ir *ir);
+
 /* Textual form for tests and debugging: "v3 = v2 + 8". */
 void ir_dump(FILE *out, const struct ir *ir);
 

@@ -56,6 +56,7 @@ struct record_field {
 	bool is_char_array;         /* char name[N]: loads as a string */
 	bool is_data_loc;           /* __data_loc char[]: u32 (len<<16|off) */
 	uint32_t array_len;         /* elements, for arrays; 0 otherwise */
+	const char *decl;           /* as declared: "char prev_comm[16]" (-lv) */
 };
 
 struct type {

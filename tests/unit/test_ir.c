@@ -260,8 +260,32 @@ static void test_call_lowering(void)
 	ir_free(&ir);
 }
 
+/* Constant conditions leave code no path reaches; the verifier rejects
+ * it, so ir_prune drops it (and gotos to the next instruction). */
+static void test_prune(void)
+{
+	struct ir ir;
+	ir_init(&ir);
+	vreg d = ir_vreg(&ir);
+	uint32_t done = ir_label(&ir), never = ir_label(&ir);
+	ir_movi(&ir, d, 1);
+	ir_ja(&ir, done);
+	ir_movi(&ir, d, 0);        /* unreachable */
+	ir_place(&ir, never);      /* only jumped to from dead code */
+	ir_alui(&ir, BPF_ADD, d, d, 5);
+	ir_jcci(&ir, BPF_JEQ, d, 3, never);
+	ir_place(&ir, done);
+	ir_ret(&ir, d);
+	size_t removed = ir_prune(&ir);
+	CHECK(removed == 5, "prune: dead code and a goto to the next insn dropped");
+	CHECK(ir.insns.n == 3 && ir.insns.v[1].op == IR_LABEL,
+	      "prune: live code kept in order");
+	ir_free(&ir);
+}
+
 int main(void)
 {
+	test_prune();
 	test_labels();
 	test_classes();
 	test_alu_overlap();

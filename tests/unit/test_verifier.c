@@ -6,6 +6,7 @@
  * execution is checked by value, not just accepted. Needs root; prints
  * "ok - ... # SKIP" lines otherwise. */
 #include <errno.h>
+#include <glob.h>
 #include <linux/bpf.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -213,6 +214,9 @@ static const struct { const char *name, *text; } cases[] = {
 	  "reg(\"sp\"), sarg0); join(arg1); printf(\"%s %s\\n\", func, usym(arg0)); "
 	  "printf(\"%s\\n\", ksym(arg0)); }" },
 	{ "uretprobe", "uretprobe:/bin/sh:main { @r = hist(retval); }" },
+	{ "stacks", "uprobe:/bin/sh:main { @u[ustack] = count(); @k[kstack(perf, 5)] = count(); "
+	  "printf(\"%s\\n\", ustack(3)); } tracepoint:syscalls:sys_enter_openat "
+	  "{ @t[kstack] = count(); } interval:s:1 { @i[kstack, ustack] = count(); }" },
 	{ "interval", "interval:s:1 { @ticks = count(); printf(\"%d\\n\", elapsed); }" },
 	{ "big strings via scratch", "BEGIN { $a = str(\"a\"); $b = str(\"b\"); $c = str(\"c\"); "
 	  "$d = str(\"d\"); $e = str(\"e\"); $f = str(\"f\"); $g = str(\"g\"); "
@@ -268,6 +272,43 @@ static void test_execute(void)
 	CHECK(map_value("@i", zero, 0, &f) == 20 && f, "kernel run: loop count");
 }
 
+/* The differential corpus (scripts compared against bpftrace) must load
+ * too. Scripts the fixture cannot compile (fields of real tracepoints)
+ * are left to the system tests. */
+static void test_corpus(void)
+{
+	glob_t g;
+	const char *dir = getenv("SONDE_SRCDIR");
+	char pat[512];
+	snprintf(pat, sizeof(pat), "%s/tests/diff/*.bt", dir ? dir : ".");
+	if (glob(pat, 0, NULL, &g) != 0) {
+		printf("ok - corpus # SKIP no tests/diff here\n");
+		return;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "r");
+		static char text[1 << 16];
+		size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		text[n] = 0;
+		const char *base = strrchr(g.gl_pathv[i], '/') + 1;
+		char name[256];
+		struct cgfx fx;
+		int rc = cgfx_compile(&fx, text);
+		int sema_only = rc == -2;
+		cgfx_free(&fx);
+		snprintf(name, sizeof(name), "verifier accepts corpus %s%s", base,
+			 sema_only ? " # SKIP needs real tracepoint fields" : "");
+		if (sema_only) {
+			printf("ok - %s\n", name);
+			continue;
+		}
+		CHECK(verify(text) == 0, name);
+	}
+	globfree(&g);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -276,6 +317,7 @@ int main(void)
 	}
 	test_load_all();
 	test_execute();
+	test_corpus();
 	cgfx_free(&F);
 	unload(&L);
 	return UNIT_DONE();

@@ -280,7 +280,11 @@ static void lex_number(struct lexer *lx, struct token *t)
 						   (uint64_t)(peek(lx, 0) - '0'));
 				advance(lx);
 			}
-			for (uint64_t i = 0; ok && i < e; i++)
+			/* 0eN is 0; past 10^19 anything else overflows
+			 * (and the loop must not run 2^64 times) */
+			if (v && e > 19)
+				ok = false;
+			for (uint64_t i = 0; v && ok && i < e; i++)
 				ok = mul_add(&v, 10, 0);
 		}
 		/* C suffixes: u, l, ll, ul, ull (any case) */
@@ -316,7 +320,12 @@ static int hexval(int c)
 static void lex_string(struct lexer *lx, struct token *t)
 {
 	size_t s = lx->off;
-	char *buf = arena_alloc(lx->arena, lx->len - s + 1);
+	/* the unescaped text is never longer than the raw one */
+	size_t raw = 1;
+	while (s + raw < lx->len && lx->src[s + raw] != '"' &&
+	       lx->src[s + raw] != '\n')
+		raw += lx->src[s + raw] == '\\' && s + raw + 1 < lx->len ? 2 : 1;
+	char *buf = arena_alloc(lx->arena, raw + 1);
 	uint32_t n = 0;
 
 	advance(lx); /* the opening quote */

@@ -102,6 +102,13 @@ int main(void)
 	CHECK(int_of("1e3", &err) == 1000 && !err, "exponent");
 	CHECK(int_of("5ULL", &err) == 5 && !err, "ULL suffix");
 	CHECK(int_of("5u", &err) == 5 && !err, "u suffix");
+	CHECK(int_of("0e99999999999999999", &err) == 0 && !err,
+	      "0 with a huge exponent is 0, quickly (fuzz)");
+	int_of("1e99999999999999999", &err);
+	CHECK(err, "huge exponent overflows, quickly (fuzz)");
+	int_of("2e19", &err);
+	CHECK(err, "2e19 overflows");
+	CHECK(int_of("1e19", &err) == 10000000000000000000ull && !err, "1e19");
 	int_of("09", &err);
 	CHECK(err, "09 is a bad octal");
 	int_of("99999999999999999999", &err);

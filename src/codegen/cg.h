@@ -1,6 +1,6 @@
 /* cg.h - shared state of the code generator proper (AST to IR), split by
- * construct over cg_expr.c, cg_stmt.c, cg_call.c, cg_map.c, cg_str.c and
- * cg_probe.c. Private to src/codegen/.
+ * construct over cg_mem.c, cg_expr.c, cg_stmt.c, cg_call.c, cg_map.c,
+ * cg_str.c and cg_probe.c. Private to src/codegen/.
  *
  * Values. An expression yields a `struct cval`: integers live in a vreg
  * or are constants; everything else (strings, tuples, buffers) lives in
@@ -106,7 +106,6 @@ void cg_normalize(struct cg *cg, vreg r, const struct type *t);
 vreg cg_call(struct cg *cg, int helper, const struct ir_arg *args, int n);
 /* A call whose result is not used. */
 void cg_callv(struct cg *cg, int helper, const struct ir_arg *args, int n);
-vreg cg_map_ptr(struct cg *cg, int map);
 /* The u64 at `off` in struct sonde_globals (0 if the map is missing). */
 vreg cg_global(struct cg *cg, uint32_t off);
 

@@ -287,7 +287,7 @@ struct cval cg_expr(struct cg *cg, const struct node *n)
 	case N_INT:
 		return cg_imm((int64_t)n->u.ival, n->type);
 	case N_VAR:
-		if (is_int(n->type) || !cg->var_mem)
+		if (is_int(n->type))
 			return cg_regval(cg->var_reg[n->u.var.slot], n->type);
 		return cg_memval(cg->var_mem[n->u.var.slot],
 				 cg->pnode->u.probe.var_types[n->u.var.slot]);

@@ -210,13 +210,6 @@ void cg_callv(struct cg *cg, int helper, const struct ir_arg *args, int n)
 	ir_call(cg->ir, VR_NONE, helper, args, n);
 }
 
-vreg cg_map_ptr(struct cg *cg, int map)
-{
-	vreg d = ir_vreg(cg->ir);
-	ir_ldmap(cg->ir, d, map);
-	return d;
-}
-
 vreg cg_global(struct cg *cg, uint32_t off)
 {
 	vreg r = ir_vreg(cg->ir);

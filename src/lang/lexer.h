@@ -17,6 +17,7 @@ struct lexer {
 	struct diags *diags;
 	bool quiet;              /* parser is skipping after an error */
 	unsigned nerrors;        /* errors this lexer reported */
+	unsigned cond_depth;     /* open, active #if[n]def regions */
 };
 
 void lexer_init(struct lexer *lx, struct arena *a, const char *text,

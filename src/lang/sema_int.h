@@ -55,6 +55,7 @@ struct sema_map *sema_map_ref(struct sema *s, struct node *n);
 /* A map read as a value, or used by delete/print: must be assigned
  * somewhere. Returns the entry or NULL (error reported). */
 struct sema_map *sema_map_defined(struct sema *s, struct node *n);
+struct sema_map *sema_map_find(struct sema *s, const char *name);
 /* A whole map (print/clear/zero): no keys are checked. */
 struct sema_map *sema_map_whole(struct sema *s, struct node *n);
 /* Record the value type assigned to a map; TYPE_MISMATCH if it clashes.
@@ -68,6 +69,16 @@ void sema_map_set(struct sema *s, struct sema_map *m, struct node *map,
  * the N_INT or N_STR it stands for. */
 const struct type *sema_positional(struct sema *s, struct node *n,
 				   bool as_string);
+
+/* Values that can live in a variable, a map or a record. */
+bool sema_storable(const struct type *t);
+/* The type a slot keeps when another value is stored, or NULL. */
+const struct type *sema_merge(struct sema *s, const struct type *old,
+			      const struct type *t);
+/* A map read as a value (never an aggregation: AGG_READ). */
+const struct type *sema_map_read(struct sema *s, struct node *n);
+/* Add the user maps to prog->maps, sorted by name; set their ids. */
+void sema_add_maps(struct sema *s);
 
 const struct type *sema_call(struct sema *s, struct node *n);
 /* `@m = agg(...)`: the aggregation's map value type, or NULL. */

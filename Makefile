@@ -56,6 +56,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libsonde.a
 # every function is a real call; PROG_FLAGS_name overrides that for the
 # few that must look like distribution binaries).
 PROG_FLAGS_unwind_target := -O2 -fomit-frame-pointer
+PROG_FLAGS_unwind_target_fp := -g0 -O2 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables
 $(BUILD)/tests/progs/%: tests/progs/%.c $(wildcard include/sonde/sdt.h)
 	@mkdir -p $(dir $@)
 	$(CC) -O0 -g -fno-omit-frame-pointer $(PROG_FLAGS_$*) -Iinclude -o $@ $<

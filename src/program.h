@@ -11,17 +11,39 @@
  *   COUNT, SUM         u64 / s64
  *   MIN, MAX           { s64 value; u64 set; }   set != 0 once written
  *   AVG, STATS         { s64 count; s64 total; }
- *   HIST, LHIST        u64 count; the map key is the user key followed by
- *                      a u64 bucket index (see output for bucket bounds:
- *                      HIST bucket 0 is "< 0", 1 is "0", then [1,2)...,
- *                      the same numbering bpftrace 0.17 uses)
+ *   HIST, LHIST        u64 count; the map key is the user key (u64 0 when
+ *                      the map has no keys) followed by a u64 bucket index
+ *                      at offset key_size - 8. Bucket numbering, exactly as
+ *                      bpftrace 0.17 computes it (codegen cg_map.c):
+ *   HIST  (v compared signed):
+ *     0        v < 0                 printed "(..., 0)"
+ *     1        v == 0                printed "[0]"
+ *     2        v == 1                printed "[1]"
+ *     k+2      2^k <= v < 2^(k+1)    printed "[2^k, 2^(k+1))", 1 <= k <= 30
+ *     33       v >= 2^31             printed "[2G, 4G)": bpftrace 0.17's
+ *              log2 is a 5-step binary search that cannot shift more than
+ *              31 in total, so 2^40 also lands here (observed: hist(1<<40)
+ *              prints [2G, 4G)). No bucket above 33 exists.
+ *   LHIST(v, min, max, step)  (v compared signed; N = (max - min) / step):
+ *     0        v < min               printed "(..., min)"
+ *     1 + i    min + i*step <= v < min + (i+1)*step, for 0 <= i < N,
+ *              computed as 1 + (v - min) / step
+ *     N + 1    v > max, and also any v with (v - min) / step == N (v == max,
+ *              or v in [min + N*step, max] when step does not divide
+ *              max - min): printed "[max, ...)" (observed: lhist(9, 0, 10, 3)
+ *              prints under "[10, ...)").
  * Non-aggregation maps store the value's type layout (types.h).
  * Keys: the layout of `key_type` (a tuple for @m[a, b]); a map without
- * keys uses one u64 zero key.
+ * keys uses one u64 zero key. Padding inside keys is zero.
  *
  * Events. Every call that needs user space (printf, print, exit, clear,
  * time, ...) writes one record into the ring buffer map:
  *   u64 event_id;  then the arguments laid out as events[event_id].args.
+ * Field i of args is the call's argument 1 + i for printf, cat and system
+ * (argument 0 is the format), argument i for print(value); join(arr)
+ * fills its fields with the strings of arr up to the first NULL pointer
+ * (the rest are empty). exit() ends the probe right after its record.
+ * A record the ring cannot take is counted in sonde_globals.lost_events.
  */
 #ifndef SONDE_PROGRAM_H
 #define SONDE_PROGRAM_H
@@ -34,6 +56,15 @@
 #include "lang/types.h"
 
 #define SONDE_STRLEN_DEFAULT 64
+
+/* kstack/ustack values (types.h KSTACK: s64 id; USTACK: s64 id, u64 pid)
+ * are ids in the MAP_STACK_TRACE map of this name, whose values are
+ * SONDE_STACK_FRAMES u64 instruction pointers, innermost first, zero
+ * after the last frame. A negative id means the stack could not be read
+ * (bpf_get_stackid's error) and prints as an empty stack. Codegen adds the
+ * map when a script uses a stack. */
+#define SONDE_STACK_MAP ".stacks"
+#define SONDE_STACK_FRAMES 127
 
 enum map_kind {
 	MAP_HASH,
@@ -60,6 +91,7 @@ struct sonde_globals {
 	uint64_t start_ns;      /* CLOCK_MONOTONIC (bpf_ktime_get_ns) at start */
 	uint64_t cpid;          /* pid of the -c child, or 0 */
 	uint64_t filter_pid;    /* -p PID, or 0 */
+	uint64_t lost_events;   /* records the ring could not take (BPF adds) */
 };
 
 enum event_kind {

@@ -108,6 +108,65 @@ enum node_kind {
 			 * (UNKNOWN_BUILTIN). */
 };
 
+/* What the semantic pass (sema.c) guarantees codegen, beyond the fields
+ * marked "sema:" below. Read this before generating code.
+ *
+ * Rewrites (codegen never sees these forms after a successful check):
+ *  - N_POSITIONAL becomes N_INT ($N used as a number, 0 when missing; $#)
+ *    or N_STR (the argument of str($N): the text, "" when missing);
+ *  - sizeof(...) calls become N_INT (type uint64);
+ *  - signal("NAME") gets its argument rewritten into the N_INT number.
+ * Types:
+ *  - integer literals are int64; pid tid uid gid nsecs elapsed cpu rand
+ *    cgroup cpid retval argN sargN are uint64; curtask is uint64 with
+ *    is_ptr; comm is string[16]; a string literal is string[len + 1];
+ *    str()/json() and __data_loc fields are string[prog->strlen];
+ *  - binary operators on integers give a 64-bit integer, signed only if
+ *    both operands are (comparisons included); string == and != give
+ *    uint64 (codegen compares the strings); unary - ~ ! keep the operand
+ *    type (pointers lose is_ptr), unary * reads a u64;
+ *  - `probe` is a string as long as the longest expanded probe name of
+ *    its block (+1): each probe's program stores its own name;
+ *  - `func` is TYPE_USYM in uprobe/uretprobe/usdt blocks, else TYPE_KSYM;
+ *    `username` is TYPE_USERNAME (the uid, named by output);
+ *  - kstack/ustack (builtin or call) carry stack_limit (default 127) and
+ *    stack_mode (0 bpftrace, 1 perf, 2 raw);
+ *  - buf(p, n) is TYPE_BUF of size 4 + min(n literal, strlen) (else
+ *    4 + strlen): a u32 length, then the bytes;
+ *  - ntop() is TYPE_INET (size 24); ksym() TYPE_KSYM (8), usym() TYPE_USYM
+ *    (16: address, pid).
+ * Slots: a variable's type is u.probe.var_types[slot], a map's are the
+ *  map_spec key_type/value_type. As in bpftrace, an integer slot keeps the
+ *  type of the first value stored (a variable: exactly that type; a map
+ *  key or value: 64 bits with that signedness), strings widen to the
+ *  longest stored, tuples merge field by field. So the value being stored
+ *  (or a key expression, or a ?: branch) may differ from the slot: a
+ *  shorter string is zero-padded; an integer is converted to the slot's
+ *  type (truncated, or extended by its own signedness). Reads of a
+ *  variable or map already have the slot's type.
+ * Aggregations: in `@m[k] = count()` etc. the call node's type is the
+ *  aggregation type (TYPE_COUNT ... TYPE_LHIST, with is_signed of the
+ *  argument and lhist_min/max/step) and u.call.id is set; the map's value
+ *  layout is in program.h. Aggregation maps are never read as values
+ *  (AGG_READ); only print/clear/zero/delete take them.
+ * args: `args->f` is N_FIELD over an N_BUILTIN BI_ARGS (typed TYPE_RECORD,
+ *  size 0). u.field.field indexes the first probe's record; offsets may
+ *  differ between the probes of a block (a wildcard over tracepoints), so
+ *  look the field up by name in each probe's args_type.
+ * Maps: prog->maps holds the internal maps first, then the user maps in
+ *  name order (strcmp), which is the order bpftrace 0.17 prints them at
+ *  exit; output should walk prog->maps in order.
+ * Events: printf/cat/system: EV_* with fmt and args = tuple of the
+ *  argument types as evaluated (strings at their own size); print(@m[, top
+ *  [, div]]) EV_PRINT_MAP; print(value) EV_PRINT_VALUE with a 1-tuple;
+ *  time([fmt]) EV_TIME (default "%H:%M:%S\n"); join(arr[, delim]) EV_JOIN
+ *  with fmt = delimiter (default " ") and args = SEMA_JOIN_MAX strings of
+ *  prog->strlen; exit() EV_EXIT; clear/zero EV_CLEAR_MAP/EV_ZERO_MAP with
+ *  map_id. delete() has no event.
+ * Attach points: u.attach.text is exactly as written; provider, target,
+ *  func and extra are its ':'-separated parts as written (quotes kept,
+ *  aliases not resolved; the 4th part and beyond stay in extra). */
+
 struct node;
 
 struct node_list {

@@ -36,6 +36,7 @@ static void lex_error(struct lexer *lx, struct pos pos, const char *tag,
 {
 	if (lx->quiet)
 		return;
+	lx->nerrors++;
 	va_list ap;
 	va_start(ap, fmt);
 	diag_vadd(lx->diags, DIAG_ERROR, pos, tag, fmt, ap);
@@ -74,11 +75,119 @@ static unsigned span(const struct lexer *lx, size_t start, size_t end)
 	return n ? (unsigned)n : 1;
 }
 
+static bool is_ident_char_(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/* Only blanks between the start of the line and the current byte? */
+static bool at_line_start(const struct lexer *lx)
+{
+	for (size_t i = lx->off; i > 0; i--) {
+		char c = lx->src[i - 1];
+		if (c == '\n')
+			return true;
+		if (c != ' ' && c != '\t')
+			return false;
+	}
+	return true;
+}
+
+/* Read a preprocessor line from '#': its directive word and argument. */
+static void read_directive(struct lexer *lx, char *word, size_t wn,
+			   char *arg, size_t an)
+{
+	size_t k = 0;
+	advance(lx); /* '#' */
+	while (peek(lx, 0) == ' ' || peek(lx, 0) == '\t')
+		advance(lx);
+	while (isalpha(peek(lx, 0)) && k + 1 < wn) {
+		word[k++] = (char)peek(lx, 0);
+		advance(lx);
+	}
+	word[k] = 0;
+	while (peek(lx, 0) == ' ' || peek(lx, 0) == '\t')
+		advance(lx);
+	k = 0;
+	while (is_ident_char_(peek(lx, 0)) && k + 1 < an) {
+		arg[k++] = (char)peek(lx, 0);
+		advance(lx);
+	}
+	arg[k] = 0;
+	while (peek(lx, 0) && peek(lx, 0) != '\n')
+		advance(lx);
+}
+
+/* Skip an inactive #if region up to its #endif (or #else, which turns
+ * the rest active). */
+static void skip_inactive(struct lexer *lx, struct pos start)
+{
+	int nest = 0;
+	char word[16], arg[64];
+	while (peek(lx, 0)) {
+		if (peek(lx, 0) == '#' && at_line_start(lx)) {
+			read_directive(lx, word, sizeof(word), arg, sizeof(arg));
+			if (!strcmp(word, "if") || !strcmp(word, "ifdef") ||
+			    !strcmp(word, "ifndef")) {
+				nest++;
+			} else if (!strcmp(word, "endif")) {
+				if (nest-- == 0)
+					return;
+			} else if (!strcmp(word, "else") && nest == 0) {
+				lx->cond_depth++;
+				return;
+			}
+			continue;
+		}
+		advance(lx);
+	}
+	lex_error(lx, start, "SYNTAX", "'#if' without '#endif'");
+}
+
+/* The preprocessor lines bpftrace's tools use, as far as sonde can go
+ * without C headers: a #! line, #include (ignored: sonde reads no C
+ * types), and #ifndef/#ifdef BPFTRACE_HAVE_BTF (sonde never needs the
+ * header fallback, as if BTF were there) with #else and #endif. Anything
+ * else (#define, other conditions) is refused. */
+static void directive(struct lexer *lx)
+{
+	struct pos p = here(lx);
+	size_t s = lx->off;
+	char word[16], arg[64];
+	if (s == 0 && peek(lx, 1) == '!') {
+		while (peek(lx, 0) && peek(lx, 0) != '\n')
+			advance(lx);
+		return;
+	}
+	read_directive(lx, word, sizeof(word), arg, sizeof(arg));
+	p.len = span(lx, s, lx->off);
+	bool btf = !strcmp(arg, "BPFTRACE_HAVE_BTF");
+	if (!strcmp(word, "include"))
+		return;
+	if (!strcmp(word, "ifndef") && btf) {
+		skip_inactive(lx, p);
+	} else if (!strcmp(word, "ifdef") && btf) {
+		lx->cond_depth++;
+	} else if (!strcmp(word, "else") && lx->cond_depth) {
+		lx->cond_depth--;
+		skip_inactive(lx, p);
+	} else if (!strcmp(word, "endif") && lx->cond_depth) {
+		lx->cond_depth--;
+	} else {
+		lex_error(lx, p, "UNSUPPORTED",
+			  "preprocessor line '#%s%s%s' is not supported (only "
+			  "#include and #if[n]def BPFTRACE_HAVE_BTF are)", word,
+			  arg[0] ? " " : "", arg);
+	}
+}
+
 static void skip_space(struct lexer *lx)
 {
 	for (;;) {
 		int c = peek(lx, 0);
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
+		if (c == '#' && at_line_start(lx)) {
+			directive(lx);
+		} else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
 		    c == '\f' || c == '\v') {
 			advance(lx);
 		} else if (c == '/' && peek(lx, 1) == '/') {
@@ -171,7 +280,11 @@ static void lex_number(struct lexer *lx, struct token *t)
 						   (uint64_t)(peek(lx, 0) - '0'));
 				advance(lx);
 			}
-			for (uint64_t i = 0; ok && i < e; i++)
+			/* 0eN is 0; past 10^19 anything else overflows
+			 * (and the loop must not run 2^64 times) */
+			if (v && e > 19)
+				ok = false;
+			for (uint64_t i = 0; v && ok && i < e; i++)
 				ok = mul_add(&v, 10, 0);
 		}
 		/* C suffixes: u, l, ll, ul, ull (any case) */
@@ -207,7 +320,12 @@ static int hexval(int c)
 static void lex_string(struct lexer *lx, struct token *t)
 {
 	size_t s = lx->off;
-	char *buf = arena_alloc(lx->arena, lx->len - s + 1);
+	/* the unescaped text is never longer than the raw one */
+	size_t raw = 1;
+	while (s + raw < lx->len && lx->src[s + raw] != '"' &&
+	       lx->src[s + raw] != '\n')
+		raw += lx->src[s + raw] == '\\' && s + raw + 1 < lx->len ? 2 : 1;
+	char *buf = arena_alloc(lx->arena, raw + 1);
 	uint32_t n = 0;
 
 	advance(lx); /* the opening quote */

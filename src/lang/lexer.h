@@ -16,6 +16,8 @@ struct lexer {
 	struct arena *arena;
 	struct diags *diags;
 	bool quiet;              /* parser is skipping after an error */
+	unsigned nerrors;        /* errors this lexer reported */
+	unsigned cond_depth;     /* open, active #if[n]def regions */
 };
 
 void lexer_init(struct lexer *lx, struct arena *a, const char *text,

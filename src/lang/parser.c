@@ -21,19 +21,34 @@ struct parser {
 	bool panic;        /* an error was reported; mute until resync */
 	bool in_pred;      /* '/' followed by '{' ends the predicate */
 	bool eof_reported; /* one "expected ... near <eof>" is enough */
-	unsigned depth;    /* expression nesting, against stack overflow */
+	struct pos last;   /* just after the previous token: where <eof>
+			    * errors point, rather than at an empty line */
+	unsigned depth;    /* tree depth being built: every later pass
+			    * recurses over the tree, so it is bounded here */
 };
 
-#define MAX_DEPTH 200
+#define MAX_DEPTH 400
+
+/* Enter one level of tree depth; false (error reported) if too deep. */
+static bool enter(struct parser *p);
+
+static void remember_end(struct parser *p)
+{
+	if (p->tok.kind != T_EOF && p->tok.pos.line)
+		p->last = (struct pos){ p->tok.pos.line,
+					p->tok.pos.col + p->tok.pos.len, 1 };
+}
 
 static void next(struct parser *p)
 {
+	remember_end(p);
 	p->tok = lexer_next(&p->lx);
 }
 
 /* Move on to an attach point (raw text) at the current position. */
 static void next_attach(struct parser *p)
 {
+	remember_end(p);
 	p->tok = lexer_attach(&p->lx);
 }
 
@@ -66,9 +81,25 @@ static void error_at(struct parser *p, struct pos pos, const char *tag,
 	p->lx.quiet = true;
 }
 
-/* "X expected near 'y'" at the current token. */
-static void expected(struct parser *p, const char *what)
+static bool enter(struct parser *p)
 {
+	if (++p->depth <= MAX_DEPTH)
+		return true;
+	p->depth--;
+	error_at(p, p->tok.pos, "SYNTAX", "program nested too deeply");
+	return false;
+}
+
+/* "X expected [context] near 'y'" at the current token. A bad token
+ * (or the end of input right after one, as an unterminated string makes)
+ * was already reported by the lexer: one message is enough. */
+static void expected_ctx(struct parser *p, const char *what, const char *ctx)
+{
+	if (p->tok.kind == T_ERROR ||
+	    (p->tok.kind == T_EOF && p->lx.nerrors)) {
+		p->panic = p->lx.quiet = true;
+		return;
+	}
 	if (p->tok.kind == T_EOF) {
 		if (p->eof_reported) {
 			p->panic = p->lx.quiet = true;
@@ -76,7 +107,14 @@ static void expected(struct parser *p, const char *what)
 		}
 		p->eof_reported = true;
 	}
-	error_at(p, p->tok.pos, "SYNTAX", "%s expected near %s", what, near(p));
+	struct pos at = p->tok.kind == T_EOF && p->last.line ? p->last :
+		p->tok.pos;
+	error_at(p, at, "SYNTAX", "%s expected%s near %s", what, ctx, near(p));
+}
+
+static void expected(struct parser *p, const char *what)
+{
+	expected_ctx(p, what, "");
 }
 
 static bool accept(struct parser *p, enum tok k)
@@ -105,9 +143,9 @@ static bool expect_close(struct parser *p, enum tok close, enum tok open,
 	if (at.line == p->tok.pos.line)
 		expected(p, arena_printf(p->a, "'%s'", token_name(close)));
 	else
-		expected(p, arena_printf(p->a, "'%s' (to close '%s' at line %u)",
-					 token_name(close), token_name(open),
-					 at.line));
+		expected_ctx(p, arena_printf(p->a, "'%s'", token_name(close)),
+			     arena_printf(p->a, " (to close '%s' at line %u)",
+					  token_name(open), at.line));
 	return false;
 }
 
@@ -124,6 +162,13 @@ static void span_to(struct node *n, struct pos last)
 		n->pos.len = last.col + last.len - n->pos.col;
 }
 
+
+/* Widen n's span to the end of the last token consumed. */
+static void span_end(struct parser *p, struct node *n)
+{
+	if (n && p->last.line == n->pos.line && p->last.col > n->pos.col)
+		n->pos.len = p->last.col - n->pos.col;
+}
 
 static struct node *parse_expr(struct parser *p);
 static struct node *parse_block(struct parser *p, bool top);
@@ -313,9 +358,8 @@ static struct node *parse_primary(struct parser *p)
 			n->u.call.name = t.sval;
 			struct pos open = p->tok.pos;
 			next(p);
-			struct pos close = p->tok.pos;
 			parse_args(p, &n->u.call.args, open);
-			(void)close;
+			span_end(p, n);
 			return n;
 		}
 		if (strcmp(t.sval, "struct") == 0 && p->tok.kind == T_IDENT) {
@@ -363,14 +407,20 @@ static struct node *parse_primary(struct parser *p)
 static struct node *parse_postfix(struct parser *p)
 {
 	struct node *n = parse_primary(p);
+	unsigned depth = p->depth;
 	while (n && !p->panic) {
 		struct token t = p->tok;
+		if ((t.kind == T_INC || t.kind == T_DEC || t.kind == T_DOT ||
+		     t.kind == T_ARROW || t.kind == T_LBRACKET) && !enter(p)) {
+			n = NULL;
+			break;
+		}
 		if (t.kind == T_INC || t.kind == T_DEC) {
 			if (n->kind != N_VAR && n->kind != N_MAP) {
 				error_at(p, t.pos, "SYNTAX",
 					 "'%s' needs a variable or a map",
 					 token_name(t.kind));
-				return NULL;
+				{ n = NULL; break; }
 			}
 			struct node *m = node_new(p->a, N_INCDEC, n->pos);
 			m->u.incdec.op = t.kind == T_INC ? OP_POSTINC : OP_POSTDEC;
@@ -394,7 +444,7 @@ static struct node *parse_postfix(struct parser *p)
 			if (f.kind != T_IDENT) {
 				expected(p, arena_printf(p->a, "field name after '%s'",
 							 token_name(t.kind)));
-				return NULL;
+				{ n = NULL; break; }
 			}
 			struct node *m = node_new(p->a, N_FIELD, n->pos);
 			m->u.field.base = n;
@@ -413,13 +463,14 @@ static struct node *parse_postfix(struct parser *p)
 			p->in_pred = pred;
 			struct pos close = p->tok.pos;
 			if (!expect_close(p, T_RBRACKET, T_LBRACKET, t.pos))
-				return NULL;
+				{ n = NULL; break; }
 			span_to(m, close);
 			n = m;
 		} else {
 			break;
 		}
 	}
+	p->depth = depth;
 	return n;
 }
 
@@ -433,11 +484,8 @@ static struct node *parse_unary(struct parser *p)
 	enum op op;
 	struct node *n;
 
-	if (++p->depth > MAX_DEPTH) {
-		error_at(p, t.pos, "SYNTAX", "expression nested too deeply");
-		p->depth--;
+	if (!enter(p))
 		return NULL;
-	}
 	switch (t.kind) {
 	case T_BANG: op = OP_LNOT; goto unop;
 	case T_TILDE: op = OP_BNOT; goto unop;
@@ -465,6 +513,7 @@ static struct node *parse_unary(struct parser *p)
 		n = node_new(p->a, N_UNOP, t.pos);
 		n->u.unop.op = op;
 		n->u.unop.operand = e;
+		span_end(p, n);
 		break;
 	case T_INC:
 	case T_DEC:
@@ -482,6 +531,7 @@ static struct node *parse_unary(struct parser *p)
 			struct node *m = node_new(p->a, N_INCDEC, t.pos);
 			m->u.incdec.op = t.kind == T_INC ? OP_PREINC : OP_PREDEC;
 			m->u.incdec.target = n;
+			span_end(p, m);
 			n = m;
 		}
 		break;
@@ -495,6 +545,7 @@ static struct node *parse_unary(struct parser *p)
 			n->u.cast.expr = parse_unary(p);
 			if (!n->u.cast.expr)
 				n = NULL;
+			span_end(p, n);
 			break;
 		}
 		n = parse_postfix(p);
@@ -555,6 +606,7 @@ static struct node *parse_binary(struct parser *p, size_t level)
 	if (level == NLEVELS)
 		return parse_unary(p);
 	struct node *lhs = parse_binary(p, level + 1);
+	unsigned depth = p->depth;
 	while (lhs && !p->panic) {
 		int i;
 		for (i = 0; i < 4 && levels[level].t[i]; i++)
@@ -562,34 +614,42 @@ static struct node *parse_binary(struct parser *p, size_t level)
 				break;
 		if (i == 4 || !levels[level].t[i] || ends_predicate(p))
 			break;
-		struct node *n = node_new(p->a, N_BINOP, p->tok.pos);
+		/* the node spans both operands, as the caret should */
+		struct node *n = node_new(p->a, N_BINOP, lhs->pos);
 		n->u.binop.op = levels[level].op[i];
 		next(p);
 		n->u.binop.lhs = lhs;
 		n->u.binop.rhs = parse_binary(p, level + 1);
-		if (!n->u.binop.rhs)
+		if (!n->u.binop.rhs) {
+			p->depth = depth;
 			return NULL;
+		}
+		span_end(p, n);
 		lhs = n;
+		/* a chain a+b+c... deepens the tree on its left */
+		if (!enter(p)) {
+			lhs = NULL;
+			break;
+		}
 	}
+	p->depth = depth;
 	return lhs;
 }
 
 /* expr -> binary(0) [ '?' expr ':' expr ] */
 static struct node *parse_expr(struct parser *p)
 {
-	if (++p->depth > MAX_DEPTH) {
-		error_at(p, p->tok.pos, "SYNTAX", "expression nested too deeply");
-		p->depth--;
+	if (!enter(p))
 		return NULL;
-	}
 	struct node *c = parse_binary(p, 0);
 	if (c && p->tok.kind == T_QUESTION) {
-		struct node *n = node_new(p->a, N_TERNARY, p->tok.pos);
+		struct node *n = node_new(p->a, N_TERNARY, c->pos);
 		next(p);
 		n->u.ternary.cond = c;
 		n->u.ternary.then = parse_expr(p);
 		if (n->u.ternary.then && expect(p, T_COLON))
 			n->u.ternary.els = parse_expr(p);
+		span_end(p, n);
 		c = n->u.ternary.els ? n : NULL;
 	}
 	p->depth--;
@@ -634,7 +694,18 @@ static struct node *parse_cond(struct parser *p, const char *what)
 }
 
 /* ifstat -> IF cond block [ ELSE ( ifstat | block ) ] */
+static struct node *parse_if_(struct parser *p);
+
 static struct node *parse_if(struct parser *p)
+{
+	if (!enter(p))
+		return NULL;
+	struct node *n = parse_if_(p);
+	p->depth--;
+	return n;
+}
+
+static struct node *parse_if_(struct parser *p)
 {
 	struct node *n = node_new(p->a, N_IF, p->tok.pos);
 	next(p);
@@ -730,6 +801,7 @@ static struct node *parse_statement(struct parser *p, bool *blocky)
 		n->u.assign.target = e;
 		next(p);
 		n->u.assign.value = parse_expr(p);
+		span_end(p, n);
 		return n->u.assign.value ? n : NULL;
 	}
 	n = node_new(p->a, N_EXPR_STMT, e->pos);
@@ -764,7 +836,18 @@ static void resync_stmt(struct parser *p)
 
 /* block -> '{' [ stat { ';' stat } [';'] ] '}'
  * (if/while/unroll end with '}' and need no ';' after them) */
+static struct node *parse_block_(struct parser *p, bool top);
+
 static struct node *parse_block(struct parser *p, bool top)
+{
+	if (!enter(p))
+		return NULL;
+	struct node *b = parse_block_(p, top);
+	p->depth--;
+	return b;
+}
+
+static struct node *parse_block_(struct parser *p, bool top)
 {
 	struct node *b = node_new(p->a, N_BLOCK, p->tok.pos);
 	struct pos open = p->tok.pos;
@@ -801,6 +884,12 @@ static struct node *parse_probe(struct parser *p)
 {
 	struct node *pr = node_new(p->a, N_PROBE, p->tok.pos);
 	for (;;) {
+		if (p->tok.kind == T_ERROR) {
+			/* lexer_attach reports nothing: say it here */
+			error_at(p, p->tok.pos, "SYNTAX", "probe expected near %s",
+				 near(p));
+			return NULL;
+		}
 		if (p->tok.kind != T_ATTACH) {
 			expected(p, "probe");
 			return NULL;

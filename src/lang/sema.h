@@ -10,6 +10,10 @@
 #include "../program.h"
 #include "ast.h"
 
+/* join(arr): the event record holds this many string[strlen] fields,
+ * the first elements of the NULL-terminated array (empty past its end). */
+#define SEMA_JOIN_MAX 16
+
 struct sema_opts {
 	char **positional;     /* $1.. as given on the command line */
 	int npositional;

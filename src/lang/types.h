@@ -30,6 +30,7 @@
 	X(USYM, "usym")         /* u64 address, u64 pid */ \
 	X(INET, "inet")         /* ntop(): u64 family, 16 bytes address */ \
 	X(RECORD, "record")     /* probe context struct, e.g. tracepoint args */ \
+	X(USERNAME, "username") /* u64 uid, printed as the user's name */ \
 	X(COUNT, "count")       /* aggregation types: map values only */ \
 	X(SUM, "sum")           \
 	X(MIN, "min")           \
@@ -55,6 +56,7 @@ struct record_field {
 	bool is_char_array;         /* char name[N]: loads as a string */
 	bool is_data_loc;           /* __data_loc char[]: u32 (len<<16|off) */
 	uint32_t array_len;         /* elements, for arrays; 0 otherwise */
+	const char *decl;           /* as declared: "char prev_comm[16]" (-lv) */
 };
 
 struct type {

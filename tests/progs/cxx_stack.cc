@@ -1,8 +1,8 @@
 // cxx_stack.cc - a C++ program with namespaced, templated, overloaded and
 // static functions, for ustack/usym demangling tests.
 //   cxx_stack [N [MS]]   call the chain N times, sleeping MS ms before each
-//   cxx_stack addrs      print the return addresses seen in the innermost
-//                        function, then wait to be killed
+//   cxx_stack addrs      print the six return addresses above the innermost
+//                        function (work ... main's caller), then wait to be killed
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,9 +21,11 @@ __attribute__((noinline)) int Widget::leaf(int x)
 {
 	asm volatile("" ::: "memory");
 	if (print_addrs) {
-		// -O0 with frame pointers: the builtin can walk three frames
-		printf("%p %p %p\n", __builtin_return_address(0),
-		       __builtin_return_address(1), __builtin_return_address(2));
+		// -O0 with frame pointers: the builtin can walk up to main's caller
+		printf("%p %p %p %p %p %p\n", __builtin_return_address(0),
+		       __builtin_return_address(1), __builtin_return_address(2),
+		       __builtin_return_address(3), __builtin_return_address(4),
+		       __builtin_return_address(5));
 		fflush(stdout);
 		pause();
 	}

@@ -102,6 +102,13 @@ int main(void)
 	CHECK(int_of("1e3", &err) == 1000 && !err, "exponent");
 	CHECK(int_of("5ULL", &err) == 5 && !err, "ULL suffix");
 	CHECK(int_of("5u", &err) == 5 && !err, "u suffix");
+	CHECK(int_of("0e99999999999999999", &err) == 0 && !err,
+	      "0 with a huge exponent is 0, quickly (fuzz)");
+	int_of("1e99999999999999999", &err);
+	CHECK(err, "huge exponent overflows, quickly (fuzz)");
+	int_of("2e19", &err);
+	CHECK(err, "2e19 overflows");
+	CHECK(int_of("1e19", &err) == 10000000000000000000ull && !err, "1e19");
 	int_of("09", &err);
 	CHECK(err, "09 is a bad octal");
 	int_of("99999999999999999999", &err);
@@ -162,6 +169,18 @@ int main(void)
 	CHECK(t.kind == T_ATTACH && strcmp(t.sval, "END") == 0 &&
 	      t.pos.col == 8, "second attach point and its column");
 	fx_free(&f);
+	/* the preprocessor lines bpftrace tools carry */
+	CHECK_STR(kinds("#!/usr/bin/env bpftrace\n#include <linux/sched.h>\n"
+			"a\n#ifndef BPFTRACE_HAVE_BTF\nstruct x { int y; };\n"
+			"#if 0\nq\n#endif\nz\n#else\n  #include <a.h>\nb\n"
+			"#endif\nc", buf, sizeof(buf)),
+		  "<name> <name> <name>", "shebang, #include, #ifndef BTF/#else");
+	CHECK_STR(kinds("#ifdef BPFTRACE_HAVE_BTF\na\n#else\nb\n#endif\nc",
+			buf, sizeof(buf)), "<name> <name>", "#ifdef BTF");
+	CHECK(tag_of("#define X 1\nBEGIN", "UNSUPPORTED"), "#define refused");
+	CHECK(tag_of("#ifndef BPFTRACE_HAVE_BTF\nx", "SYNTAX"),
+	      "#ifndef without #endif");
+	CHECK(tag_of("a # b", "SYNTAX"), "'#' inside a line is a stray");
 	fx_init(&f, "   ");
 	CHECK(lexer_attach(&f.lx).kind == T_EOF, "attach at end of input");
 	fx_free(&f);

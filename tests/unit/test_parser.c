@@ -237,5 +237,33 @@ int main(void)
 	memset(deep + 13, '-', n);
 	CHECK(fails_with(deep, "SYNTAX", 0), "deep unary nesting refused");
 	free(deep);
+
+	/* long chains deepen the tree too (later passes recurse over it) */
+	const char *unit[] = { " + 1", ".0", " else if (1) {}", "if (1) { " };
+	const char *names[] = { "long + chain refused", "long .0 chain refused",
+				"long else-if chain refused",
+				"deeply nested ifs refused" };
+	for (int k = 0; k < 4; k++) {
+		size_t reps = 50000, ul = strlen(unit[k]);
+		char *b = malloc(reps * (ul + 2) + 64);
+		strcpy(b, k == 2 ? "BEGIN { if (1) {}" : "BEGIN { $x = 1");
+		if (k == 3)
+			strcpy(b, "BEGIN { ");
+		size_t o2 = strlen(b);
+		for (size_t i = 0; i < reps; i++) {
+			memcpy(b + o2, unit[k], ul);
+			o2 += ul;
+		}
+		if (k == 3)
+			for (size_t i = 0; i < reps; i++)
+				b[o2++] = '}';
+		strcpy(b + o2, " }");
+		CHECK(fails_with(b, "SYNTAX", 0), names[k]);
+		free(b);
+	}
+	CHECK_STR(dump_stmt("BEGIN { $x = 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 "
+			    "+ 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1"
+			    " + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 }")[0] == 'a'
+		  ? "ok" : "no", "ok", "a reasonable chain passes");
 	return UNIT_DONE();
 }

@@ -1,0 +1,162 @@
+/* cg.h - shared state of the code generator proper (AST to IR), split by
+ * construct over cg_mem.c, cg_expr.c, cg_stmt.c, cg_call.c, cg_map.c,
+ * cg_str.c and cg_probe.c. Private to src/codegen/.
+ *
+ * Values. An expression yields a `struct cval`: integers live in a vreg
+ * or are constants; everything else (strings, tuples, buffers) lives in
+ * memory at base vreg + offset, laid out per types.h. Integer vregs always
+ * hold the value extended to 64 bits according to its type, so 64-bit
+ * arithmetic is right and casts are explicit truncations.
+ *
+ * Memory. Stack objects are carved from the frame below r10 by a bump
+ * allocator released at the end of each statement; script variables of
+ * non-integer type get frame space for the whole probe. When the frame
+ * would not leave room for spills, objects come from a per-CPU array map
+ * (".scratch") instead: codegen_program() retries a probe with a smaller
+ * frame budget until the whole program fits in 512 bytes. Events are
+ * written in place into the ring buffer record, so large printf records
+ * never touch the stack. */
+#ifndef SONDE_CODEGEN_CG_H
+#define SONDE_CODEGEN_CG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../base/diag.h"
+#include "../lang/ast.h"
+#include "../program.h"
+#include "ir.h"
+
+#define BPF_STACK_MAX 512
+
+/* A place in memory: base + off (base VR_FP for the stack). */
+struct cmem {
+	vreg base;
+	int32_t off;
+};
+
+enum cval_kind { CV_IMM, CV_REG, CV_MEM };
+
+struct cval {
+	enum cval_kind kind;
+	int64_t imm;          /* CV_IMM */
+	vreg r;               /* CV_REG */
+	struct cmem m;        /* CV_MEM */
+	const struct type *t;
+};
+
+struct cg_loop {
+	uint32_t brk, cont;
+};
+
+struct cg {
+	struct program *prog;
+	struct probe *probe;
+	const struct node *pnode;    /* the N_PROBE block */
+	struct ir *ir;
+	struct arena *a;
+	struct diags *d;
+	int err;                     /* first error; diagnostics in d */
+
+	vreg ctx;                    /* the context pointer */
+	vreg *var_reg;               /* per variable slot: integer vreg */
+	struct cmem *var_mem;        /* per variable slot: other types */
+
+	/* frame objects */
+	uint32_t frame, frame_max;   /* bytes below r10 */
+	uint32_t frame_limit;        /* beyond it, use scratch */
+	bool use_scratch;            /* scratch map available */
+	bool need_scratch;           /* overflowed without scratch */
+	int scratch_map;             /* map index of .scratch, or -1 */
+	vreg scratch;                /* pointer to this CPU's scratch */
+	uint32_t scr, scr_max;
+
+	uint32_t l_exit;             /* return 0 */
+	struct cg_loop loops[32];
+	uint32_t nloops;
+};
+
+struct cg_mark {
+	uint32_t frame, scr;
+};
+
+/* cg_mem.c: memory, values, and small building blocks */
+void cg_error(struct cg *cg, struct pos pos, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+struct cmem cg_alloc(struct cg *cg, uint32_t size);
+struct cg_mark cg_mark(const struct cg *cg);
+void cg_release(struct cg *cg, struct cg_mark m);
+struct cmem cg_at(struct cmem m, int32_t off);
+struct ir_arg cg_arg(struct cmem m);
+vreg cg_addr(struct cg *cg, struct cmem m);
+vreg cg_reg(struct cg *cg, struct cval v);     /* integer into a vreg */
+struct cval cg_imm(int64_t v, const struct type *t);
+struct cval cg_regval(vreg r, const struct type *t);
+struct cval cg_memval(struct cmem m, const struct type *t);
+vreg cg_load(struct cg *cg, uint8_t size, struct cmem m);
+void cg_store_int(struct cg *cg, struct cmem dst, struct cval v);
+void cg_zero(struct cg *cg, struct cmem dst, uint32_t size);
+void cg_copy(struct cg *cg, struct cmem dst, struct cmem src, uint32_t size);
+/* Store value v (of type v.t) as type `to` at dst: strings are padded or
+ * cut to to->size, tuples converted field by field. */
+void cg_store(struct cg *cg, struct cmem dst, struct cval v,
+	      const struct type *to);
+/* Bring an integer to the width and signedness of type t. */
+void cg_normalize(struct cg *cg, vreg r, const struct type *t);
+vreg cg_call(struct cg *cg, int helper, const struct ir_arg *args, int n);
+/* A call whose result is not used. */
+void cg_callv(struct cg *cg, int helper, const struct ir_arg *args, int n);
+/* The u64 at `off` in struct sonde_globals (0 if the map is missing). */
+vreg cg_global(struct cg *cg, uint32_t off);
+
+/* cg_expr.c */
+struct cval cg_expr(struct cg *cg, const struct node *n);
+/* Evaluate n and store it at dst as type `to` (to = NULL: n's own type),
+ * writing strings straight into place where possible. */
+void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
+		const struct type *to);
+/* Branch to `target` when n is false (when_true: when true). */
+void cg_cond_jump(struct cg *cg, const struct node *n, bool when_true,
+		  uint32_t target);
+
+/* cg_str.c: string builtins and comparisons */
+void cg_str_literal(struct cg *cg, struct cmem dst, const char *s,
+		    uint32_t len, uint32_t size);
+struct cval cg_str_compare(struct cg *cg, const struct node *n);
+struct cval cg_strncmp(struct cg *cg, const struct node *n);
+struct cval cg_strcontains(struct cg *cg, const struct node *n);
+void cg_str_call_to(struct cg *cg, const struct node *n, struct cmem dst,
+		    const struct type *to);
+void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst);
+
+/* cg_probe.c: builtins and probe context */
+struct cval cg_builtin(struct cg *cg, const struct node *n);
+void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
+		   const struct type *to);
+bool cg_builtin_is_mem(const struct node *n);
+struct cval cg_field(struct cg *cg, const struct node *n);
+void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
+		 const struct type *to);
+void cg_stack_to(struct cg *cg, bool user, struct cmem dst);
+/* Offset of a register in x86-64 struct pt_regs ("di", "ip"), or -1. */
+int cg_reg_offset(const char *name);
+
+/* cg_map.c */
+struct cval cg_map_read(struct cg *cg, const struct node *map);
+void cg_map_read_to(struct cg *cg, const struct node *map, struct cmem dst,
+		    const struct type *to);
+void cg_map_assign(struct cg *cg, const struct node *stmt);
+struct cval cg_map_incdec(struct cg *cg, const struct node *n);
+void cg_map_delete(struct cg *cg, const struct node *call);
+
+/* cg_call.c */
+struct cval cg_call_expr(struct cg *cg, const struct node *n);
+void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
+		const struct type *to);
+void cg_call_stmt(struct cg *cg, const struct node *n);
+
+/* cg_stmt.c */
+void cg_stmt(struct cg *cg, const struct node *n);
+void cg_block(struct cg *cg, const struct node *n);
+
+#endif

@@ -1,0 +1,221 @@
+/* cg_call.c - function calls: the ones that talk to user space through a
+ * ring buffer record (printf, print, exit, time, join, cat, system,
+ * clear, zero), and the ones that compute values (str, buf, strncmp,
+ * strcontains, sizeof, reg, ksym, usym, signal). */
+#include "cg.h"
+
+#include <stddef.h>
+
+
+
+/* Index of the call argument that fills field 0 of the event record. */
+static uint32_t first_value_arg(enum event_kind k)
+{
+	switch (k) {
+	case EV_PRINTF:
+	case EV_CAT:
+	case EV_SYSTEM:
+		return 1;       /* after the format */
+	default:
+		return 0;
+	}
+}
+
+/* join(argv): up to nfields strings read through an array of pointers,
+ * stopping at the first NULL pointer (the rest stay empty). */
+static void join_args(struct cg *cg, const struct node *n, vreg rec,
+		      const struct type *args)
+{
+	struct cmem base = { rec, 8 };
+	vreg arr = cg_reg(cg, cg_expr(cg, n->u.call.args.v[0]));
+	uint32_t done = ir_label(cg->ir);
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem tmp = cg_alloc(cg, 8);
+	cg_zero(cg, cg_at(base, 0), args->size);
+	for (uint32_t i = 0; i < args->nfields; i++) {
+		vreg p = ir_vreg(cg->ir);
+		ir_mov(cg->ir, p, arr);
+		ir_alui(cg->ir, BPF_ADD, p, p, 8 * (int64_t)i);
+		ir_st(cg->ir, BPF_DW, tmp.base, (int16_t)tmp.off, 0);
+		cg_callv(cg, BPF_FUNC_probe_read,
+			(struct ir_arg[]){ cg_arg(tmp), IR_IMM(8), IR_ARG(p) },
+			3);
+		vreg s = cg_load(cg, BPF_DW, tmp);
+		ir_jcci(cg->ir, BPF_JEQ, s, 0, done);
+		cg_callv(cg, BPF_FUNC_probe_read_str,
+			(struct ir_arg[]){
+				cg_arg(cg_at(base, (int32_t)args->offsets[i])),
+				IR_IMM((int32_t)args->fields[i]->size),
+				IR_ARG(s) }, 3);
+	}
+	ir_place(cg->ir, done);
+	cg_release(cg, mk);
+}
+
+/* Count a record the ring could not take (struct sonde_globals). */
+static void count_lost(struct cg *cg)
+{
+	if (cg->prog->globals_map < 0)
+		return;
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem key = cg_alloc(cg, 8);
+	ir_st(cg->ir, BPF_W, key.base, (int16_t)key.off, 0);
+	vreg p = cg_call(cg, BPF_FUNC_map_lookup_elem,
+			 (struct ir_arg[]){ IR_MAP(cg->prog->globals_map),
+					    cg_arg(key) }, 2);
+	uint32_t skip = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JEQ, p, 0, skip);
+	vreg one = ir_vreg(cg->ir);
+	ir_movi(cg->ir, one, 1);
+	ir_xadd(cg->ir, BPF_DW, p,
+		(int16_t)offsetof(struct sonde_globals, lost_events), one);
+	ir_place(cg->ir, skip);
+	cg_release(cg, mk);
+}
+
+/* Reserve the record, write event id and arguments in place, submit. */
+static void emit_event(struct cg *cg, const struct node *n)
+{
+	int32_t id = n->u.call.event_id;
+	if (id < 0 || (uint32_t)id >= cg->prog->nevents ||
+	    cg->prog->ringbuf_map < 0) {
+		cg_error(cg, n->pos, "%s() has no event", n->u.call.name);
+		return;
+	}
+	const struct event_spec *e = &cg->prog->events[id];
+	const struct type *args = e->args;
+	uint32_t size = 8 + (args ? args->size : 0);
+	vreg rec = cg_call(cg, BPF_FUNC_ringbuf_reserve,
+			   (struct ir_arg[]){ IR_MAP(cg->prog->ringbuf_map),
+					      IR_IMM((int32_t)size), IR_IMM(0) },
+			   3);
+	uint32_t lost = ir_label(cg->ir), done = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JEQ, rec, 0, lost);
+	ir_st(cg->ir, BPF_DW, rec, 0, id);
+	if (e->kind == EV_JOIN && args) {
+		join_args(cg, n, rec, args);
+	} else if (args) {
+		uint32_t first = first_value_arg(e->kind);
+		for (uint32_t i = 0; i < args->nfields; i++) {
+			if (first + i >= n->u.call.args.n)
+				break;
+			struct cg_mark mk = cg_mark(cg);
+			cg_expr_to(cg, n->u.call.args.v[first + i],
+				   (struct cmem){ rec, 8 + (int32_t)args->offsets[i] },
+				   args->fields[i]);
+			cg_release(cg, mk);
+		}
+	}
+	cg_callv(cg, BPF_FUNC_ringbuf_submit,
+		(struct ir_arg[]){ IR_ARG(rec), IR_IMM(0) }, 2);
+	ir_ja(cg->ir, done);
+	ir_place(cg->ir, lost);
+	count_lost(cg);
+	ir_place(cg->ir, done);
+}
+
+void cg_call_stmt(struct cg *cg, const struct node *n)
+{
+	switch (n->u.call.id) {
+	case FN_PRINTF: case FN_PRINT: case FN_TIME: case FN_JOIN:
+	case FN_CAT: case FN_SYSTEM: case FN_CLEAR: case FN_ZERO:
+		emit_event(cg, n);
+		return;
+	case FN_EXIT:
+		/* bpftrace ends the probe at exit(). */
+		emit_event(cg, n);
+		ir_ja(cg->ir, cg->l_exit);
+		return;
+	case FN_DELETE:
+		cg_map_delete(cg, n);
+		return;
+	default: {
+		struct cg_mark mk = cg_mark(cg);
+		cg_expr(cg, n);
+		cg_release(cg, mk);
+	}
+	}
+}
+
+struct cval cg_call_expr(struct cg *cg, const struct node *n)
+{
+	const struct node_list *a = &n->u.call.args;
+	switch (n->u.call.id) {
+	case FN_STRNCMP:
+		return cg_strncmp(cg, n);
+	case FN_STRCONTAINS:
+		return cg_strcontains(cg, n);
+	case FN_SIZEOF:
+		return cg_imm(a->n && a->v[0]->type ? a->v[0]->type->size : 0,
+			      n->type);
+	case FN_REG: {
+		int off = a->n && a->v[0]->kind == N_STR ?
+			cg_reg_offset(a->v[0]->u.str.s) : -1;
+		if (off < 0 || (cg->probe->prog_type != BPF_PROG_TYPE_KPROBE &&
+				cg->probe->prog_type != BPF_PROG_TYPE_PERF_EVENT))
+			break;
+		vreg d = ir_vreg(cg->ir);
+		ir_ldx(cg->ir, BPF_DW, d, cg->ctx, (int16_t)off);
+		return cg_regval(d, n->type);
+	}
+	case FN_SIGNAL: {
+		struct cval sig = cg_expr(cg, a->v[0]);
+		vreg s = cg_reg(cg, sig);
+		cg_callv(cg, BPF_FUNC_send_signal,
+			(struct ir_arg[]){ IR_ARG(s) }, 1);
+		return cg_imm(0, n->type);
+	}
+	default:
+		if (n->type && n->type->kind != TYPE_INT &&
+		    n->type->kind != TYPE_NONE) {
+			struct cmem m = cg_alloc(cg, n->type->size);
+			cg_call_to(cg, n, m, n->type);
+			return cg_memval(m, n->type);
+		}
+		if (n->type && n->type->kind == TYPE_NONE) {
+			cg_call_stmt(cg, n);
+			return cg_imm(0, n->type);
+		}
+		break;
+	}
+	cg_error(cg, n->pos, "%s() cannot be compiled here", n->u.call.name);
+	return cg_imm(0, n->type);
+}
+
+void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
+		const struct type *to)
+{
+	const struct node_list *a = &n->u.call.args;
+	if (!to)
+		to = n->type;
+	switch (n->u.call.id) {
+	case FN_STR:
+		cg_str_call_to(cg, n, dst, to);
+		return;
+	case FN_BUF:
+		cg_buf_call_to(cg, n, dst);
+		return;
+	case FN_KSYM:
+		cg_store_int(cg, dst, cg_expr(cg, a->v[0]));
+		return;
+	case FN_KSTACK:
+	case FN_USTACK:
+		cg_stack_to(cg, n->u.call.id == FN_USTACK, dst);
+		return;
+	case FN_USYM: {
+		cg_store_int(cg, dst, cg_expr(cg, a->v[0]));
+		vreg pid = cg_call(cg, BPF_FUNC_get_current_pid_tgid, NULL, 0);
+		ir_alui(cg->ir, BPF_RSH, pid, pid, 32);
+		cg_store_int(cg, cg_at(dst, 8), cg_regval(pid, type_u64()));
+		return;
+	}
+	default:
+		break;
+	}
+	if (n->type && n->type->kind == TYPE_INT) {
+		cg_store(cg, dst, cg_call_expr(cg, n), to);
+		return;
+	}
+	cg_error(cg, n->pos, "%s() is not supported yet", n->u.call.name);
+	cg_zero(cg, dst, to->size);
+}

@@ -1,0 +1,404 @@
+/* cg_map.c - map reads, writes and deletes, and the aggregations (count,
+ * sum, min, max, avg, stats, hist, lhist) on per-CPU maps, with the value
+ * layouts and bucket numbering documented in program.h. */
+#include "cg.h"
+
+#include <stddef.h>
+
+static const struct map_spec *spec_of(struct cg *cg, const struct node *m)
+{
+	int32_t id = m->u.map.map_id;
+	if (id < 0 || (uint32_t)id >= cg->prog->nmaps) {
+		cg_error(cg, m->pos, "map %s has no storage", m->u.map.name);
+		return NULL;
+	}
+	return &cg->prog->maps[id];
+}
+
+static bool key_has_padding(const struct type *t)
+{
+	if (!t)
+		return false;
+	if (t->kind == TYPE_TUPLE) {
+		for (uint32_t i = 0; i < t->nfields; i++)
+			if (t->fields[i]->size % 8 ||
+			    key_has_padding(t->fields[i]))
+				return true;
+		return false;
+	}
+	return t->size % 8 != 0;
+}
+
+/* Build the key of @m[k...] in a new object of the map's key size. A
+ * histogram's key ends with the bucket, written by the caller at
+ * key_size - 8. */
+static struct cmem build_key(struct cg *cg, const struct node *m,
+			     const struct map_spec *s)
+{
+	struct cmem key = cg_alloc(cg, s->key_size);
+	const struct node_list *keys = &m->u.map.keys;
+	const struct type *kt = s->key_type;
+	if (!keys->n || !kt) {
+		ir_st(cg->ir, BPF_DW, key.base, (int16_t)key.off, 0);
+		return key;
+	}
+	/* Hash keys compare every byte: padding must be zero. */
+	if (key_has_padding(kt))
+		cg_zero(cg, key, s->key_size);
+	if (kt->kind == TYPE_TUPLE && kt->nfields == keys->n) {
+		for (uint32_t i = 0; i < keys->n; i++)
+			cg_expr_to(cg, keys->v[i],
+				   cg_at(key, (int32_t)kt->offsets[i]),
+				   kt->fields[i]);
+	} else if (keys->n == 1) {
+		cg_expr_to(cg, keys->v[0], key, kt);
+	} else {
+		cg_error(cg, m->pos, "keys of %s do not match its key type",
+			 m->u.map.name);
+	}
+	return key;
+}
+
+static vreg lookup(struct cg *cg, int map, struct cmem key)
+{
+	return cg_call(cg, BPF_FUNC_map_lookup_elem,
+		       (struct ir_arg[]){ IR_MAP(map), cg_arg(key) }, 2);
+}
+
+static void update(struct cg *cg, int map, struct cmem key, struct cmem val)
+{
+	cg_callv(cg, BPF_FUNC_map_update_elem,
+		(struct ir_arg[]){ IR_MAP(map), cg_arg(key), cg_arg(val),
+				   IR_IMM(BPF_ANY) }, 4);
+}
+
+/* The integer at p, or 0 when p is NULL. */
+static vreg load_or_zero(struct cg *cg, vreg p, int16_t off)
+{
+	vreg r = ir_vreg(cg->ir);
+	uint32_t skip = ir_label(cg->ir);
+	ir_movi(cg->ir, r, 0);
+	ir_jcci(cg->ir, BPF_JEQ, p, 0, skip);
+	ir_ldx(cg->ir, BPF_DW, r, p, off);
+	ir_place(cg->ir, skip);
+	return r;
+}
+
+static bool int_valued(const struct type *t)
+{
+	return t && (t->kind == TYPE_INT || t->kind == TYPE_COUNT ||
+		     t->kind == TYPE_SUM);
+}
+
+struct cval cg_map_read(struct cg *cg, const struct node *m)
+{
+	const struct map_spec *s = spec_of(cg, m);
+	if (!s)
+		return cg_imm(0, m->type);
+	if (!int_valued(s->value_type)) {
+		struct cmem dst = cg_alloc(cg, m->type->size);
+		cg_map_read_to(cg, m, dst, m->type);
+		return cg_memval(dst, m->type);
+	}
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem key = build_key(cg, m, s);
+	vreg p = lookup(cg, m->u.map.map_id, key);
+	vreg r = load_or_zero(cg, p, 0);
+	cg_release(cg, mk);
+	return cg_regval(r, m->type);
+}
+
+void cg_map_read_to(struct cg *cg, const struct node *m, struct cmem dst,
+		    const struct type *to)
+{
+	const struct map_spec *s = spec_of(cg, m);
+	if (!to)
+		to = m->type;
+	if (!s || int_valued(s->value_type)) {
+		cg_store(cg, dst, cg_map_read(cg, m), to);
+		return;
+	}
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem key = build_key(cg, m, s);
+	vreg p = lookup(cg, m->u.map.map_id, key);
+	uint32_t missing = ir_label(cg->ir), done = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JEQ, p, 0, missing);
+	cg_store(cg, dst, cg_memval((struct cmem){ p, 0 }, s->value_type), to);
+	ir_ja(cg->ir, done);
+	ir_place(cg->ir, missing);
+	cg_zero(cg, dst, to->size);
+	ir_place(cg->ir, done);
+	cg_release(cg, mk);
+}
+
+/* Add v to the u64 at key (count, sum, histogram buckets): in place when
+ * the entry exists, else insert v. */
+static void add_at(struct cg *cg, int map, struct cmem key, struct cval v)
+{
+	vreg p = lookup(cg, map, key);
+	uint32_t fresh = ir_label(cg->ir), done = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JEQ, p, 0, fresh);
+	vreg old = ir_vreg(cg->ir);
+	ir_ldx(cg->ir, BPF_DW, old, p, 0);
+	if (v.kind == CV_IMM)
+		ir_alui(cg->ir, BPF_ADD, old, old, v.imm);
+	else
+		ir_alu(cg->ir, BPF_ADD, old, old, v.r);
+	ir_stx(cg->ir, BPF_DW, p, 0, old);
+	ir_ja(cg->ir, done);
+	ir_place(cg->ir, fresh);
+	struct cmem val = cg_alloc(cg, 8);
+	cg_store_int(cg, val, v);
+	update(cg, map, key, val);
+	ir_place(cg->ir, done);
+}
+
+/* { s64 value; u64 set; }: replace when unset or when x beats value. */
+static void minmax(struct cg *cg, int map, struct cmem key, vreg x,
+		   bool is_max, bool sgn)
+{
+	vreg p = lookup(cg, map, key);
+	uint32_t fresh = ir_label(cg->ir), write = ir_label(cg->ir);
+	uint32_t done = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JEQ, p, 0, fresh);
+	vreg set = ir_vreg(cg->ir);
+	ir_ldx(cg->ir, BPF_DW, set, p, 8);
+	ir_jcci(cg->ir, BPF_JEQ, set, 0, write);
+	vreg cur = ir_vreg(cg->ir);
+	ir_ldx(cg->ir, BPF_DW, cur, p, 0);
+	uint8_t keep = is_max ? (sgn ? BPF_JSGE : BPF_JGE)
+			      : (sgn ? BPF_JSLE : BPF_JLE);
+	ir_jcc(cg->ir, keep, cur, x, done);
+	ir_place(cg->ir, write);
+	ir_stx(cg->ir, BPF_DW, p, 0, x);
+	ir_st(cg->ir, BPF_DW, p, 8, 1);
+	ir_ja(cg->ir, done);
+	ir_place(cg->ir, fresh);
+	struct cmem val = cg_alloc(cg, 16);
+	ir_stx(cg->ir, BPF_DW, val.base, (int16_t)val.off, x);
+	ir_st(cg->ir, BPF_DW, val.base, (int16_t)(val.off + 8), 1);
+	update(cg, map, key, val);
+	ir_place(cg->ir, done);
+}
+
+/* { s64 count; s64 total; } */
+static void avg(struct cg *cg, int map, struct cmem key, vreg x)
+{
+	vreg p = lookup(cg, map, key);
+	uint32_t fresh = ir_label(cg->ir), done = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JEQ, p, 0, fresh);
+	vreg c = ir_vreg(cg->ir), t = ir_vreg(cg->ir);
+	ir_ldx(cg->ir, BPF_DW, c, p, 0);
+	ir_alui(cg->ir, BPF_ADD, c, c, 1);
+	ir_stx(cg->ir, BPF_DW, p, 0, c);
+	ir_ldx(cg->ir, BPF_DW, t, p, 8);
+	ir_alu(cg->ir, BPF_ADD, t, t, x);
+	ir_stx(cg->ir, BPF_DW, p, 8, t);
+	ir_ja(cg->ir, done);
+	ir_place(cg->ir, fresh);
+	struct cmem val = cg_alloc(cg, 16);
+	ir_st(cg->ir, BPF_DW, val.base, (int16_t)val.off, 1);
+	ir_stx(cg->ir, BPF_DW, val.base, (int16_t)(val.off + 8), x);
+	update(cg, map, key, val);
+	ir_place(cg->ir, done);
+}
+
+/* bpftrace 0.17's log2 bucket: 0 for v < 0, 1 for 0, else 2 + floor(log2
+ * v) found by a five-step binary search that, as in bpftrace, cannot
+ * shift by more than 31 in total (values >= 2^32 land in bucket 33). */
+static vreg hist_bucket(struct cg *cg, vreg x)
+{
+	struct ir *ir = cg->ir;
+	vreg b = ir_vreg(ir), v = ir_vreg(ir);
+	uint32_t done = ir_label(ir);
+	ir_movi(ir, b, 0);
+	ir_jcci(ir, BPF_JSLT, x, 0, done);
+	ir_movi(ir, b, 1);
+	ir_jcci(ir, BPF_JEQ, x, 0, done);
+	ir_mov(ir, v, x);
+	ir_movi(ir, b, 2);
+	for (int i = 4; i >= 0; i--) {
+		int s = 1 << i;
+		uint32_t skip = ir_label(ir);
+		ir_jcci(ir, BPF_JLT, v, (int64_t)1 << s, skip);
+		ir_alui(ir, BPF_RSH, v, v, s);
+		ir_alui(ir, BPF_ADD, b, b, s);
+		ir_place(ir, skip);
+	}
+	ir_place(ir, done);
+	return b;
+}
+
+/* 0 below min, 1 + (v - min) / step inside, 1 + (max - min) / step from
+ * max on (bpftrace 0.17: a value equal to max is in the last bucket). */
+static vreg lhist_bucket(struct cg *cg, vreg x, int64_t min, int64_t max,
+			 int64_t step)
+{
+	struct ir *ir = cg->ir;
+	vreg b = ir_vreg(ir);
+	uint32_t done = ir_label(ir), in = ir_label(ir);
+	if (step <= 0)
+		step = 1;
+	ir_movi(ir, b, 0);
+	ir_jcci(ir, BPF_JSLT, x, min, done);
+	ir_movi(ir, b, 1 + (max - min) / step);
+	ir_jcci(ir, BPF_JSGT, x, max, done);
+	ir_place(ir, in);
+	ir_alui(ir, BPF_SUB, b, x, min);
+	ir_alui(ir, BPF_DIV, b, b, step);
+	ir_alui(ir, BPF_ADD, b, b, 1);
+	ir_place(ir, done);
+	return b;
+}
+
+static int64_t lit(const struct node *call, uint32_t i)
+{
+	if (i < call->u.call.args.n && call->u.call.args.v[i]->kind == N_INT)
+		return (int64_t)call->u.call.args.v[i]->u.ival;
+	return 0;
+}
+
+/* @m[k] = count() / sum(x) / ... */
+static void aggregate(struct cg *cg, const struct node *m,
+		      const struct node *call, const struct map_spec *s)
+{
+	int map = m->u.map.map_id;
+	const struct node_list *args = &call->u.call.args;
+	const struct type *vt = s->value_type;
+	struct cval x = cg_imm(1, type_u64());
+	if (call->u.call.id != FN_COUNT && args->n) {
+		x = cg_expr(cg, args->v[0]);
+		if (x.kind != CV_IMM)
+			x = cg_regval(cg_reg(cg, x), x.t);
+	}
+	struct cmem key = build_key(cg, m, s);
+	switch (call->u.call.id) {
+	case FN_COUNT:
+		add_at(cg, map, key, cg_imm(1, type_u64()));
+		return;
+	case FN_SUM:
+		add_at(cg, map, key, x);
+		return;
+	case FN_MIN:
+	case FN_MAX:
+		minmax(cg, map, key, cg_reg(cg, x), call->u.call.id == FN_MAX,
+		       vt->is_signed);
+		return;
+	case FN_AVG:
+	case FN_STATS:
+		avg(cg, map, key, cg_reg(cg, x));
+		return;
+	case FN_HIST:
+	case FN_LHIST: {
+		vreg b = call->u.call.id == FN_HIST ?
+			hist_bucket(cg, cg_reg(cg, x)) :
+			lhist_bucket(cg, cg_reg(cg, x),
+				     vt->lhist_step ? vt->lhist_min : lit(call, 1),
+				     vt->lhist_step ? vt->lhist_max : lit(call, 2),
+				     vt->lhist_step ? vt->lhist_step : lit(call, 3));
+		ir_stx(cg->ir, BPF_DW, key.base,
+		       (int16_t)(key.off + (int32_t)s->key_size - 8), b);
+		add_at(cg, map, key, cg_imm(1, type_u64()));
+		return;
+	}
+	default:
+		cg_error(cg, call->pos, "%s() cannot be stored in a map",
+			 call->u.call.name);
+	}
+}
+
+static bool is_agg_call(const struct node *n)
+{
+	if (n->kind != N_CALL)
+		return false;
+	switch (n->u.call.id) {
+	case FN_COUNT: case FN_SUM: case FN_AVG: case FN_MIN: case FN_MAX:
+	case FN_STATS: case FN_HIST: case FN_LHIST:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static uint8_t alu_of(enum op op)
+{
+	switch (op) {
+	case OP_ADD: return BPF_ADD;
+	case OP_SUB: return BPF_SUB;
+	case OP_MUL: return BPF_MUL;
+	case OP_DIV: return BPF_DIV;
+	case OP_MOD: return BPF_MOD;
+	case OP_BAND: return BPF_AND;
+	case OP_BOR: return BPF_OR;
+	case OP_BXOR: return BPF_XOR;
+	case OP_SHL: return BPF_LSH;
+	case OP_SHR: return BPF_RSH;
+	default: return BPF_ADD;
+	}
+}
+
+void cg_map_assign(struct cg *cg, const struct node *st)
+{
+	const struct node *m = st->u.assign.target;
+	const struct node *v = st->u.assign.value;
+	const struct map_spec *s = spec_of(cg, m);
+	if (!s)
+		return;
+	if (st->u.assign.op == OP_NONE && is_agg_call(v)) {
+		aggregate(cg, m, v, s);
+		return;
+	}
+	int map = m->u.map.map_id;
+	if (st->u.assign.op == OP_NONE) {
+		/* Evaluate the value first: it may read this same map. */
+		struct cmem val = cg_alloc(cg, s->value_size);
+		cg_expr_to(cg, v, val, s->value_type);
+		struct cmem key = build_key(cg, m, s);
+		update(cg, map, key, val);
+		return;
+	}
+	struct cval x = cg_expr(cg, v);
+	vreg xr = cg_reg(cg, x);
+	struct cmem key = build_key(cg, m, s);
+	vreg p = lookup(cg, map, key);
+	vreg old = load_or_zero(cg, p, 0);
+	ir_alu(cg->ir, alu_of(st->u.assign.op), old, old, xr);
+	cg_normalize(cg, old, s->value_type);
+	struct cmem val = cg_alloc(cg, 8);
+	cg_store_int(cg, val, cg_regval(old, s->value_type));
+	update(cg, map, key, val);
+}
+
+struct cval cg_map_incdec(struct cg *cg, const struct node *n)
+{
+	const struct node *m = n->u.incdec.target;
+	const struct map_spec *s = spec_of(cg, m);
+	if (!s)
+		return cg_imm(0, n->type);
+	enum op op = n->u.incdec.op;
+	struct cmem key = build_key(cg, m, s);
+	vreg p = lookup(cg, m->u.map.map_id, key);
+	vreg old = load_or_zero(cg, p, 0);
+	vreg nv = ir_vreg(cg->ir);
+	ir_alui(cg->ir, BPF_ADD, nv, old,
+		op == OP_PREINC || op == OP_POSTINC ? 1 : -1);
+	cg_normalize(cg, nv, s->value_type);
+	struct cmem val = cg_alloc(cg, 8);
+	cg_store_int(cg, val, cg_regval(nv, s->value_type));
+	update(cg, m->u.map.map_id, key, val);
+	return cg_regval(op == OP_PREINC || op == OP_PREDEC ? nv : old,
+			 n->type);
+}
+
+void cg_map_delete(struct cg *cg, const struct node *call)
+{
+	const struct node *m = call->u.call.args.v[0];
+	const struct map_spec *s = spec_of(cg, m);
+	if (!s)
+		return;
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem key = build_key(cg, m, s);
+	cg_callv(cg, BPF_FUNC_map_delete_elem,
+		(struct ir_arg[]){ IR_MAP(m->u.map.map_id), cg_arg(key) }, 2);
+	cg_release(cg, mk);
+}

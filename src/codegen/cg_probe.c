@@ -1,0 +1,360 @@
+/* cg_probe.c - what depends on the probe: builtins (pid, comm, argN,
+ * retval, probe ...) and tracepoint fields, read from the context or
+ * through helpers. */
+#include "cg.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "../compile.h"
+
+/* struct pt_regs on x86-64 (uprobes, kprobes, perf events: a perf
+ * event's context starts with the registers). */
+enum {
+	PT_R15 = 0, PT_R14 = 8, PT_R13 = 16, PT_R12 = 24, PT_BP = 32,
+	PT_BX = 40, PT_R11 = 48, PT_R10 = 56, PT_R9 = 64, PT_R8 = 72,
+	PT_AX = 80, PT_CX = 88, PT_DX = 96, PT_SI = 104, PT_DI = 112,
+	PT_ORIG_AX = 120, PT_IP = 128, PT_CS = 136, PT_FLAGS = 144,
+	PT_SP = 152, PT_SS = 160,
+};
+
+static const int16_t arg_regs[] = { PT_DI, PT_SI, PT_DX, PT_CX, PT_R8,
+				    PT_R9 };
+
+static const struct { const char *name; int16_t off; } reg_names[] = {
+	{ "r15", PT_R15 }, { "r14", PT_R14 }, { "r13", PT_R13 },
+	{ "r12", PT_R12 }, { "bp", PT_BP }, { "bx", PT_BX },
+	{ "r11", PT_R11 }, { "r10", PT_R10 }, { "r9", PT_R9 },
+	{ "r8", PT_R8 }, { "ax", PT_AX }, { "cx", PT_CX }, { "dx", PT_DX },
+	{ "si", PT_SI }, { "di", PT_DI }, { "orig_ax", PT_ORIG_AX },
+	{ "ip", PT_IP }, { "cs", PT_CS }, { "flags", PT_FLAGS },
+	{ "sp", PT_SP }, { "ss", PT_SS },
+};
+
+int cg_reg_offset(const char *name)
+{
+	for (size_t i = 0; i < sizeof(reg_names) / sizeof(*reg_names); i++)
+		if (strcmp(reg_names[i].name, name) == 0)
+			return reg_names[i].off;
+	return -1;
+}
+
+static bool ctx_is_regs(const struct cg *cg)
+{
+	switch (cg->probe->prog_type) {
+	case BPF_PROG_TYPE_KPROBE:
+	case BPF_PROG_TYPE_PERF_EVENT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static vreg ctx_load(struct cg *cg, int16_t off)
+{
+	vreg d = ir_vreg(cg->ir);
+	ir_ldx(cg->ir, BPF_DW, d, cg->ctx, off);
+	return d;
+}
+
+static vreg helper0(struct cg *cg, int id)
+{
+	return cg_call(cg, id, NULL, 0);
+}
+
+/* The probe's name, its function name, etc.: strings known now. */
+static const char *const_string(const struct cg *cg, const struct node *n)
+{
+	if (n->u.builtin.id == BI_PROBE)
+		return cg->probe->name ? cg->probe->name : "";
+	return NULL;
+}
+
+bool cg_builtin_is_mem(const struct node *n)
+{
+	return n->type && n->type->kind != TYPE_INT;
+}
+
+static struct cval arg_value(struct cg *cg, const struct node *n)
+{
+	uint32_t i = n->u.builtin.index;
+	if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING)
+		return cg_regval(ctx_load(cg, (int16_t)(8 * i)), n->type);
+	if (!ctx_is_regs(cg)) {
+		cg_error(cg, n->pos, "arg%u is not available in %s", i,
+			 cg->probe->name);
+		return cg_imm(0, n->type);
+	}
+	if (i < 6)
+		return cg_regval(ctx_load(cg, arg_regs[i]), n->type);
+	/* Beyond six, arguments are on the stack above the return address:
+	 * at entry, sp + 8 * (i - 5). */
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem tmp = cg_alloc(cg, 8);
+	ir_st(cg->ir, BPF_DW, tmp.base, (int16_t)tmp.off, 0);
+	vreg sp = ctx_load(cg, PT_SP);
+	ir_alui(cg->ir, BPF_ADD, sp, sp, 8 * ((int64_t)i - 5));
+	cg_callv(cg, BPF_FUNC_probe_read_user,
+		(struct ir_arg[]){ cg_arg(tmp), IR_IMM(8), IR_ARG(sp) }, 3);
+	vreg d = cg_load(cg, BPF_DW, tmp);
+	cg_release(cg, mk);
+	return cg_regval(d, n->type);
+}
+
+/* sargN: the N-th 8-byte word above the return address. */
+static struct cval sarg_value(struct cg *cg, const struct node *n)
+{
+	if (!ctx_is_regs(cg)) {
+		cg_error(cg, n->pos, "sarg%u is not available in %s",
+			 n->u.builtin.index, cg->probe->name);
+		return cg_imm(0, n->type);
+	}
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem tmp = cg_alloc(cg, 8);
+	ir_st(cg->ir, BPF_DW, tmp.base, (int16_t)tmp.off, 0);
+	vreg sp = ctx_load(cg, PT_SP);
+	ir_alui(cg->ir, BPF_ADD, sp, sp, 8 * ((int64_t)n->u.builtin.index + 1));
+	cg_callv(cg, BPF_FUNC_probe_read_user,
+		(struct ir_arg[]){ cg_arg(tmp), IR_IMM(8), IR_ARG(sp) }, 3);
+	vreg d = cg_load(cg, BPF_DW, tmp);
+	cg_release(cg, mk);
+	return cg_regval(d, n->type);
+}
+
+struct cval cg_builtin(struct cg *cg, const struct node *n)
+{
+	vreg r;
+	const struct type *t = n->type;
+	if (cg_builtin_is_mem(n)) {
+		struct cmem m = cg_alloc(cg, t->size);
+		cg_builtin_to(cg, n, m, t);
+		return cg_memval(m, t);
+	}
+	switch (n->u.builtin.id) {
+	case BI_PID:
+	case BI_TID:
+		r = helper0(cg, BPF_FUNC_get_current_pid_tgid);
+		if (n->u.builtin.id == BI_PID)
+			ir_alui(cg->ir, BPF_RSH, r, r, 32);
+		else
+			cg_normalize(cg, r, type_int(cg->a, 32, false));
+		return cg_regval(r, t);
+	case BI_UID:
+	case BI_GID:
+		r = helper0(cg, BPF_FUNC_get_current_uid_gid);
+		if (n->u.builtin.id == BI_GID)
+			ir_alui(cg->ir, BPF_RSH, r, r, 32);
+		else
+			cg_normalize(cg, r, type_int(cg->a, 32, false));
+		return cg_regval(r, t);
+	case BI_NSECS:
+		return cg_regval(helper0(cg, BPF_FUNC_ktime_get_ns), t);
+	case BI_ELAPSED: {
+		vreg start = cg_global(cg, offsetof(struct sonde_globals,
+						    start_ns));
+		r = helper0(cg, BPF_FUNC_ktime_get_ns);
+		ir_alu(cg->ir, BPF_SUB, r, r, start);
+		return cg_regval(r, t);
+	}
+	case BI_CPU:
+		return cg_regval(helper0(cg, BPF_FUNC_get_smp_processor_id), t);
+	case BI_CURTASK:
+		return cg_regval(helper0(cg, BPF_FUNC_get_current_task), t);
+	case BI_RAND:
+		return cg_regval(helper0(cg, BPF_FUNC_get_prandom_u32), t);
+	case BI_CGROUP:
+		return cg_regval(helper0(cg, BPF_FUNC_get_current_cgroup_id), t);
+	case BI_CPID:
+		return cg_regval(cg_global(cg, offsetof(struct sonde_globals,
+							cpid)), t);
+	case BI_ARG:
+		return arg_value(cg, n);
+	case BI_SARG:
+		return sarg_value(cg, n);
+	case BI_RETVAL:
+		if (ctx_is_regs(cg))
+			return cg_regval(ctx_load(cg, PT_AX), t);
+		break;
+	default:
+		break;
+	}
+	cg_error(cg, n->pos, "builtin '%s' is not supported in %s",
+		 builtin_names[n->u.builtin.id], cg->probe->name);
+	return cg_imm(0, t);
+}
+
+/* kstack/ustack: the id bpf_get_stackid() gives in the ".stacks" map
+ * (negative when the stack could not be read); ustack adds the pid whose
+ * address space the frames belong to. */
+void cg_stack_to(struct cg *cg, bool user, struct cmem dst)
+{
+	int map = program_find_map(cg->prog, SONDE_STACK_MAP);
+	if (map < 0) {
+		struct map_spec s = { .name = SONDE_STACK_MAP,
+				      .kind = MAP_STACK_TRACE, .key_size = 4,
+				      .value_size = 8 * SONDE_STACK_FRAMES,
+				      .max_entries = 4096 };
+		map = program_add_map(cg->prog, &s);
+	}
+	vreg id = cg_call(cg, BPF_FUNC_get_stackid, (struct ir_arg[]){
+		IR_ARG(cg->ctx), IR_MAP(map),
+		IR_IMM(user ? BPF_F_USER_STACK : 0) }, 3);
+	/* the helper returns an int: widen its sign */
+	cg_normalize(cg, id, type_int(cg->a, 32, true));
+	cg_store_int(cg, dst, cg_regval(id, type_s64()));
+	if (user) {
+		vreg pid = helper0(cg, BPF_FUNC_get_current_pid_tgid);
+		ir_alui(cg->ir, BPF_RSH, pid, pid, 32);
+		cg_store_int(cg, cg_at(dst, 8), cg_regval(pid, type_u64()));
+	}
+}
+
+void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
+		   const struct type *to)
+{
+	const char *s = const_string(cg, n);
+	if (!to)
+		to = n->type;
+	if (s) {
+		cg_str_literal(cg, dst, s, (uint32_t)strlen(s), to->size);
+		return;
+	}
+	switch (n->u.builtin.id) {
+	case BI_KSTACK:
+	case BI_USTACK:
+		cg_stack_to(cg, n->u.builtin.id == BI_USTACK, dst);
+		return;
+	case BI_COMM: {
+		uint32_t len = to->size < 16 ? to->size : 16;
+		if (to->size > len)
+			cg_zero(cg, cg_at(dst, (int32_t)len), to->size - len);
+		cg_callv(cg, BPF_FUNC_get_current_comm,
+			(struct ir_arg[]){ cg_arg(dst), IR_IMM((int32_t)len) }, 2);
+		return;
+	}
+	case BI_FUNC:
+		if (ctx_is_regs(cg)) {
+			/* KSYM: address; USYM: address, pid */
+			cg_store_int(cg, dst, cg_regval(ctx_load(cg, PT_IP),
+							type_u64()));
+			if (to->size >= 16) {
+				vreg pid = helper0(cg, BPF_FUNC_get_current_pid_tgid);
+				ir_alui(cg->ir, BPF_RSH, pid, pid, 32);
+				cg_store_int(cg, cg_at(dst, 8),
+					     cg_regval(pid, type_u64()));
+			}
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	cg_error(cg, n->pos, "builtin '%s' is not supported in %s",
+		 builtin_names[n->u.builtin.id], cg->probe->name);
+	cg_zero(cg, dst, to->size);
+}
+
+/* The record field of args->name in this probe (wildcard probes of one
+ * block may place a field differently, so look it up by name). */
+static const struct record_field *field_of(struct cg *cg,
+					   const struct node *n)
+{
+	const struct type *rec = cg->probe->args_type;
+	if (n->u.field.base->kind != N_BUILTIN ||
+	    n->u.field.base->u.builtin.id != BI_ARGS || !rec ||
+	    rec->kind != TYPE_RECORD)
+		return NULL;
+	for (uint32_t i = 0; i < rec->nfields; i++)
+		if (strcmp(rec->rfields[i].name, n->u.field.name) == 0)
+			return &rec->rfields[i];
+	return NULL;
+}
+
+static uint8_t size_code(uint32_t size)
+{
+	switch (size) {
+	case 1: return BPF_B;
+	case 2: return BPF_H;
+	case 4: return BPF_W;
+	default: return BPF_DW;
+	}
+}
+
+/* The context pointer plus a constant, for helpers that take a source
+ * address. */
+static struct ir_arg ctx_plus(struct cg *cg, uint32_t off)
+{
+	vreg p = ir_vreg(cg->ir);
+	ir_mov(cg->ir, p, cg->ctx);
+	ir_alui(cg->ir, BPF_ADD, p, p, off);
+	return IR_ARG(p);
+}
+
+struct cval cg_field(struct cg *cg, const struct node *n)
+{
+	const struct record_field *f = field_of(cg, n);
+	if (!f) {
+		cg_error(cg, n->pos, "field '%s' cannot be compiled in %s",
+			 n->u.field.name, cg->probe->name);
+		return cg_imm(0, n->type);
+	}
+	if (n->type->kind != TYPE_INT) {
+		struct cmem m = cg_alloc(cg, n->type->size);
+		cg_field_to(cg, n, m, n->type);
+		return cg_memval(m, n->type);
+	}
+	vreg d = ir_vreg(cg->ir);
+	bool direct = (f->size == 1 || f->size == 2 || f->size == 4 ||
+		       f->size == 8) && f->offset % f->size == 0;
+	if (direct && cg->probe->prog_type == BPF_PROG_TYPE_TRACEPOINT) {
+		ir_ldx(cg->ir, size_code(f->size), d, cg->ctx,
+		       (int16_t)f->offset);
+	} else {
+		struct cg_mark mk = cg_mark(cg);
+		struct cmem tmp = cg_alloc(cg, 8);
+		ir_st(cg->ir, BPF_DW, tmp.base, (int16_t)tmp.off, 0);
+		cg_callv(cg, BPF_FUNC_probe_read_kernel,
+			(struct ir_arg[]){ cg_arg(tmp),
+					   IR_IMM((int32_t)(f->size < 8 ? f->size : 8)),
+					   ctx_plus(cg, f->offset) }, 3);
+		ir_ldx(cg->ir, BPF_DW, d, tmp.base, (int16_t)tmp.off);
+		cg_release(cg, mk);
+	}
+	if (f->is_signed && f->size < 8)
+		cg_normalize(cg, d, type_int(cg->a, f->size * 8, true));
+	return cg_regval(d, n->type);
+}
+
+void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
+		 const struct type *to)
+{
+	const struct record_field *f = field_of(cg, n);
+	if (!to)
+		to = n->type;
+	if (!f || n->type->kind != TYPE_STR) {
+		struct cval v = cg_field(cg, n);
+		cg_store(cg, dst, v, to);
+		return;
+	}
+	cg_zero(cg, dst, to->size);
+	if (f->is_data_loc) {
+		/* u32: length << 16 | offset from the start of the record */
+		vreg loc = ir_vreg(cg->ir);
+		ir_ldx(cg->ir, BPF_W, loc, cg->ctx, (int16_t)f->offset);
+		ir_alui(cg->ir, BPF_AND, loc, loc, 0xffff);
+		vreg p = ir_vreg(cg->ir);
+		ir_mov(cg->ir, p, cg->ctx);
+		ir_alu(cg->ir, BPF_ADD, p, p, loc);
+		cg_callv(cg, BPF_FUNC_probe_read_kernel_str,
+			(struct ir_arg[]){ cg_arg(dst),
+					   IR_IMM((int32_t)to->size),
+					   IR_ARG(p) }, 3);
+		return;
+	}
+	uint32_t len = f->array_len ? f->array_len : f->size;
+	if (len > to->size)
+		len = to->size;
+	cg_callv(cg, BPF_FUNC_probe_read_kernel,
+		(struct ir_arg[]){ cg_arg(dst), IR_IMM((int32_t)len),
+				   ctx_plus(cg, f->offset) }, 3);
+}

@@ -1,0 +1,159 @@
+/* cg_stmt.c - statements: assignments, if/else, while, unroll, break,
+ * continue, return; stack objects are released after each statement. */
+#include "cg.h"
+
+static bool is_int(const struct type *t)
+{
+	return t && t->kind == TYPE_INT;
+}
+
+static uint8_t alu_of(enum op op)
+{
+	switch (op) {
+	case OP_ADD: return BPF_ADD;
+	case OP_SUB: return BPF_SUB;
+	case OP_MUL: return BPF_MUL;
+	case OP_DIV: return BPF_DIV;
+	case OP_MOD: return BPF_MOD;
+	case OP_BAND: return BPF_AND;
+	case OP_BOR: return BPF_OR;
+	case OP_BXOR: return BPF_XOR;
+	case OP_SHL: return BPF_LSH;
+	case OP_SHR: return BPF_RSH;
+	default: return BPF_ADD;
+	}
+}
+
+static void assign_var(struct cg *cg, const struct node *st)
+{
+	const struct node *t = st->u.assign.target;
+	const struct node *v = st->u.assign.value;
+	int32_t slot = t->u.var.slot;
+	const struct type *vt = cg->pnode->u.probe.var_types[slot];
+	if (!is_int(vt)) {
+		cg_expr_to(cg, v, cg->var_mem[slot], vt);
+		return;
+	}
+	vreg r = cg->var_reg[slot];
+	struct cval x = cg_expr(cg, v);
+	if (st->u.assign.op == OP_NONE) {
+		if (x.kind == CV_IMM)
+			ir_movi(cg->ir, r, x.imm);
+		else
+			ir_mov(cg->ir, r, cg_reg(cg, x));
+		return;
+	}
+	if (x.kind == CV_IMM && x.imm >= INT32_MIN && x.imm <= INT32_MAX)
+		ir_alui(cg->ir, alu_of(st->u.assign.op), r, r, x.imm);
+	else
+		ir_alu(cg->ir, alu_of(st->u.assign.op), r, r, cg_reg(cg, x));
+	cg_normalize(cg, r, vt);
+}
+
+static void loop_push(struct cg *cg, uint32_t brk, uint32_t cont)
+{
+	if (cg->nloops < sizeof(cg->loops) / sizeof(*cg->loops))
+		cg->loops[cg->nloops] = (struct cg_loop){ brk, cont };
+	cg->nloops++;
+}
+
+static void jump_loop(struct cg *cg, const struct node *n, bool brk)
+{
+	if (!cg->nloops || cg->nloops > sizeof(cg->loops) / sizeof(*cg->loops)) {
+		cg_error(cg, n->pos, "%s outside a loop",
+			 brk ? "break" : "continue");
+		return;
+	}
+	struct cg_loop *l = &cg->loops[cg->nloops - 1];
+	ir_ja(cg->ir, brk ? l->brk : l->cont);
+}
+
+void cg_stmt(struct cg *cg, const struct node *n)
+{
+	struct cg_mark mk = cg_mark(cg);
+	switch (n->kind) {
+	case N_EXPR_STMT: {
+		const struct node *e = n->u.expr_stmt.expr;
+		if (e->kind == N_CALL)
+			cg_call_stmt(cg, e);
+		else
+			cg_expr(cg, e);
+		break;
+	}
+	case N_ASSIGN:
+		if (n->u.assign.target->kind == N_MAP)
+			cg_map_assign(cg, n);
+		else
+			assign_var(cg, n);
+		break;
+	case N_IF: {
+		uint32_t els = ir_label(cg->ir), done = ir_label(cg->ir);
+		cg_cond_jump(cg, n->u.if_.cond, false, els);
+		cg_release(cg, mk);
+		cg_block(cg, n->u.if_.then);
+		if (n->u.if_.els) {
+			ir_ja(cg->ir, done);
+			ir_place(cg->ir, els);
+			if (n->u.if_.els->kind == N_IF)
+				cg_stmt(cg, n->u.if_.els);
+			else
+				cg_block(cg, n->u.if_.els);
+			ir_place(cg->ir, done);
+		} else {
+			ir_place(cg->ir, els);
+		}
+		break;
+	}
+	case N_WHILE: {
+		uint32_t top = ir_label(cg->ir), done = ir_label(cg->ir);
+		ir_place(cg->ir, top);
+		cg_cond_jump(cg, n->u.loop.cond, false, done);
+		cg_release(cg, mk);
+		loop_push(cg, done, top);
+		cg_block(cg, n->u.loop.body);
+		cg->nloops--;
+		ir_ja(cg->ir, top);
+		ir_place(cg->ir, done);
+		break;
+	}
+	case N_UNROLL: {
+		uint32_t done = ir_label(cg->ir);
+		for (uint64_t i = 0; i < n->u.loop.count; i++) {
+			uint32_t next = ir_label(cg->ir);
+			loop_push(cg, done, next);
+			cg_block(cg, n->u.loop.body);
+			cg->nloops--;
+			ir_place(cg->ir, next);
+		}
+		ir_place(cg->ir, done);
+		break;
+	}
+	case N_BREAK:
+		jump_loop(cg, n, true);
+		break;
+	case N_CONTINUE:
+		jump_loop(cg, n, false);
+		break;
+	case N_RETURN:
+		ir_ja(cg->ir, cg->l_exit);
+		break;
+	case N_BLOCK:
+		cg_block(cg, n);
+		break;
+	default:
+		cg_error(cg, n->pos, "statement cannot be compiled");
+	}
+	cg_release(cg, mk);
+}
+
+void cg_block(struct cg *cg, const struct node *n)
+{
+	if (!n)
+		return;
+	if (n->kind != N_BLOCK) {
+		cg_stmt(cg, n);
+		return;
+	}
+	for (uint32_t i = 0; i < n->u.list.n; i++)
+		cg_stmt(cg, n->u.list.v[i]);
+}

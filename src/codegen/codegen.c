@@ -1,0 +1,160 @@
+/* codegen.c - the code generator's driver: for each expanded probe, AST
+ * to IR (cg_*.c), register allocation, assembly; retrying with a smaller
+ * stack budget (and the .scratch map) until the program fits in the
+ * 512-byte BPF stack. */
+#include "codegen.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../compile.h"
+#include "asm.h"
+#include "cg.h"
+#include "regalloc.h"
+
+/* Stack budgets for objects, tried in order; the rest is for spills. */
+static const struct { uint32_t limit; bool scratch; } budgets[] = {
+	{ BPF_STACK_MAX, false }, { 256, true }, { 128, true }, { 0, true },
+};
+
+static int scratch_map(struct program *prog)
+{
+	int m = program_find_map(prog, ".scratch");
+	if (m >= 0)
+		return m;
+	struct map_spec s = { .name = ".scratch", .kind = MAP_PERCPU_ARRAY,
+			      .key_size = 4, .value_size = 8,
+			      .max_entries = 1 };
+	return program_add_map(prog, &s);
+}
+
+static void prologue(struct cg *cg)
+{
+	const struct node *pn = cg->pnode;
+	cg->ctx = ir_vreg(cg->ir);
+	ir_entry(cg->ir, cg->ctx);
+	if (cg->use_scratch) {
+		/* The key lives on the stack whatever the budget. */
+		cg->frame += 8;
+		cg->frame_max = cg->frame;
+		int16_t off = -(int16_t)cg->frame;
+		ir_st(cg->ir, BPF_W, VR_FP, off, 0);
+		cg->scratch = cg_call(cg, BPF_FUNC_map_lookup_elem,
+				      (struct ir_arg[]){ IR_MAP(cg->scratch_map),
+							 IR_STK(off) }, 2);
+		ir_jcci(cg->ir, BPF_JEQ, cg->scratch, 0, cg->l_exit);
+	}
+	uint32_t nvars = pn->u.probe.nvars;
+	cg->var_reg = arena_array(cg->a, vreg, nvars ? nvars : 1);
+	cg->var_mem = arena_array(cg->a, struct cmem, nvars ? nvars : 1);
+	for (uint32_t i = 0; i < nvars; i++) {
+		const struct type *t = pn->u.probe.var_types ?
+			pn->u.probe.var_types[i] : NULL;
+		cg->var_reg[i] = ir_vreg(cg->ir);
+		if (t && t->kind != TYPE_INT && t->size) {
+			/* Zeroed: the verifier rejects reads of unwritten
+			 * stack, and bpftrace's variables start empty. */
+			cg->var_mem[i] = cg_alloc(cg, t->size);
+			cg_zero(cg, cg->var_mem[i], t->size);
+		}
+	}
+}
+
+struct attempt {
+	uint32_t limit;
+	bool scratch;
+	int nregs;
+};
+
+/* Generate one probe. Returns 0, -EAGAIN when it does not fit the
+ * budget, or another -errno (diagnostics in d). */
+static int gen_probe(struct program *prog, struct probe *p,
+		     const struct node *pn, struct diags *d,
+		     const struct attempt *at)
+{
+	struct ir ir;
+	struct ra ra;
+	struct cg cg = {
+		.prog = prog, .probe = p, .pnode = pn, .ir = &ir,
+		.a = prog->arena, .d = d, .frame_limit = at->limit,
+		.use_scratch = at->scratch, .scratch_map = -1,
+	};
+	int err;
+
+	ir_init(&ir);
+	cg.l_exit = ir_label(&ir);
+	if (at->scratch)
+		cg.scratch_map = scratch_map(prog);
+	prologue(&cg);
+	if (pn->u.probe.predicate)
+		cg_cond_jump(&cg, pn->u.probe.predicate, false, cg.l_exit);
+	cg_block(&cg, pn->u.probe.body);
+	ir_place(&ir, cg.l_exit);
+	ir_reti(&ir, 0);
+
+	err = cg.err ? cg.err : ir.err;
+	if (!err && cg.need_scratch)
+		err = -EAGAIN;
+	if (err) {
+		ir_free(&ir);
+		return err;
+	}
+	ir_prune(&ir);
+	err = regalloc(&ir, cg.frame_max, at->nregs, &ra);
+	if (!err && ra.stack > BPF_STACK_MAX)
+		err = -EAGAIN;
+	struct bpf_insn *insns = NULL;
+	uint32_t n = 0;
+	if (!err)
+		err = asm_lower(&ir, &ra, &insns, &n);
+	ra_free(&ra);
+	ir_free(&ir);
+	if (err == -E2BIG) {
+		diag_error(d, pn->pos, "CODEGEN",
+			   "%s: program too large (a jump spans more than "
+			   "32767 instructions)", p->name);
+		return -E2BIG;
+	}
+	if (err)
+		return err;
+	p->insns = arena_array(prog->arena, struct bpf_insn, n ? n : 1);
+	memcpy(p->insns, insns, n * sizeof(*insns));
+	p->ninsns = n;
+	free(insns);
+	if (at->scratch) {
+		struct map_spec *s = &prog->maps[cg.scratch_map];
+		uint32_t need = (cg.scr_max + 7) & ~7u;
+		if (need > s->value_size)
+			s->value_size = need;
+	}
+	return 0;
+}
+
+int codegen_program(const struct node *root, struct program *prog,
+		    struct diags *d)
+{
+	int ret = 0;
+	if (!root || root->kind != N_PROGRAM)
+		return -EINVAL;
+	for (uint32_t i = 0; i < prog->nprobes; i++) {
+		struct probe *p = &prog->probes[i];
+		if (p->block >= root->u.list.n)
+			return -EINVAL;
+		const struct node *pn = root->u.list.v[p->block];
+		int err = -EAGAIN;
+		for (size_t b = 0; b < sizeof(budgets) / sizeof(*budgets) &&
+				   err == -EAGAIN; b++) {
+			struct attempt at = { budgets[b].limit,
+					      budgets[b].scratch, 4 };
+			err = gen_probe(prog, p, pn, d, &at);
+		}
+		if (err == -EAGAIN)
+			diag_error(d, pn->pos, "STACK",
+				   "%s: the program needs more than %d bytes "
+				   "of BPF stack", p->name, BPF_STACK_MAX);
+		if (err && !ret)
+			ret = err == -EAGAIN ? -E2BIG : err;
+	}
+	return ret;
+}

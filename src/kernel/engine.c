@@ -1,0 +1,582 @@
+/* engine.c - the kernel engine: loads each probe's program, attaches it
+ * through perf events, runs BEGIN/END with BPF_PROG_TEST_RUN, and reads
+ * the event ring.
+ *
+ * Ownership is flat: the engine holds every descriptor (maps, programs,
+ * perf events, links) in plain arrays, and exactly two functions let go of
+ * them: detach_all() for attachments and engine_free() for the rest. Any
+ * failure path calls one of them, so nothing stays in the kernel.
+ *
+ * Events after exit(): bpftrace ignores records that arrive after the one
+ * that asked to exit, until END runs; END's own output is printed. The
+ * engine does the same with `ignore_events`, and detaches every probe
+ * before END so nothing can fire while END runs and maps are printed. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../base/log.h"
+#include "engine_int.h"
+
+#define VERIFIER_LOG_SIZE (4u << 20)
+#define DEFAULT_MAX_PROBES 512
+
+/* The last line of a verifier log that says why, not the statistics the
+ * kernel appends after it. */
+static void log_reason(const char *log, char *out, size_t size)
+{
+	out[0] = '\0';
+	const char *end = log + strlen(log);
+	while (end > log) {
+		while (end > log && (end[-1] == '\n' || end[-1] == ' '))
+			end--;
+		const char *start = end;
+		while (start > log && start[-1] != '\n')
+			start--;
+		size_t len = (size_t)(end - start);
+		bool stats = strncmp(start, "processed ", 10) == 0 ||
+			     strncmp(start, "verification time", 17) == 0 ||
+			     strncmp(start, "stack depth", 11) == 0 ||
+			     strncmp(start, "mark_precise", 12) == 0;
+		if (len && !stats) {
+			if (len >= size)
+				len = size - 1;
+			memcpy(out, start, len);
+			out[len] = '\0';
+			return;
+		}
+		end = start;
+	}
+}
+
+/* Give every map reference its descriptor: BPF_LD_IMM64 with a map
+ * pseudo source holds the map's index in the program's table. */
+static int patch_maps(struct engine *e, const struct probe *p,
+		      struct bpf_insn *insns)
+{
+	for (uint32_t i = 0; i < p->ninsns; i++) {
+		struct bpf_insn *in = &insns[i];
+		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
+			continue;
+		if (i + 1 >= p->ninsns)
+			return -EINVAL;
+		if (in->src_reg == BPF_PSEUDO_MAP_FD ||
+		    in->src_reg == BPF_PSEUDO_MAP_VALUE) {
+			if (in->imm < 0 || (uint32_t)in->imm >= e->prog->nmaps) {
+				log_error("probe %s: instruction %u refers to "
+					  "map %d, which does not exist",
+					  p->name, i, in->imm);
+				return -EINVAL;
+			}
+			in->imm = e->map_fds[in->imm];
+		}
+		i++;   /* the second half of the 16-byte instruction */
+	}
+	return 0;
+}
+
+static int load_one(struct engine *e, struct engine_probe *ep, char *log_buf)
+{
+	const struct probe *p = ep->probe;
+	if (!p->insns || !p->ninsns) {
+		log_error("probe %s: no code was generated", p->name);
+		return -EINVAL;
+	}
+	struct bpf_insn *insns = malloc(p->ninsns * sizeof(*insns));
+	if (!insns)
+		return -ENOMEM;
+	memcpy(insns, p->insns, p->ninsns * sizeof(*insns));
+	int r = patch_maps(e, p, insns);
+	if (r < 0) {
+		free(insns);
+		return r;
+	}
+	char name[16];
+	engine_obj_name(name, sizeof(name), p->name);
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = p->expected_attach_type);
+	/* Under -v the log is wanted even on success; otherwise load
+	 * without one (faster) and ask again only to explain a failure. */
+	if (log_verbose) {
+		o.log_buf = log_buf;
+		o.log_size = VERIFIER_LOG_SIZE;
+		o.log_level = 1;
+		log_buf[0] = '\0';
+	}
+	int fd = bpf_prog_load(p->prog_type, name, "GPL", insns, p->ninsns, &o);
+	if (fd < 0 && !log_verbose) {
+		o.log_buf = log_buf;
+		o.log_size = VERIFIER_LOG_SIZE;
+		o.log_level = 1;
+		log_buf[0] = '\0';
+		int fd2 = bpf_prog_load(p->prog_type, name, "GPL", insns,
+					p->ninsns, &o);
+		if (fd2 >= 0)     /* cannot happen twice in a row, but be safe */
+			fd = fd2;
+	}
+	free(insns);
+	if (fd >= 0) {
+		ep->prog_fd = fd;
+		log_info("probe %s: loaded (%u instructions)", p->name,
+			 p->ninsns);
+		return 0;
+	}
+	char reason[512];
+	log_reason(log_buf, reason, sizeof(reason));
+	if (reason[0])
+		log_error("probe %s: the kernel verifier rejected the program: %s",
+			  p->name, reason);
+	else
+		log_error("probe %s: cannot load the program: %s", p->name,
+			  strerror(-fd));
+	if (log_verbose && log_buf[0])
+		fprintf(stderr, "verifier log for %s:\n%s", p->name, log_buf);
+	return fd;
+}
+
+/* Records handled per poll before returning to the caller: a probe that
+ * fires on sonde's own work (its writes, its syscalls) could otherwise
+ * keep the ring non-empty forever and starve signal and exit checks. */
+#define POLL_BUDGET 8192
+
+/* on_sample's way to stop libbpf's loop; the record in hand is consumed. */
+#define SAMPLE_BREAK (-ECANCELED)
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct engine *e = ctx;
+	if (++e->handled >= POLL_BUDGET)
+		return SAMPLE_BREAK;
+	if (e->ignore_events || !e->opts.on_event)
+		return 0;
+	if (e->opts.on_event(e->opts.event_ctx, data, size) == 1) {
+		e->stopped = true;
+		e->ignore_events = true;
+		return SAMPLE_BREAK;
+	}
+	return 0;
+}
+
+static int ring_open(struct engine *e)
+{
+	int fd = e->map_fds[e->prog->ringbuf_map];
+	e->rb = ring_buffer__new(fd, on_sample, e, NULL);
+	if (!e->rb) {
+		int r = -errno;
+		log_error("cannot open the event ring: %s", strerror(-r));
+		return r ? r : -EINVAL;
+	}
+	return 0;
+}
+
+static unsigned max_probes(void)
+{
+	const char *s = getenv("BPFTRACE_MAX_PROBES");
+	if (s) {
+		char *end;
+		unsigned long v = strtoul(s, &end, 10);
+		if (*s && !*end && v > 0 && v < 1000000)
+			return (unsigned)v;
+		log_warn("BPFTRACE_MAX_PROBES=%s ignored", s);
+	}
+	return DEFAULT_MAX_PROBES;
+}
+
+int engine_load(const struct program *prog, const struct engine_opts *opts,
+		struct engine **out)
+{
+	*out = NULL;
+	unsigned limit = max_probes();
+	if (prog->nprobes > limit) {
+		log_error("cannot attach %u probes: the limit is %u (raise it "
+			  "with BPFTRACE_MAX_PROBES, carefully: too many probes "
+			  "can make the system unresponsive)",
+			  prog->nprobes, limit);
+		return -E2BIG;
+	}
+	struct engine *e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->prog = prog;
+	e->opts = *opts;
+	engine_reader_init(e);
+	int r = libbpf_num_possible_cpus();
+	if (r < 0)
+		goto fail;
+	e->ncpus = r;
+
+	e->probes = calloc(prog->nprobes ? prog->nprobes : 1,
+			   sizeof(*e->probes));
+	r = -ENOMEM;
+	if (!e->probes)
+		goto fail;
+	e->nprobes = prog->nprobes;
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		e->probes[i].probe = &prog->probes[i];
+		e->probes[i].prog_fd = -1;
+	}
+
+	r = engine_maps_create(e);
+	if (r < 0)
+		goto fail;
+	r = engine_globals_write(e);
+	if (r < 0)
+		goto fail;
+
+	char *log_buf = malloc(VERIFIER_LOG_SIZE);
+	r = -ENOMEM;
+	if (!log_buf)
+		goto fail;
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct engine_probe *ep = &e->probes[i];
+		const struct provider *pv = ep->probe->provider;
+		r = load_one(e, ep, log_buf);
+		if (r < 0)
+			break;
+		/* Ask the provider now: BEGIN/END must be known before
+		 * attaching, and a bad probe is better found early. */
+		if (pv && pv->attach) {
+			ep->req.pid = -1;
+			r = pv->attach(ep->probe, &ep->req);
+			if (r < 0) {
+				log_error("probe %s: cannot attach: %s",
+					  ep->probe->name, strerror(-r));
+				break;
+			}
+			ep->has_req = true;
+		}
+	}
+	free(log_buf);
+	if (r < 0)
+		goto fail;
+
+	if (prog->ringbuf_map >= 0) {
+		if ((uint32_t)prog->ringbuf_map >= prog->nmaps) {
+			r = -EINVAL;
+			goto fail;
+		}
+		r = ring_open(e);
+		if (r < 0)
+			goto fail;
+	}
+	*out = e;
+	return 0;
+fail:
+	engine_free(e);
+	return r < 0 ? r : -EINVAL;
+}
+
+/* Online CPUs from /sys (a list like "0-3,5"), malloc'd. */
+static int online_cpus(int **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	if (!f)
+		return -errno;
+	VEC(int) cpus = { 0 };
+	int r = 0;
+	unsigned a, b;
+	char sep;
+	while (r == 0 && fscanf(f, "%u", &a) == 1) {
+		b = a;
+		sep = '\n';
+		if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+			if (fscanf(f, "%u", &b) != 1)
+				break;
+			if (fscanf(f, "%c", &sep) != 1)
+				sep = '\n';
+		}
+		for (unsigned c = a; c <= b && r == 0; c++)
+			r = vec_push(&cpus, (int)c);
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	if (r == 0 && cpus.n == 0)
+		r = -EINVAL;
+	if (r < 0) {
+		vec_free(&cpus);
+		return r;
+	}
+	*out = cpus.v;
+	*n = cpus.n;
+	return 0;
+}
+
+static int perf_open(const struct attach_req *req, int cpu)
+{
+	struct perf_event_attr attr = {
+		.type = req->perf_type,
+		.size = sizeof(attr),
+		.config = req->perf_config,
+		.config1 = req->perf_config1,
+		.config2 = req->perf_config2,
+	};
+	if (req->sample_freq) {
+		attr.freq = 1;
+		attr.sample_freq = req->sample_freq;
+	} else {
+		attr.sample_period = req->sample_period;
+	}
+	attr.wakeup_events = 1;
+	int fd = (int)syscall(__NR_perf_event_open, &attr, req->pid, cpu, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Attach the program to one perf event: a BPF link when the kernel has
+ * them (5.15+), else the older ioctl. Returns the link fd or -1 for the
+ * ioctl path, or -errno. */
+static int perf_link(int prog_fd, int pfd)
+{
+	int link = bpf_link_create(prog_fd, pfd, BPF_PERF_EVENT, NULL);
+	if (link < 0) {
+		if (link != -EINVAL && link != -EOPNOTSUPP)
+			return link;
+		if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0)
+			return -errno;
+		link = -1;
+	}
+	if (ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		int err = -errno;
+		if (link >= 0)
+			close(link);
+		return err;
+	}
+	return link;
+}
+
+static void detach_probe(struct engine_probe *ep)
+{
+	for (size_t i = 0; i < ep->link_fds.n; i++)
+		if (ep->link_fds.v[i] >= 0)
+			close(ep->link_fds.v[i]);
+	for (size_t i = 0; i < ep->perf_fds.n; i++) {
+		/* Without a link, disabling first stops the program at once. */
+		ioctl(ep->perf_fds.v[i], PERF_EVENT_IOC_DISABLE, 0);
+		close(ep->perf_fds.v[i]);
+	}
+	vec_free(&ep->link_fds);
+	vec_free(&ep->perf_fds);
+}
+
+static void detach_all(struct engine *e)
+{
+	for (uint32_t i = 0; i < e->nprobes; i++)
+		detach_probe(&e->probes[i]);
+}
+
+static int attach_perf(struct engine_probe *ep, const int *cpus, size_t ncpus)
+{
+	for (size_t i = 0; i < ncpus; i++) {
+		int pfd = perf_open(&ep->req, cpus[i]);
+		if (pfd < 0) {
+			bool no_pmu = ep->req.perf_type == PERF_TYPE_HARDWARE &&
+				      (pfd == -ENOENT || pfd == -EOPNOTSUPP);
+			log_error("probe %s: cannot attach: perf_event_open "
+				  "(cpu %d): %s%s", ep->probe->name, cpus[i],
+				  strerror(-pfd), no_pmu ? " (this CPU has no "
+				  "such hardware counter; virtual machines "
+				  "often have none)" : "");
+			return pfd;
+		}
+		if (vec_push(&ep->perf_fds, pfd) < 0) {
+			close(pfd);
+			return -ENOMEM;
+		}
+		int link = perf_link(ep->prog_fd, pfd);
+		if (link < -1) {
+			log_error("probe %s: cannot attach the program: %s",
+				  ep->probe->name, strerror(-link));
+			return link;
+		}
+		if (vec_push(&ep->link_fds, link) < 0) {
+			if (link >= 0)
+				close(link);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int engine_attach(struct engine *e)
+{
+	int *cpus = NULL;
+	size_t ncpus = 0;
+	int attached = 0, r = 0;
+	int cpu0 = 0;
+
+	for (uint32_t i = 0; i < e->nprobes && r == 0; i++) {
+		struct engine_probe *ep = &e->probes[i];
+		if (!ep->has_req) {
+			log_error("probe %s: this probe type cannot be attached "
+				  "by the kernel engine", ep->probe->name);
+			r = -EOPNOTSUPP;
+			break;
+		}
+		switch (ep->req.how) {
+		case ATTACH_TEST_RUN:
+			continue;
+		case ATTACH_PERF_EVENT:
+			if (ep->req.all_cpus && !cpus &&
+			    (r = online_cpus(&cpus, &ncpus)) < 0) {
+				log_error("cannot read the online CPUs: %s",
+					  strerror(-r));
+				break;
+			}
+			r = ep->req.all_cpus ?
+				attach_perf(ep, cpus, ncpus) :
+				attach_perf(ep, &cpu0, 1);
+			break;
+		default:
+			log_error("probe %s: this attachment is not supported "
+				  "yet", ep->probe->name);
+			r = -EOPNOTSUPP;
+			break;
+		}
+		if (r == 0) {
+			attached++;
+			log_info("attached %s (%zu perf event%s)",
+				 ep->probe->name, ep->perf_fds.n,
+				 ep->perf_fds.n == 1 ? "" : "s");
+		}
+	}
+	free(cpus);
+	if (r < 0) {
+		detach_all(e);
+		return r;
+	}
+	return attached;
+}
+
+static int run_once(struct engine *e, bool at_end)
+{
+	/* Room for any context the program may read (12 u64 arguments,
+	 * all zero): BEGIN/END have no arguments. */
+	uint64_t ctx[12] = { 0 };
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct engine_probe *ep = &e->probes[i];
+		if (!ep->has_req || ep->req.how != ATTACH_TEST_RUN ||
+		    ep->req.at_end != at_end)
+			continue;
+		LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = ctx,
+			    .ctx_size_in = sizeof(ctx));
+		int r = bpf_prog_test_run_opts(ep->prog_fd, &o);
+		if (r < 0) {
+			log_error("probe %s: cannot run: %s", ep->probe->name,
+				  strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+int engine_run_begin(struct engine *e)
+{
+	return run_once(e, false);
+}
+
+int engine_run_end(struct engine *e)
+{
+	/* Nothing fires during END and the map printing after it; events
+	 * still in the ring are delivered (or ignored after exit()) first. */
+	detach_all(e);
+	engine_drain(e);
+	e->ignore_events = false;
+	e->stopped = false;
+	return run_once(e, true);
+}
+
+/* What a ring_buffer__poll/consume result means to engine_poll. */
+static int ring_result(struct engine *e, int r)
+{
+	if (e->stopped) {
+		e->stopped = false;
+		return 1;
+	}
+	if (r == SAMPLE_BREAK && e->handled >= POLL_BUDGET)
+		return 0;
+	return r < 0 ? r : 0;
+}
+
+int engine_poll(struct engine *e, int timeout_ms)
+{
+	if (!e->rb) {
+		/* No ring: just wait, so signals still end the wait. */
+		if (poll(NULL, 0, timeout_ms) < 0)
+			return -errno;
+		return 0;
+	}
+	e->handled = 0;
+	return ring_result(e, ring_buffer__poll(e->rb, timeout_ms));
+}
+
+int engine_drain(struct engine *e)
+{
+	if (!e || !e->rb)
+		return 0;
+	/* Until empty, but not forever if probes keep firing. */
+	for (int round = 0; round < 64; round++) {
+		e->handled = 0;
+		int r = ring_result(e, ring_buffer__consume(e->rb));
+		if (r != 0 || e->handled < POLL_BUDGET)
+			return r;
+	}
+	return 0;
+}
+
+const struct map_reader *engine_map_reader(struct engine *e)
+{
+	return e ? &e->reader : NULL;
+}
+
+/* Codegen may count events the ring refused in a per-CPU u64 map named
+ * ".lost" (key 0); without one nothing is counted here. */
+unsigned long long engine_lost_events(struct engine *e)
+{
+	if (!e)
+		return 0;
+	for (uint32_t i = 0; i < e->prog->nmaps; i++) {
+		const struct map_spec *m = &e->prog->maps[i];
+		if (strcmp(m->name, ".lost") != 0 || m->value_size != 8)
+			continue;
+		struct map_snapshot s;
+		if (e->reader.dump(e, i, &s) < 0)
+			return 0;
+		unsigned long long total = 0;
+		for (uint32_t k = 0; k < s.n; k++)
+			for (uint32_t c = 0; c < s.nvalues; c++) {
+				uint64_t v;
+				memcpy(&v, s.values + ((size_t)k * s.nvalues + c) *
+				       s.value_stride, sizeof(v));
+				total += v;
+			}
+		free(s.keys);
+		free(s.values);
+		return total;
+	}
+	return 0;
+}
+
+void engine_free(struct engine *e)
+{
+	if (!e)
+		return;
+	detach_all(e);
+	ring_buffer__free(e->rb);
+	for (uint32_t i = 0; i < e->nprobes; i++)
+		if (e->probes[i].prog_fd >= 0)
+			close(e->probes[i].prog_fd);
+	free(e->probes);
+	engine_maps_close(e);
+	free(e);
+}

@@ -1,0 +1,48 @@
+/* engine_int.h - the kernel engine's private state, shared by its files
+ * (engine.c: programs, attachment, events; maps.c: maps and the reader).
+ * Nothing outside src/kernel/ includes it. */
+#ifndef SONDE_ENGINE_INT_H
+#define SONDE_ENGINE_INT_H
+
+#include <stdbool.h>
+
+#include "../base/vec.h"
+#include "../probes/provider.h"
+#include "engine.h"
+
+struct ring_buffer;
+
+/* One loaded probe and what attaches it. Every descriptor is owned here
+ * and released by engine_free (or by detach on an attach failure). */
+struct engine_probe {
+	const struct probe *probe;
+	int prog_fd;
+	struct attach_req req;      /* from the provider at load time */
+	bool has_req;
+	VEC(int) perf_fds;          /* one per CPU when all_cpus */
+	VEC(int) link_fds;          /* -1 where PERF_EVENT_IOC_SET_BPF was used */
+};
+
+struct engine {
+	const struct program *prog;
+	struct engine_opts opts;
+	int *map_fds;               /* prog->nmaps entries, -1 if not created */
+	struct engine_probe *probes;
+	uint32_t nprobes;
+	int ncpus;                  /* possible CPUs: per-CPU value count */
+	struct ring_buffer *rb;
+	bool stopped;               /* a handler asked to stop */
+	bool ignore_events;         /* after exit(), until END runs */
+	unsigned handled;           /* records seen in this poll */
+	struct map_reader reader;
+};
+
+/* maps.c */
+int engine_maps_create(struct engine *e);
+int engine_globals_write(struct engine *e);
+void engine_maps_close(struct engine *e);
+void engine_reader_init(struct engine *e);
+/* BPF object names: [A-Za-z0-9_.], at most 15 characters; '@' becomes "AT_". */
+void engine_obj_name(char *out, size_t size, const char *name);
+
+#endif

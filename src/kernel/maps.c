@@ -1,0 +1,311 @@
+/* maps.c - the kernel engine's maps: creation from the program's map
+ * specs, the .globals record, and the map_reader output reads them by
+ * (dump, clear, zero). */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../base/log.h"
+#include "engine_int.h"
+
+#define DEFAULT_MAX_ENTRIES 4096
+#define DEFAULT_RINGBUF_SIZE (256u * 1024)
+
+void engine_obj_name(char *out, size_t size, const char *name)
+{
+	size_t n = 0;
+	if (size == 0)
+		return;
+	for (const char *s = name; *s && n + 1 < size; s++) {
+		if (*s == '@') {
+			for (const char *t = "AT_"; *t && n + 1 < size; t++)
+				out[n++] = *t;
+			continue;
+		}
+		bool ok = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+			  (*s >= '0' && *s <= '9') || *s == '_' || *s == '.';
+		out[n++] = ok ? *s : '_';
+	}
+	out[n] = '\0';
+}
+
+static bool is_percpu(enum map_kind kind)
+{
+	return kind == MAP_PERCPU_HASH || kind == MAP_PERCPU_ARRAY;
+}
+
+static int map_create(const struct map_spec *m)
+{
+	enum bpf_map_type type;
+	uint32_t key = m->key_size, value = m->value_size;
+	uint32_t max = m->max_entries ? m->max_entries : DEFAULT_MAX_ENTRIES;
+
+	switch (m->kind) {
+	case MAP_HASH:         type = BPF_MAP_TYPE_HASH; break;
+	case MAP_PERCPU_HASH:  type = BPF_MAP_TYPE_PERCPU_HASH; break;
+	case MAP_ARRAY:        type = BPF_MAP_TYPE_ARRAY; break;
+	case MAP_PERCPU_ARRAY: type = BPF_MAP_TYPE_PERCPU_ARRAY; break;
+	case MAP_STACK_TRACE:  type = BPF_MAP_TYPE_STACK_TRACE; break;
+	case MAP_RINGBUF:
+		type = BPF_MAP_TYPE_RINGBUF;
+		key = value = 0;
+		max = m->max_entries ? m->max_entries : DEFAULT_RINGBUF_SIZE;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (type == BPF_MAP_TYPE_HASH || type == BPF_MAP_TYPE_PERCPU_HASH) {
+		if (!key)
+			key = 8;    /* a map without keys uses one u64 zero key */
+	}
+	if ((type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY ||
+	     type == BPF_MAP_TYPE_STACK_TRACE) && key != 4)
+		return -EINVAL;
+	char name[16];
+	engine_obj_name(name, sizeof(name), m->name);
+	/* libbpf 1.x raises RLIMIT_MEMLOCK by itself, and only on kernels
+	 * that still charge BPF memory to it (before memcg accounting, 5.11);
+	 * on this engine's kernels nothing needs raising. */
+	return bpf_map_create(type, name, key, value, max, NULL);
+}
+
+int engine_maps_create(struct engine *e)
+{
+	const struct program *prog = e->prog;
+	e->map_fds = calloc(prog->nmaps ? prog->nmaps : 1, sizeof(int));
+	if (!e->map_fds)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < prog->nmaps; i++)
+		e->map_fds[i] = -1;
+	for (uint32_t i = 0; i < prog->nmaps; i++) {
+		const struct map_spec *m = &prog->maps[i];
+		int fd = map_create(m);
+		if (fd < 0) {
+			log_error("cannot create map %s: %s", m->name,
+				  strerror(-fd));
+			return fd;
+		}
+		e->map_fds[i] = fd;
+	}
+	return 0;
+}
+
+int engine_globals_write(struct engine *e)
+{
+	const struct program *prog = e->prog;
+	if (prog->globals_map < 0)
+		return 0;
+	if ((uint32_t)prog->globals_map >= prog->nmaps)
+		return -EINVAL;
+	const struct map_spec *m = &prog->maps[prog->globals_map];
+	if (m->value_size < sizeof(struct sonde_globals))
+		return -EINVAL;
+	uint8_t *value = calloc(1, m->value_size);
+	if (!value)
+		return -ENOMEM;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);   /* bpf_ktime_get_ns's clock */
+	struct sonde_globals g = {
+		.start_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+			    (uint64_t)ts.tv_nsec,
+		.cpid = (uint64_t)(e->opts.cpid > 0 ? e->opts.cpid : 0),
+		.filter_pid = (uint64_t)(e->opts.pid > 0 ? e->opts.pid : 0),
+	};
+	memcpy(value, &g, sizeof(g));
+	uint32_t key = 0;
+	int r = bpf_map_update_elem(e->map_fds[prog->globals_map], &key, value,
+				    BPF_ANY);
+	free(value);
+	if (r < 0)
+		log_error("cannot write map %s: %s", m->name, strerror(-r));
+	return r < 0 ? r : 0;
+}
+
+void engine_maps_close(struct engine *e)
+{
+	if (!e->map_fds)
+		return;
+	for (uint32_t i = 0; i < e->prog->nmaps; i++)
+		if (e->map_fds[i] >= 0)
+			close(e->map_fds[i]);
+	free(e->map_fds);
+	e->map_fds = NULL;
+}
+
+/* Key and value sizes as the kernel sees them. Per-CPU values come back
+ * one per possible CPU, each rounded up to 8 bytes. */
+struct map_geom {
+	int fd;
+	uint32_t key_size, value_size, stride, nvalues;
+	uint32_t max_entries;
+	bool percpu, array;
+};
+
+static int map_geom(struct engine *e, uint32_t map_id, struct map_geom *g)
+{
+	if (map_id >= e->prog->nmaps || !e->map_fds || e->map_fds[map_id] < 0)
+		return -EINVAL;
+	const struct map_spec *m = &e->prog->maps[map_id];
+	if (m->kind == MAP_RINGBUF)
+		return -EINVAL;
+	g->fd = e->map_fds[map_id];
+	g->key_size = m->key_size ? m->key_size : 8;
+	g->value_size = m->value_size;
+	g->percpu = is_percpu(m->kind);
+	g->array = m->kind == MAP_ARRAY || m->kind == MAP_PERCPU_ARRAY;
+	g->stride = g->percpu ? (m->value_size + 7) & ~7u : m->value_size;
+	g->nvalues = g->percpu ? (uint32_t)e->ncpus : 1;
+	g->max_entries = m->max_entries ? m->max_entries : DEFAULT_MAX_ENTRIES;
+	return 0;
+}
+
+static int reader_dump(void *ctx, uint32_t map_id, struct map_snapshot *out)
+{
+	struct engine *e = ctx;
+	struct map_geom g;
+	memset(out, 0, sizeof(*out));
+	int r = map_geom(e, map_id, &g);
+	if (r < 0)
+		return r;
+	size_t vbytes = (size_t)g.stride * g.nvalues;
+	uint32_t cap = 64;
+	uint8_t *keys = malloc((size_t)cap * g.key_size);
+	uint8_t *values = malloc(cap * vbytes);
+	uint8_t *cur = malloc(g.key_size), *next = malloc(g.key_size);
+	uint32_t n = 0;
+	if (!keys || !values || !cur || !next) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	/* Keys deleted while we walk restart the walk from the start; the
+	 * bound keeps that from looping forever under heavy churn. */
+	void *prev = NULL;
+	for (uint64_t steps = 0; steps < 2ull * g.max_entries + 16; steps++) {
+		r = bpf_map_get_next_key(g.fd, prev, next);
+		if (r == -ENOENT)
+			break;
+		if (r < 0)
+			goto fail;
+		memcpy(cur, next, g.key_size);
+		prev = cur;
+		if (n == cap) {
+			cap *= 2;
+			uint8_t *nk = realloc(keys, (size_t)cap * g.key_size);
+			if (nk)
+				keys = nk;
+			uint8_t *nv = nk ? realloc(values, cap * vbytes) : NULL;
+			if (!nv) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			values = nv;
+		}
+		r = bpf_map_lookup_elem(g.fd, cur, values + n * vbytes);
+		if (r == -ENOENT)
+			continue;    /* deleted under our feet */
+		if (r < 0)
+			goto fail;
+		memcpy(keys + (size_t)n * g.key_size, cur, g.key_size);
+		n++;
+	}
+	free(cur);
+	free(next);
+	out->n = n;
+	out->key_size = g.key_size;
+	out->value_size = g.value_size;
+	out->value_stride = g.stride;
+	out->nvalues = g.nvalues;
+	out->keys = keys;
+	out->values = values;
+	return 0;
+fail:
+	free(keys);
+	free(values);
+	free(cur);
+	free(next);
+	return r;
+}
+
+static int reader_zero(void *ctx, uint32_t map_id)
+{
+	struct engine *e = ctx;
+	struct map_geom g;
+	int r = map_geom(e, map_id, &g);
+	if (r < 0)
+		return r;
+	uint8_t *zero = calloc(g.nvalues, g.stride ? g.stride : 1);
+	uint8_t *cur = malloc(g.key_size), *next = malloc(g.key_size);
+	if (!zero || !cur || !next) {
+		r = -ENOMEM;
+		goto out;
+	}
+	void *prev = NULL;
+	r = 0;
+	for (uint64_t steps = 0; steps < 2ull * g.max_entries + 16; steps++) {
+		int k = bpf_map_get_next_key(g.fd, prev, next);
+		if (k == -ENOENT)
+			break;
+		if (k < 0) {
+			r = k;
+			break;
+		}
+		memcpy(cur, next, g.key_size);
+		prev = cur;
+		/* BPF_EXIST: a key deleted meanwhile stays deleted. */
+		k = bpf_map_update_elem(g.fd, cur, zero,
+					g.array ? BPF_ANY : BPF_EXIST);
+		if (k < 0 && k != -ENOENT) {
+			r = k;
+			break;
+		}
+	}
+out:
+	free(zero);
+	free(cur);
+	free(next);
+	return r;
+}
+
+static int reader_clear(void *ctx, uint32_t map_id)
+{
+	struct engine *e = ctx;
+	struct map_geom g;
+	int r = map_geom(e, map_id, &g);
+	if (r < 0)
+		return r;
+	if (g.array)
+		return reader_zero(ctx, map_id);   /* array slots cannot go */
+	uint8_t *key = malloc(g.key_size);
+	if (!key)
+		return -ENOMEM;
+	/* Always take the first key and delete it: no walk to invalidate. */
+	r = 0;
+	for (uint64_t steps = 0; steps < 2ull * g.max_entries + 16; steps++) {
+		int k = bpf_map_get_next_key(g.fd, NULL, key);
+		if (k == -ENOENT)
+			break;
+		if (k < 0) {
+			r = k;
+			break;
+		}
+		k = bpf_map_delete_elem(g.fd, key);
+		if (k < 0 && k != -ENOENT) {
+			r = k;
+			break;
+		}
+	}
+	free(key);
+	return r;
+}
+
+void engine_reader_init(struct engine *e)
+{
+	e->reader.ctx = e;
+	e->reader.dump = reader_dump;
+	e->reader.clear = reader_clear;
+	e->reader.zero = reader_zero;
+}

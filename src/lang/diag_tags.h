@@ -1,0 +1,37 @@
+/* diag_tags.h - every diagnostic tag the front end (lexer, parser,
+ * semantic pass) can report, in one list: the tags are a stable interface
+ * (golden tests are named err.TAG.*.bt) and this is where they are
+ * documented. Code passes the tag as a string literal; test_golden_errors
+ * checks that every golden test's tag is listed here. */
+#ifndef SONDE_DIAG_TAGS_H
+#define SONDE_DIAG_TAGS_H
+
+#define LANG_DIAG_TAGS(X) \
+	/* lexer */ \
+	X(SYNTAX, "malformed program: unexpected token or character") \
+	X(UNTERMINATED_STRING, "a string (or a quoted probe part) never ends") \
+	X(UNTERMINATED_COMMENT, "a /* comment never ends") \
+	X(BAD_INT, "integer literal malformed or too large for 64 bits") \
+	X(BAD_ESCAPE, "unknown escape sequence in a string") \
+	/* parser */ \
+	X(BAD_UNROLL, "unroll count not an integer literal in 1..100") \
+	/* semantic pass */ \
+	X(UNDEF_VAR, "variable read before any assignment in its probe") \
+	X(UNDEF_MAP, "map used but never assigned anywhere") \
+	X(TYPE_MISMATCH, "operand or assigned value of the wrong type") \
+	X(MAP_KEY_MISMATCH, "map used with different key count or types") \
+	X(BAD_CALL, "unknown function") \
+	X(ARG_COUNT, "wrong number of arguments to a function") \
+	X(ARG_TYPE, "argument of the wrong type (or not a literal)") \
+	X(PRINTF_FORMAT, "format string and arguments disagree") \
+	X(UNSAFE, "system()/signal() without --unsafe") \
+	X(BAD_FIELD, "no such field (args->f, tuple .N)") \
+	X(UNKNOWN_BUILTIN, "unknown identifier") \
+	X(BAD_BUILTIN, "builtin not available for this probe type") \
+	X(BAD_POSITIONAL, "positional parameter used as a number is not one") \
+	X(AGG_READ, "aggregation map used as a value") \
+	X(AGG_CONTEXT, "aggregation function not assigned to a map") \
+	X(BAD_CONTROL, "break/continue outside a while loop") \
+	X(UNSUPPORTED, "construct sonde does not implement (struct casts, &, [])")
+
+#endif

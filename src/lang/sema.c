@@ -1,0 +1,754 @@
+/* sema.c - the semantic pass: its driver, types of expressions, scratch
+ * variables, statements; maps are in sema_map.c, calls in sema_call.c.
+ *
+ * How it works. Map types are global and may be fixed by an assignment
+ * that comes later in the source than a read (bpftrace accepts
+ * `BEGIN { if (@x) {} } END { @x = 1 }`), and a variable or a map can
+ * widen (a string literal then `comm`). So the tree is walked several
+ * times: inference passes record and widen types silently, until a pass
+ * changes nothing; then map ids are assigned (maps sorted by name, the
+ * order bpftrace 0.17 prints them at exit) and one final pass reports
+ * every error, sets every annotation and adds the events. Types only
+ * widen (or stay), so this terminates; a cap guards against surprises. */
+#include "sema_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../probes/provider.h"
+
+#define MAX_PASSES 12
+
+void sema_error(struct sema *s, struct pos pos, const char *tag,
+		const char *fmt, ...)
+{
+	if (!s->final)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(s->d, DIAG_ERROR, pos, tag, fmt, ap);
+	va_end(ap);
+}
+
+const char *sema_tname(struct sema *s, const struct type *t)
+{
+	return t ? type_name(s->a, t) : "?";
+}
+
+const char *sema_probe_kind(struct arena *a, const struct probe *p)
+{
+	if (p->provider)
+		return p->provider->name;
+	const char *c = p->name ? strchr(p->name, ':') : NULL;
+	if (!p->name)
+		return "";
+	return c ? arena_strndup(a, p->name, (size_t)(c - p->name)) : p->name;
+}
+
+/* ---------------------------------------------------------------- */
+/* variables                                                         */
+
+static struct sema_var *var_find(struct sema *s, const char *name)
+{
+	struct sema_block *b = &s->blocks[s->block];
+	for (size_t i = 0; i < b->vars.n; i++)
+		if (strcmp(b->vars.v[i].name, name) == 0)
+			return &b->vars.v[i];
+	return NULL;
+}
+
+static int32_t var_slot(struct sema *s, const struct sema_var *v)
+{
+	return (int32_t)(v - s->blocks[s->block].vars.v);
+}
+
+static void var_assign(struct sema *s, struct node *var, const struct type *t,
+		       struct pos at)
+{
+	struct sema_var *v = var_find(s, var->u.var.name);
+	if (!v) {
+		struct sema_var nv = { .name = var->u.var.name };
+		if (vec_push(&s->blocks[s->block].vars, nv))
+			return;
+		v = &s->blocks[s->block].vars.v[s->blocks[s->block].vars.n - 1];
+	}
+	v->assigned = true;
+	var->u.var.slot = var_slot(s, v);
+	if (!t)
+		return;
+	if (!v->type) {
+		v->type = t;
+		s->changed = true;
+	} else {
+		const struct type *u = sema_merge(s, v->type, t);
+		if (!u) {
+			sema_error(s, at, "TYPE_MISMATCH",
+				   "type mismatch for $%s: assigning '%s' to a "
+				   "variable of type '%s'", v->name,
+				   sema_tname(s, t), sema_tname(s, v->type));
+			return;
+		}
+		if (!type_equal(u, v->type)) {
+			v->type = u;
+			s->changed = true;
+		}
+	}
+	var->type = v->type;
+}
+
+static const struct type *var_read(struct sema *s, struct node *n)
+{
+	struct sema_var *v = var_find(s, n->u.var.name);
+	if (!v || !v->assigned) {
+		sema_error(s, n->pos, "UNDEF_VAR",
+			   "variable $%s is used before it is assigned",
+			   n->u.var.name);
+		return NULL;
+	}
+	n->u.var.slot = var_slot(s, v);
+	return n->type = v->type;
+}
+
+/* ---------------------------------------------------------------- */
+/* expressions                                                       */
+
+static bool block_has_kind(struct sema *s, const char *const *kinds)
+{
+	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
+		const struct probe *p = &s->prog->probes[i];
+		if (p->block != s->block)
+			continue;
+		const char *k = sema_probe_kind(s->a, p);
+		bool ok = false;
+		for (int j = 0; kinds[j]; j++)
+			if (strcmp(kinds[j], k) == 0)
+				ok = true;
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* The first probe of the block whose kind is not in `kinds`, for the
+ * message, or "". */
+static const char *block_other_kind(struct sema *s, const char *const *kinds)
+{
+	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
+		const struct probe *p = &s->prog->probes[i];
+		if (p->block != s->block)
+			continue;
+		const char *k = sema_probe_kind(s->a, p);
+		bool ok = false;
+		for (int j = 0; kinds[j]; j++)
+			if (strcmp(kinds[j], k) == 0)
+				ok = true;
+		if (!ok)
+			return k;
+	}
+	return "";
+}
+
+static bool block_is_user(struct sema *s)
+{
+	static const char *const user[] = { "uprobe", "uretprobe", "usdt",
+					    NULL };
+	return block_has_kind(s, user);
+}
+
+static const struct type *builtin_type(struct sema *s, struct node *n)
+{
+	static const char *const arg_kinds[] = { "kprobe", "uprobe", "usdt",
+						 NULL };
+	static const char *const sarg_kinds[] = { "kprobe", "uprobe", NULL };
+	static const char *const ret_kinds[] = { "kretprobe", "uretprobe",
+						 "fexit", NULL };
+	static const char *const func_kinds[] = { "kprobe", "kretprobe",
+		"uprobe", "uretprobe", "usdt", "fentry", "fexit", NULL };
+	const char *const *need = NULL;
+	const char *what = NULL;
+
+	switch (n->u.builtin.id) {
+	case BI_ARG: need = arg_kinds; what = "kprobe, uprobe and usdt"; break;
+	case BI_SARG: need = sarg_kinds; what = "kprobe and uprobe"; break;
+	case BI_RETVAL:
+		need = ret_kinds;
+		what = "kretprobe, uretprobe and fexit";
+		break;
+	case BI_FUNC:
+		need = func_kinds;
+		what = "function (kprobe, uprobe, usdt, fentry, fexit)";
+		break;
+	default: break;
+	}
+	if (need && !block_has_kind(s, need)) {
+		const char *name = builtin_names[n->u.builtin.id];
+		if (n->u.builtin.id == BI_ARG || n->u.builtin.id == BI_SARG)
+			name = arena_printf(s->a, "%s%u", name,
+					    n->u.builtin.index);
+		sema_error(s, n->pos, "BAD_BUILTIN",
+			   "%s can only be used in %s probes (%s used here)",
+			   name, what, block_other_kind(s, need));
+		return NULL;
+	}
+
+	switch (n->u.builtin.id) {
+	case BI_COMM:
+		return type_str(s->a, 16);
+	case BI_KSTACK:
+	case BI_USTACK: {
+		struct type *t = arena_new(s->a, struct type);
+		bool k = n->u.builtin.id == BI_KSTACK;
+		t->kind = k ? TYPE_KSTACK : TYPE_USTACK;
+		t->size = k ? 8 : 16;
+		t->stack_limit = 127;
+		return t;
+	}
+	case BI_FUNC:
+		return block_is_user(s) ? type_simple(s->a, TYPE_USYM, 16) :
+			type_simple(s->a, TYPE_KSYM, 8);
+	case BI_PROBE: {
+		/* a string: each probe's program stores its own name */
+		uint32_t len = 1;
+		for (uint32_t i = 0; i < s->prog->nprobes; i++) {
+			const struct probe *p = &s->prog->probes[i];
+			if (p->block == s->block && p->name &&
+			    strlen(p->name) + 1 > len)
+				len = (uint32_t)strlen(p->name) + 1;
+		}
+		return type_str(s->a, len);
+	}
+	case BI_CURTASK: {
+		struct type *t = arena_new(s->a, struct type);
+		*t = *type_u64();
+		t->is_ptr = true;
+		return t;
+	}
+	case BI_USERNAME:
+		return type_simple(s->a, TYPE_USERNAME, 8);
+	case BI_ARGS: {
+		/* only as the base of a field access: see field_type() */
+		sema_error(s, n->pos, "BAD_FIELD",
+			   "args must be followed by a field: args->name");
+		return NULL;
+	}
+	case BI_RETVAL:
+	default:
+		return type_u64();
+	}
+}
+
+/* The type a record field loads as. */
+static const struct type *record_field_type(struct sema *s,
+					    const struct record_field *f)
+{
+	if (f->is_data_loc)
+		return type_str(s->a, s->prog->strlen);
+	if (f->is_char_array)
+		return type_str(s->a, f->array_len ? f->array_len : f->size);
+	if (f->array_len)
+		return NULL;
+	switch (f->size) {
+	case 1: case 2: case 4: case 8: break;
+	default: return NULL;
+	}
+	const struct type *t = type_int(s->a, f->size * 8, f->is_signed);
+	if (f->is_ptr) {
+		struct type *p = arena_new(s->a, struct type);
+		*p = *t;
+		p->is_ptr = true;
+		t = p;
+	}
+	return t;
+}
+
+/* args->name / args.name: the field must exist in the record of every
+ * probe of the block; the types unify (a wildcard over tracepoints whose
+ * fields differ in width). */
+static const struct type *field_type(struct sema *s, struct node *n)
+{
+	struct node *base = n->u.field.base;
+	if (base->kind != N_BUILTIN || base->u.builtin.id != BI_ARGS) {
+		const struct type *bt = sema_expr(s, base);
+		if (bt)
+			sema_error(s, n->pos, "BAD_FIELD",
+				   "field access '%s%s' needs args (type '%s' "
+				   "has no fields)", n->u.field.arrow ? "->" : ".",
+				   n->u.field.name, sema_tname(s, bt));
+		return NULL;
+	}
+	const struct type *t = NULL;
+	bool any = false;
+	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
+		const struct probe *p = &s->prog->probes[i];
+		if (p->block != s->block)
+			continue;
+		any = true;
+		const struct type *rec = p->args_type;
+		if (!rec || rec->kind != TYPE_RECORD) {
+			sema_error(s, base->pos, "BAD_BUILTIN",
+				   "args can only be used with tracepoint, fentry "
+				   "and fexit probes (%s used here)",
+				   sema_probe_kind(s->a, p));
+			return NULL;
+		}
+		uint32_t k;
+		for (k = 0; k < rec->nfields; k++)
+			if (strcmp(rec->rfields[k].name, n->u.field.name) == 0)
+				break;
+		if (k == rec->nfields) {
+			sema_error(s, n->pos, "BAD_FIELD",
+				   "%s has no field '%s'", p->name ? p->name :
+				   "the probe", n->u.field.name);
+			return NULL;
+		}
+		const struct type *ft = record_field_type(s, &rec->rfields[k]);
+		if (!ft) {
+			sema_error(s, n->pos, "UNSUPPORTED",
+				   "field '%s' of %s: arrays and odd-sized fields "
+				   "are not supported", n->u.field.name,
+				   p->name ? p->name : "the probe");
+			return NULL;
+		}
+		if (!t) {
+			t = ft;
+			n->u.field.field = (int32_t)k;
+		} else {
+			const struct type *u = type_unify(s->a, t, ft);
+			if (!u) {
+				sema_error(s, n->pos, "TYPE_MISMATCH",
+					   "field '%s' is '%s' in one probe and '%s' "
+					   "in %s", n->u.field.name,
+					   sema_tname(s, t), sema_tname(s, ft),
+					   p->name);
+				return NULL;
+			}
+			t = u;
+		}
+	}
+	if (!any)
+		sema_error(s, base->pos, "BAD_BUILTIN",
+			   "args used, but this probe block has no probes");
+	base->type = type_simple(s->a, TYPE_RECORD, 0);
+	return t;
+}
+
+/* $1.. and $#: replaced, in the final pass, by the literal they stand
+ * for, so codegen never sees N_POSITIONAL. In str($N) (as_string) the
+ * parameter is a string; elsewhere it must be a number. */
+const struct type *sema_positional(struct sema *s, struct node *n,
+				   bool as_string)
+{
+	int np = s->opts ? s->opts->npositional : 0;
+	if (n->u.positional.is_count) {
+		if (s->final) {
+			n->kind = N_INT;
+			n->u.ival = (uint64_t)np;
+		}
+		return n->type = type_s64();
+	}
+	uint32_t i = n->u.positional.index;
+	const char *v = i >= 1 && np > 0 && i <= (uint32_t)np ?
+		s->opts->positional[i - 1] : NULL;
+	if (as_string) {
+		if (s->final) {
+			n->kind = N_STR;
+			n->u.str.s = v ? v : "";
+			n->u.str.len = (uint32_t)strlen(n->u.str.s);
+		}
+		return n->type = type_str(s->a, (uint32_t)strlen(v ? v : "") + 1);
+	}
+	uint64_t val = 0;
+	if (v) {
+		char *end;
+		errno = 0;
+		if (v[0] == '-')
+			val = (uint64_t)strtoll(v, &end, 0);
+		else
+			val = strtoull(v, &end, 0);
+		if (errno || end == v || *end) {
+			sema_error(s, n->pos, "BAD_POSITIONAL",
+				   "$%u used as a number but given \"%s\"; "
+				   "use str($%u) for a string", i, v, i);
+			return NULL;
+		}
+	}
+	if (s->final) {
+		n->kind = N_INT;
+		n->u.ival = val;
+	}
+	return n->type = type_s64();
+}
+
+static const struct type *binop(struct sema *s, struct node *n)
+{
+	const struct type *l = sema_expr(s, n->u.binop.lhs);
+	const struct type *r = sema_expr(s, n->u.binop.rhs);
+	if (!l || !r)
+		return NULL;
+	enum op op = n->u.binop.op;
+	if (is_int(l) && is_int(r))
+		return type_int(s->a, 64, l->is_signed && r->is_signed);
+	if (is_str(l) && is_str(r) && (op == OP_EQ || op == OP_NE))
+		return type_u64();
+	if (is_str(l) && is_str(r))
+		sema_error(s, n->pos, "TYPE_MISMATCH",
+			   "strings can only be compared with == and !=, "
+			   "not '%s'", op_name(op));
+	else
+		sema_error(s, n->pos, "TYPE_MISMATCH",
+			   "type mismatch for '%s': '%s' and '%s'", op_name(op),
+			   sema_tname(s, l), sema_tname(s, r));
+	return NULL;
+}
+
+static const struct type *unop(struct sema *s, struct node *n)
+{
+	const struct type *t = sema_expr(s, n->u.unop.operand);
+	if (!t)
+		return NULL;
+	switch (n->u.unop.op) {
+	case OP_ADDROF:
+		sema_error(s, n->pos, "UNSUPPORTED",
+			   "the address-of operator '&' is not supported");
+		return NULL;
+	case OP_DEREF:
+		if (!is_int(t))
+			break;
+		return type_u64();
+	default:
+		if (!is_int(t))
+			break;
+		if (t->is_ptr)
+			return type_int(s->a, t->bits, t->is_signed);
+		return t;
+	}
+	sema_error(s, n->pos, "TYPE_MISMATCH",
+		   "'%s' needs an integer operand, not '%s'",
+		   op_name(n->u.unop.op), sema_tname(s, t));
+	return NULL;
+}
+
+static const struct type *ternary(struct sema *s, struct node *n)
+{
+	const struct type *c = sema_expr(s, n->u.ternary.cond);
+	const struct type *a = sema_expr(s, n->u.ternary.then);
+	const struct type *b = sema_expr(s, n->u.ternary.els);
+	if (c && !is_int(c))
+		sema_error(s, n->u.ternary.cond->pos, "TYPE_MISMATCH",
+			   "the condition of '?:' must be an integer, not '%s'",
+			   sema_tname(s, c));
+	if (!a || !b || !c)
+		return NULL;
+	const struct type *u = sema_storable(a) ? type_unify(s->a, a, b) : NULL;
+	if (!u)
+		sema_error(s, n->pos, "TYPE_MISMATCH",
+			   "the branches of '?:' have types '%s' and '%s'",
+			   sema_tname(s, a), sema_tname(s, b));
+	return u;
+}
+
+static const struct type *cast(struct sema *s, struct node *n)
+{
+	const struct type *t = sema_expr(s, n->u.cast.expr);
+	const char *tn = n->u.cast.type_name;
+	if (strncmp(tn, "struct", 6) == 0 || strchr(tn, '*')) {
+		sema_error(s, n->pos, "UNSUPPORTED",
+			   "cast to '%s': struct and pointer types need BTF, "
+			   "which sonde does not read", tn);
+		return NULL;
+	}
+	if (!t)
+		return NULL;
+	if (!is_int(t)) {
+		sema_error(s, n->pos, "TYPE_MISMATCH",
+			   "cannot cast '%s' to %s", sema_tname(s, t), tn);
+		return NULL;
+	}
+	bool sign = tn[0] == 'i';
+	unsigned bits = (unsigned)atoi(tn + (sign ? 3 : 4));
+	return type_int(s->a, bits, sign);
+}
+
+static const struct type *tuple(struct sema *s, struct node *n)
+{
+	uint32_t k = n->u.list.n;
+	const struct type **f = arena_array(s->a, const struct type *, k);
+	bool ok = true;
+	for (uint32_t i = 0; i < k; i++) {
+		f[i] = sema_expr(s, n->u.list.v[i]);
+		if (f[i] && !sema_storable(f[i])) {
+			sema_error(s, n->u.list.v[i]->pos, "TYPE_MISMATCH",
+				   "a tuple cannot hold a value of type '%s'",
+				   sema_tname(s, f[i]));
+			f[i] = NULL;
+		}
+		ok = ok && f[i];
+	}
+	return ok ? type_tuple(s->a, k, f) : NULL;
+}
+
+/* ++ and -- on an integer variable or map (an unset map starts at 0 as
+ * an int64, as in bpftrace). */
+static const struct type *incdec(struct sema *s, struct node *n)
+{
+	struct node *t = n->u.incdec.target;
+	const char *opn = n->u.incdec.op == OP_PREINC ||
+		n->u.incdec.op == OP_POSTINC ? "++" : "--";
+	const struct type *ty;
+	if (t->kind == N_VAR) {
+		ty = var_read(s, t);
+	} else {
+		struct sema_map *m = sema_map_ref(s, t);
+		if (m && !m->value)
+			sema_map_set(s, m, t, type_s64(), t->pos);
+		ty = m ? m->value : NULL;
+		t->type = ty;
+	}
+	if (!ty)
+		return NULL;
+	if (!is_int(ty)) {
+		sema_error(s, n->pos, "TYPE_MISMATCH",
+			   "'%s' needs an integer, not '%s'", opn,
+			   sema_tname(s, ty));
+		return NULL;
+	}
+	return ty;
+}
+
+const struct type *sema_expr(struct sema *s, struct node *n)
+{
+	const struct type *t = NULL;
+	if (!n)
+		return NULL;
+	switch (n->kind) {
+	case N_INT: t = type_s64(); break;
+	case N_STR: t = type_str(s->a, n->u.str.len + 1); break;
+	case N_BUILTIN: t = builtin_type(s, n); break;
+	case N_VAR: t = var_read(s, n); break;
+	case N_POSITIONAL: t = sema_positional(s, n, false); break;
+	case N_MAP: t = sema_map_read(s, n); break;
+	case N_BINOP: t = binop(s, n); break;
+	case N_UNOP: t = unop(s, n); break;
+	case N_TERNARY: t = ternary(s, n); break;
+	case N_CALL: t = sema_call(s, n); break;
+	case N_FIELD: t = field_type(s, n); break;
+	case N_TUPLE_INDEX: {
+		const struct type *b = sema_expr(s, n->u.tindex.base);
+		if (!b)
+			break;
+		if (b->kind != TYPE_TUPLE) {
+			sema_error(s, n->pos, "BAD_FIELD",
+				   ".%u needs a tuple, not '%s'",
+				   n->u.tindex.index, sema_tname(s, b));
+		} else if (n->u.tindex.index >= b->nfields) {
+			sema_error(s, n->pos, "BAD_FIELD",
+				   "tuple index %u out of range: '%s' has %u "
+				   "fields", n->u.tindex.index, sema_tname(s, b),
+				   b->nfields);
+		} else {
+			t = b->fields[n->u.tindex.index];
+		}
+		break;
+	}
+	case N_INDEX:
+		sema_expr(s, n->u.index.base);
+		sema_expr(s, n->u.index.index);
+		sema_error(s, n->pos, "UNSUPPORTED",
+			   "indexing with [] is not supported (no BTF types)");
+		break;
+	case N_TUPLE: t = tuple(s, n); break;
+	case N_CAST: t = cast(s, n); break;
+	case N_INCDEC: t = incdec(s, n); break;
+	case N_IDENT:
+		sema_error(s, n->pos, "UNKNOWN_BUILTIN",
+			   "unknown identifier '%s'", n->u.str.s);
+		break;
+	default:
+		sema_error(s, n->pos, "SYNTAX", "not an expression");
+		break;
+	}
+	n->type = t;
+	return t;
+}
+
+/* ---------------------------------------------------------------- */
+/* statements                                                        */
+
+static void stmt(struct sema *s, struct node *n);
+
+static void block(struct sema *s, struct node *b)
+{
+	if (!b)
+		return;
+	for (uint32_t i = 0; i < b->u.list.n; i++)
+		stmt(s, b->u.list.v[i]);
+}
+
+static void cond(struct sema *s, struct node *c, const char *what)
+{
+	const struct type *t = sema_expr(s, c);
+	if (t && !is_int(t))
+		sema_error(s, c->pos, "TYPE_MISMATCH",
+			   "the condition of %s must be an integer, not '%s'",
+			   what, sema_tname(s, t));
+}
+
+static void assign(struct sema *s, struct node *n)
+{
+	struct node *tg = n->u.assign.target, *v = n->u.assign.value;
+	enum op op = n->u.assign.op;
+
+	if (op == OP_NONE && tg->kind == N_MAP && sema_is_agg_call(v)) {
+		const struct type *t = sema_agg(s, v);
+		sema_map_assign(s, tg, t, v->pos);
+		return;
+	}
+	const struct type *vt = sema_expr(s, v);
+	if (vt && !sema_storable(vt)) {
+		sema_error(s, v->pos, "TYPE_MISMATCH",
+			   "a value of type '%s' cannot be assigned",
+			   sema_tname(s, vt));
+		vt = NULL;
+	}
+	if (op != OP_NONE) {
+		/* x op= v: x must already be an integer (a map may be unset) */
+		const struct type *cur;
+		if (tg->kind == N_VAR) {
+			cur = var_read(s, tg);
+		} else {
+			struct sema_map *m = sema_map_ref(s, tg);
+			cur = m ? m->value : NULL;
+			if (m && !cur)
+				cur = type_s64();
+		}
+		if (cur && !is_int(cur)) {
+			sema_error(s, n->pos, "TYPE_MISMATCH",
+				   "'%s=' needs an integer target, not '%s'",
+				   op_name(op), sema_tname(s, cur));
+			return;
+		}
+		if (vt && !is_int(vt)) {
+			sema_error(s, v->pos, "TYPE_MISMATCH",
+				   "'%s=' needs an integer value, not '%s'",
+				   op_name(op), sema_tname(s, vt));
+			return;
+		}
+		if (!cur || !vt)
+			return;
+		/* the target keeps its type */
+		if (tg->kind == N_VAR)
+			var_assign(s, tg, cur, n->pos);
+		else
+			sema_map_set(s, sema_map_find(s, tg->u.map.name), tg, cur,
+				     n->pos);
+		return;
+	}
+	if (tg->kind == N_VAR)
+		var_assign(s, tg, vt, n->pos);
+	else
+		sema_map_assign(s, tg, vt, n->pos);
+}
+
+static void stmt(struct sema *s, struct node *n)
+{
+	switch (n->kind) {
+	case N_EXPR_STMT: {
+		struct node *e = n->u.expr_stmt.expr;
+		if (sema_is_agg_call(e)) {
+			sema_error(s, e->pos, "AGG_CONTEXT",
+				   "%s() must be assigned to a map: @x = %s(...)",
+				   e->u.call.name, e->u.call.name);
+			return;
+		}
+		sema_expr(s, e);
+		break;
+	}
+	case N_ASSIGN:
+		assign(s, n);
+		break;
+	case N_IF:
+		cond(s, n->u.if_.cond, "if");
+		block(s, n->u.if_.then);
+		if (n->u.if_.els && n->u.if_.els->kind == N_IF)
+			stmt(s, n->u.if_.els);
+		else
+			block(s, n->u.if_.els);
+		break;
+	case N_UNROLL:
+		block(s, n->u.loop.body);
+		break;
+	case N_WHILE:
+		cond(s, n->u.loop.cond, "while");
+		s->loops++;
+		block(s, n->u.loop.body);
+		s->loops--;
+		break;
+	case N_BREAK:
+	case N_CONTINUE:
+		if (!s->loops)
+			sema_error(s, n->pos, "BAD_CONTROL",
+				   "'%s' outside a while loop",
+				   n->kind == N_BREAK ? "break" : "continue");
+		break;
+	case N_RETURN:
+		break;
+	default:
+		sema_error(s, n->pos, "SYNTAX", "not a statement");
+	}
+}
+
+static void check_probe(struct sema *s, struct node *p, uint32_t b)
+{
+	s->probe = p;
+	s->block = b;
+	s->loops = 0;
+	struct sema_block *sb = &s->blocks[b];
+	for (size_t i = 0; i < sb->vars.n; i++)
+		sb->vars.v[i].assigned = false;
+	if (p->u.probe.predicate)
+		cond(s, p->u.probe.predicate, "a predicate");
+	block(s, p->u.probe.body);
+	if (s->final) {
+		p->u.probe.nvars = (uint32_t)sb->vars.n;
+		p->u.probe.var_types = arena_array(s->a, const struct type *,
+						   sb->vars.n ? sb->vars.n : 1);
+		for (size_t i = 0; i < sb->vars.n; i++)
+			p->u.probe.var_types[i] = sb->vars.v[i].type;
+	}
+}
+
+int sema_check(struct node *root, struct program *prog,
+	       const struct sema_opts *opts, struct diags *d)
+{
+	struct sema s = { .prog = prog, .opts = opts, .d = d,
+			  .a = prog->arena };
+	if (!root || root->kind != N_PROGRAM)
+		return -EINVAL;
+	if (!prog->strlen)
+		prog->strlen = SONDE_STRLEN_DEFAULT;
+	uint32_t nb = root->u.list.n;
+	s.blocks = calloc(nb ? nb : 1, sizeof(*s.blocks));
+	if (!s.blocks)
+		return -ENOMEM;
+	unsigned before = d->nerrors;
+
+	for (int pass = 0; pass < MAX_PASSES; pass++) {
+		s.changed = false;
+		for (uint32_t b = 0; b < nb; b++)
+			check_probe(&s, root->u.list.v[b], b);
+		if (!s.changed)
+			break;
+	}
+	sema_add_maps(&s);
+	s.final = true;
+	for (uint32_t b = 0; b < nb; b++)
+		check_probe(&s, root->u.list.v[b], b);
+
+	for (uint32_t b = 0; b < nb; b++)
+		vec_free(&s.blocks[b].vars);
+	free(s.blocks);
+	vec_free(&s.maps);
+	return d->nerrors > before ? -EINVAL : 0;
+}

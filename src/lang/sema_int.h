@@ -1,0 +1,100 @@
+/* sema_int.h - state shared by the semantic pass's files (sema.c for
+ * expressions, statements, variables and maps; sema_call.c for function
+ * calls). Not a public interface. */
+#ifndef SONDE_SEMA_INT_H
+#define SONDE_SEMA_INT_H
+
+#include "../base/vec.h"
+#include "sema.h"
+
+struct sema_map {
+	const char *name;
+	struct pos pos;             /* first use, for messages */
+	struct pos key_pos;         /* where the key shape was fixed */
+	bool keys_known;
+	uint32_t nkeys;
+	const struct type *key;     /* tuple of key types (nkeys >= 1) */
+	const struct type *value;   /* NULL until some assignment types it */
+	int32_t id;                 /* index in prog->maps, -1 until final */
+};
+
+struct sema_var {
+	const char *name;
+	const struct type *type;    /* unified over all assignments */
+	bool assigned;              /* in this pass, so far in source order */
+};
+
+struct sema_block {
+	VEC(struct sema_var) vars;
+};
+
+struct sema {
+	struct program *prog;
+	const struct sema_opts *opts;
+	struct diags *d;
+	struct arena *a;
+	VEC(struct sema_map) maps;
+	struct sema_block *blocks;  /* one per probe block */
+	bool final;                 /* report errors, set ids, add events */
+	bool changed;               /* some map or variable type widened */
+	/* the probe block being checked */
+	struct node *probe;
+	uint32_t block;
+	int loops;                  /* enclosing while loops */
+};
+
+/* An error, reported in the final pass only (earlier passes only infer
+ * types, and may see maps whose types are not known yet). */
+void sema_error(struct sema *s, struct pos pos, const char *tag,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+const char *sema_tname(struct sema *s, const struct type *t);
+
+const struct type *sema_expr(struct sema *s, struct node *n);
+/* Map reference: checks keys, returns the entry (value may be NULL). */
+struct sema_map *sema_map_ref(struct sema *s, struct node *n);
+/* A map read as a value, or used by delete/print: must be assigned
+ * somewhere. Returns the entry or NULL (error reported). */
+struct sema_map *sema_map_defined(struct sema *s, struct node *n);
+struct sema_map *sema_map_find(struct sema *s, const char *name);
+/* A whole map (print/clear/zero): no keys are checked. */
+struct sema_map *sema_map_whole(struct sema *s, struct node *n);
+/* Record the value type assigned to a map; TYPE_MISMATCH if it clashes.
+ * _assign references the map (its keys) first; _set takes the entry from
+ * a sema_map_ref just made, so keys are not checked twice. */
+void sema_map_assign(struct sema *s, struct node *map, const struct type *t,
+		     struct pos at);
+void sema_map_set(struct sema *s, struct sema_map *m, struct node *map,
+		  const struct type *t, struct pos at);
+/* $N / $#; as_string inside str(). The final pass rewrites the node into
+ * the N_INT or N_STR it stands for. */
+const struct type *sema_positional(struct sema *s, struct node *n,
+				   bool as_string);
+
+/* Values that can live in a variable, a map or a record. */
+bool sema_storable(const struct type *t);
+/* The type a slot keeps when another value is stored, or NULL. */
+const struct type *sema_merge(struct sema *s, const struct type *old,
+			      const struct type *t);
+/* A map read as a value (never an aggregation: AGG_READ). */
+const struct type *sema_map_read(struct sema *s, struct node *n);
+/* Add the user maps to prog->maps, sorted by name; set their ids. */
+void sema_add_maps(struct sema *s);
+
+const struct type *sema_call(struct sema *s, struct node *n);
+/* `@m = agg(...)`: the aggregation's map value type, or NULL. */
+const struct type *sema_agg(struct sema *s, struct node *call);
+bool sema_is_agg_call(const struct node *n);
+/* The canonical provider name of a probe ("tracepoint", "BEGIN"). */
+const char *sema_probe_kind(struct arena *a, const struct probe *p);
+
+static inline bool is_int(const struct type *t)
+{
+	return t && t->kind == TYPE_INT;
+}
+
+static inline bool is_str(const struct type *t)
+{
+	return t && t->kind == TYPE_STR;
+}
+
+#endif

@@ -1,0 +1,255 @@
+/* sema_map.c - the semantic pass for maps: the program-wide map table,
+ * key and value types (and how slots keep or widen their types), reads
+ * and assignments, and the map specs handed to the program. */
+#include "sema_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../compile.h"
+
+#define MAP_MAX_ENTRIES 4096
+
+/* Values that can live in a variable, a map or a record. */
+bool sema_storable(const struct type *t)
+{
+	return t && t->kind != TYPE_NONE && t->kind != TYPE_RECORD &&
+	       !type_is_agg(t);
+}
+
+/* The type a variable, key or map value keeps when another value is
+ * stored: as in bpftrace, an integer slot keeps the type it was first
+ * given (later integers are converted to it); strings widen; tuples
+ * merge field by field. NULL if the types cannot share a slot. */
+const struct type *sema_merge(struct sema *s, const struct type *old,
+			      const struct type *t)
+{
+	if (is_int(old) && is_int(t))
+		return old;
+	if (old->kind == TYPE_TUPLE && t->kind == TYPE_TUPLE &&
+	    old->nfields == t->nfields) {
+		const struct type **f = arena_array(s->a, const struct type *,
+						    old->nfields);
+		for (uint32_t i = 0; i < old->nfields; i++)
+			if (!(f[i] = sema_merge(s, old->fields[i], t->fields[i])))
+				return NULL;
+		const struct type *u = type_tuple(s->a, old->nfields, f);
+		return type_equal(u, old) ? old : u;
+	}
+	return type_unify(s->a, old, t);
+}
+
+/* Maps hold integers as 64 bits (with the signedness of the first value
+ * stored), as bpftrace does. */
+static const struct type *map_int(struct sema *s, const struct type *t)
+{
+	return is_int(t) ? type_int(s->a, 64, t->is_signed) : t;
+}
+
+/* ---------------------------------------------------------------- */
+/* maps                                                              */
+
+struct sema_map *sema_map_find(struct sema *s, const char *name)
+{
+	for (size_t i = 0; i < s->maps.n; i++)
+		if (strcmp(s->maps.v[i].name, name) == 0)
+			return &s->maps.v[i];
+	return NULL;
+}
+
+struct sema_map *sema_map_ref(struct sema *s, struct node *n)
+{
+	/* Keys first: they may mention other maps, which can grow the
+	 * table and move the entries. */
+	uint32_t nk = n->u.map.keys.n;
+	const struct type **kt = arena_array(s->a, const struct type *,
+					     nk ? nk : 1);
+	bool known = true;
+	for (uint32_t i = 0; i < nk; i++) {
+		struct node *k = n->u.map.keys.v[i];
+		kt[i] = sema_expr(s, k);
+		if (!kt[i]) {
+			known = false;
+		} else if (!sema_storable(kt[i]) || kt[i]->kind == TYPE_TUPLE) {
+			sema_error(s, k->pos, "MAP_KEY_MISMATCH",
+				   "a value of type '%s' cannot be a map key%s",
+				   sema_tname(s, kt[i]),
+				   kt[i]->kind == TYPE_TUPLE ?
+				   " (use several keys: @m[a, b])" : "");
+			known = false;
+		}
+	}
+
+	struct sema_map *m = sema_map_find(s, n->u.map.name);
+	if (!m) {
+		struct sema_map nm = { .name = n->u.map.name, .pos = n->pos,
+				       .id = -1 };
+		if (vec_push(&s->maps, nm))
+			return NULL;
+		m = &s->maps.v[s->maps.n - 1];
+		s->changed = true;
+	}
+	n->u.map.map_id = m->id;
+	if (m->keys_known && m->nkeys != nk) {
+		sema_error(s, n->pos, "MAP_KEY_MISMATCH",
+			   "%s used with %u key%s here but %u at line %u",
+			   m->name, nk, nk == 1 ? "" : "s", m->nkeys,
+			   m->key_pos.line);
+		return m;
+	}
+	if (!known)
+		return m;
+	for (uint32_t i = 0; i < nk; i++)
+		kt[i] = map_int(s, kt[i]);
+	if (!m->keys_known) {
+		m->keys_known = true;
+		m->nkeys = nk;
+		m->key_pos = n->pos;
+		m->key = nk ? type_tuple(s->a, nk, kt) : NULL;
+		s->changed = true;
+		return m;
+	}
+	if (!nk)
+		return m;
+	const struct type *kn = type_tuple(s->a, nk, kt);
+	const struct type *u = sema_merge(s, m->key, kn);
+	if (!u) {
+		sema_error(s, n->pos, "MAP_KEY_MISMATCH",
+			   "%s has key type '%s' (line %u), used here with '%s'",
+			   m->name, sema_tname(s, m->key), m->key_pos.line,
+			   sema_tname(s, kn));
+	} else if (!type_equal(u, m->key)) {
+		m->key = u;
+		s->changed = true;
+	}
+	return m;
+}
+
+struct sema_map *sema_map_defined(struct sema *s, struct node *n)
+{
+	struct sema_map *m = sema_map_ref(s, n);
+	if (m && !m->value) {
+		sema_error(s, n->pos, "UNDEF_MAP",
+			   "map %s is used but never assigned", n->u.map.name);
+		return NULL;
+	}
+	return m;
+}
+
+struct sema_map *sema_map_whole(struct sema *s, struct node *n)
+{
+	struct sema_map *m = sema_map_find(s, n->u.map.name);
+	if (!m) {
+		struct sema_map nm = { .name = n->u.map.name, .pos = n->pos,
+				       .id = -1 };
+		if (vec_push(&s->maps, nm))
+			return NULL;
+		m = &s->maps.v[s->maps.n - 1];
+		s->changed = true;
+	}
+	n->u.map.map_id = m->id;
+	if (!m->value) {
+		sema_error(s, n->pos, "UNDEF_MAP",
+			   "map %s is used but never assigned", n->u.map.name);
+		return NULL;
+	}
+	n->type = m->value;
+	return m;
+}
+
+void sema_map_assign(struct sema *s, struct node *map, const struct type *t,
+		     struct pos at)
+{
+	sema_map_set(s, sema_map_ref(s, map), map, t, at);
+}
+
+void sema_map_set(struct sema *s, struct sema_map *m, struct node *map,
+		  const struct type *t, struct pos at)
+{
+	if (!m || !t)
+		return;
+	t = map_int(s, t);
+	if (!m->value) {
+		m->value = t;
+		s->changed = true;
+	} else {
+		const struct type *u = sema_merge(s, m->value, t);
+		if (!u) {
+			sema_error(s, at, "TYPE_MISMATCH",
+				   "type mismatch for %s: assigning '%s' to a map "
+				   "holding '%s'", m->name, sema_tname(s, t),
+				   sema_tname(s, m->value));
+			return;
+		}
+		if (!type_equal(u, m->value)) {
+			m->value = u;
+			s->changed = true;
+		}
+	}
+	map->type = m->value;
+}
+
+const struct type *sema_map_read(struct sema *s, struct node *n)
+{
+	struct sema_map *m = sema_map_defined(s, n);
+	if (!m)
+		return NULL;
+	if (type_is_agg(m->value)) {
+		sema_error(s, n->pos, "AGG_READ",
+			   "%s holds a %s() aggregation, which cannot be used "
+			   "as a value (print() it instead)", m->name,
+			   type_kind_name(m->value->kind));
+		return NULL;
+	}
+	return n->type = m->value;
+}
+
+/* Map value sizes per program.h. */
+static uint32_t value_size(const struct type *t)
+{
+	switch (t->kind) {
+	case TYPE_COUNT: case TYPE_SUM: case TYPE_HIST: case TYPE_LHIST:
+		return 8;
+	case TYPE_MIN: case TYPE_MAX: case TYPE_AVG: case TYPE_STATS:
+		return 16;
+	default:
+		return t->size;
+	}
+}
+
+static int cmp_map_name(const void *a, const void *b)
+{
+	const struct sema_map *const *x = a, *const *y = b;
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* Add the user maps to the program, sorted by name: bpftrace 0.17 prints
+ * maps at exit in name order, and output walks prog->maps in order. */
+void sema_add_maps(struct sema *s)
+{
+	size_t n = s->maps.n;
+	struct sema_map **v = arena_array(s->a, struct sema_map *, n ? n : 1);
+	for (size_t i = 0; i < n; i++)
+		v[i] = &s->maps.v[i];
+	qsort(v, n, sizeof(*v), cmp_map_name);
+	for (size_t i = 0; i < n; i++) {
+		struct sema_map *m = v[i];
+		if (!m->value || !m->keys_known)
+			continue;
+		bool agg = type_is_agg(m->value);
+		bool bucket = m->value->kind == TYPE_HIST ||
+			m->value->kind == TYPE_LHIST;
+		struct map_spec spec = {
+			.name = m->name,
+			.kind = agg ? MAP_PERCPU_HASH : MAP_HASH,
+			.key_type = m->nkeys ? m->key : NULL,
+			.key_size = (m->nkeys ? m->key->size : 8) +
+				(bucket ? 8 : 0),
+			.value_type = m->value,
+			.value_size = value_size(m->value),
+			.max_entries = MAP_MAX_ENTRIES,
+			.nkeys = m->nkeys,
+		};
+		m->id = program_add_map(s->prog, &spec);
+	}
+}

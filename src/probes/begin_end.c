@@ -1,0 +1,71 @@
+/* begin_end.c - the BEGIN and END probes: run once, in sonde's own
+ * context, before the first event and after the last.
+ *
+ * They are loaded as raw tracepoint programs because that type can be
+ * run on demand with BPF_PROG_TEST_RUN and still has every tracing helper
+ * (ring buffer, current pid/comm, ktime, stack ids). The run happens in
+ * sonde's own task, so `pid` and `comm` are sonde's, as in bpftrace. */
+#include <errno.h>
+#include <string.h>
+
+#include "probe_util.h"
+
+static int once_parse(struct node *attach, struct expand_ctx *ctx,
+		      const char *name)
+{
+	struct ap_parts parts;
+	ap_split(ctx->arena, attach->u.attach.text, &parts);
+	if (parts.n != 1 || strcmp(parts.v[0], name) != 0)
+		return ap_error(attach, ctx,
+				"%s probe type requires 0 arguments", name);
+	ap_set(attach, name, NULL, NULL, 0);
+	return 0;
+}
+
+static int begin_parse(struct node *attach, struct expand_ctx *ctx)
+{
+	return once_parse(attach, ctx, "BEGIN");
+}
+
+static int end_parse(struct node *attach, struct expand_ctx *ctx)
+{
+	return once_parse(attach, ctx, "END");
+}
+
+static int once_expand(const struct node *attach, struct expand_ctx *ctx,
+		       int (*emit)(void *arg, const char *target,
+				   const char *func, uint64_t freq),
+		       void *arg)
+{
+	return emit(arg, NULL, NULL, 0);
+}
+
+static int begin_attach(const struct probe *p, struct attach_req *req)
+{
+	req->how = ATTACH_TEST_RUN;
+	req->at_end = false;
+	return 1;
+}
+
+static int end_attach(const struct probe *p, struct attach_req *req)
+{
+	req->how = ATTACH_TEST_RUN;
+	req->at_end = true;
+	return 1;
+}
+
+const struct provider provider_begin = {
+	.name = "BEGIN",
+	.parse = begin_parse,
+	.expand = once_expand,
+	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
+	.attach = begin_attach,
+};
+
+const struct provider provider_end = {
+	.name = "END",
+	.parse = end_parse,
+	.expand = once_expand,
+	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
+	.attach = end_attach,
+};

@@ -1,0 +1,90 @@
+/* probe_util.h - helpers the provider files share (splitting attach
+ * points, bpftrace's number syntax, -l matching, tracefs). Not a public
+ * surface: only src/probes/ includes it. */
+#ifndef SONDE_PROBE_UTIL_H
+#define SONDE_PROBE_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "provider.h"
+
+#define AP_MAX_PARTS 8
+
+/* An attach point split at ':' (parts are arena copies). */
+struct ap_parts {
+	const char *v[AP_MAX_PARTS];
+	int n;          /* may exceed AP_MAX_PARTS: then only the count is valid */
+};
+
+void ap_split(struct arena *a, const char *text, struct ap_parts *out);
+bool ap_has_wildcard(const char *s);
+
+/* bpftrace's attach-point integers: decimal, 0x hex, 0 octal, '_'
+ * separators, a leading '+', and integer scientific notation (1e3).
+ * Returns 0, or -EINVAL with *why set to a message. */
+int ap_parse_u64(const char *s, uint64_t *out, const char **why);
+
+/* Record a BAD_PROBE diagnostic at the attach point; returns -EINVAL. */
+int ap_error(struct node *attach, struct expand_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Set the canonical fields of an N_ATTACH node. */
+void ap_set(struct node *attach, const char *provider, const char *target,
+	    const char *func, uint64_t freq);
+
+/* -l PATTERN: does `name` ("tracepoint:sched:sched_switch"), listed by
+ * `pv`, match? A pattern "PROVIDER:..." (alias allowed) is matched
+ * against the whole name of that provider's probes only; a pattern
+ * without ':' is matched against the last part of every name. A NULL
+ * pattern matches everything. */
+bool provider_list_match(const struct provider *pv, const char *pattern,
+			 const char *name);
+/* Whether `pv` could list anything for `pattern` at all. */
+bool provider_list_wants(const struct provider *pv, const char *pattern);
+
+/* The tracefs directory (mounting tracefs at /sys/kernel/tracing when
+ * nothing is mounted there), or NULL with errno set. */
+const char *tracefs_dir(void);
+/* A whole (small, text) file, NUL-terminated and malloc'd, or NULL with
+ * errno set. */
+char *probe_read_file(const char *path);
+
+/* Units shared by interval and profile: "s", "ms", "us" give the period
+ * in ns per unit; "hz" gives 0. Returns -EINVAL for anything else. */
+int ap_time_unit(const char *unit, uint64_t *ns_per_unit);
+
+/* interval and profile: UNIT:N parsing, expansion and the cpu-clock
+ * event (interval.c). `what` names N in messages. */
+int timer_parse(struct node *attach, struct expand_ctx *ctx,
+		const char *kind, const char *what);
+int timer_expand(const struct node *attach, struct expand_ctx *ctx,
+		 int (*emit)(void *arg, const char *target, const char *func,
+			     uint64_t freq),
+		 void *arg);
+int timer_attach(const struct probe *p, struct attach_req *req, bool all_cpus);
+
+/* The perf counter providers (software, hardware) share one
+ * table-driven implementation. */
+struct perf_counter {
+	const char *name, *alias;   /* alias "" when there is none */
+	uint64_t config;
+	uint64_t default_period;
+};
+
+/* provider:EVENT[:COUNT]. `kind` is the provider's canonical name. */
+int perf_counter_parse(const struct perf_counter *tab, unsigned n,
+		       const char *kind, struct node *attach,
+		       struct expand_ctx *ctx);
+int perf_counter_expand(const struct node *attach,
+			int (*emit)(void *arg, const char *target,
+				    const char *func, uint64_t freq),
+			void *arg);
+int perf_counter_attach(const struct perf_counter *tab, unsigned n,
+			uint32_t perf_type, const struct probe *p,
+			struct attach_req *req);
+int perf_counter_list(const struct perf_counter *tab, unsigned n,
+		      const struct provider *pv, const char *pattern,
+		      FILE *out);
+
+#endif

@@ -1,0 +1,22 @@
+/* profile.c - profile:UNIT:N: sampling every N units on every CPU (a perf
+ * cpu-clock event per CPU), like bpftrace's profile probe. */
+#include "probe_util.h"
+
+static int profile_parse(struct node *attach, struct expand_ctx *ctx)
+{
+	return timer_parse(attach, ctx, "profile", "frequency");
+}
+
+static int profile_attach(const struct probe *p, struct attach_req *req)
+{
+	return timer_attach(p, req, true);
+}
+
+const struct provider provider_profile = {
+	.name = "profile",
+	.alias = "p",
+	.parse = profile_parse,
+	.expand = timer_expand,
+	.prog_type = BPF_PROG_TYPE_PERF_EVENT,
+	.attach = profile_attach,
+};

@@ -1,0 +1,245 @@
+/* providers.c - the provider table, lookup by name or alias, and the
+ * helpers every provider shares (splitting, numbers, globbing, -l). */
+#include "provider.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe_util.h"
+
+extern const struct provider provider_begin, provider_end,
+	provider_hardware, provider_interval, provider_profile,
+	provider_software, provider_tracepoint;
+
+/* The order -l lists them in: alphabetical, like bpftrace. */
+const struct provider *const providers[] = {
+	&provider_begin,
+	&provider_end,
+	&provider_hardware,
+	&provider_interval,
+	&provider_profile,
+	&provider_software,
+	&provider_tracepoint,
+	NULL,
+};
+
+const struct provider *provider_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (const struct provider *const *p = providers; *p; p++) {
+		const struct provider *pv = *p;
+		if (strcmp(pv->name, name) == 0 ||
+		    (pv->alias && strcmp(pv->alias, name) == 0))
+			return pv;
+		for (const char *const *a = pv->aliases; a && *a; a++)
+			if (strcmp(*a, name) == 0)
+				return pv;
+	}
+	return NULL;
+}
+
+/* Iterative glob: on a mismatch after '*', retry with the star eating
+ * one more character. Linear in practice, no recursion. */
+bool provider_glob(const char *pattern, const char *s)
+{
+	const char *star = NULL, *resume = NULL;
+
+	while (*s) {
+		if (*pattern == '*') {
+			star = pattern++;
+			resume = s;
+		} else if (*pattern == '?' || *pattern == *s) {
+			pattern++;
+			s++;
+		} else if (star) {
+			pattern = star + 1;
+			s = ++resume;
+		} else {
+			return false;
+		}
+	}
+	while (*pattern == '*')
+		pattern++;
+	return *pattern == '\0';
+}
+
+void ap_split(struct arena *a, const char *text, struct ap_parts *out)
+{
+	out->n = 0;
+	const char *p = text;
+	for (;;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		if (out->n < AP_MAX_PARTS)
+			out->v[out->n] = arena_strndup(a, p, len);
+		out->n++;
+		if (!colon)
+			break;
+		p = colon + 1;
+	}
+}
+
+bool ap_has_wildcard(const char *s)
+{
+	return s && strpbrk(s, "*?") != NULL;
+}
+
+int ap_parse_u64(const char *s, uint64_t *out, const char **why)
+{
+	char buf[64];
+	size_t n = 0;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s == '+')
+		s++;
+	/* '_' separates digits for readability only. */
+	for (; *s; s++) {
+		if (*s == '_')
+			continue;
+		if (n + 1 >= sizeof(buf)) {
+			*why = "is too large";
+			return -EINVAL;
+		}
+		buf[n++] = *s;
+	}
+	while (n && isspace((unsigned char)buf[n - 1]))
+		n--;
+	buf[n] = '\0';
+	if (!n || !isdigit((unsigned char)buf[0])) {
+		*why = "is not a number";
+		return -EINVAL;
+	}
+
+	char *e = strpbrk(buf, "eE");
+	bool hex = buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X');
+	if (e && !hex) {
+		/* COEFFeEXP: both integers, value COEFF * 10^EXP. */
+		*e = '\0';
+		char *end;
+		errno = 0;
+		unsigned long long c = strtoull(buf, &end, 10);
+		if (*end || errno) {
+			*why = "has a coefficient that is not an integer";
+			return -EINVAL;
+		}
+		if (!isdigit((unsigned char)e[1])) {
+			*why = "has an exponent that is not an integer";
+			return -EINVAL;
+		}
+		unsigned long long x = strtoull(e + 1, &end, 10);
+		if (*end || errno) {
+			*why = "has an exponent that is not an integer";
+			return -EINVAL;
+		}
+		while (x--) {
+			if (c > UINT64_MAX / 10) {
+				*why = "is too large";
+				return -EINVAL;
+			}
+			c *= 10;
+		}
+		*out = c;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(buf, &end, 0);
+	if (errno == ERANGE) {
+		*why = "is too large";
+		return -EINVAL;
+	}
+	if (*end) {
+		*why = "has trailing characters that are not digits";
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int ap_error(struct node *attach, struct expand_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(ctx->diags, DIAG_ERROR, attach->pos, "BAD_PROBE", fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+void ap_set(struct node *attach, const char *provider, const char *target,
+	    const char *func, uint64_t freq)
+{
+	attach->u.attach.provider = provider;
+	attach->u.attach.target = target;
+	attach->u.attach.func = func;
+	attach->u.attach.extra = NULL;
+	attach->u.attach.freq = freq;
+}
+
+int ap_time_unit(const char *unit, uint64_t *ns_per_unit)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "s", 1000000000ull }, { "ms", 1000000ull },
+		{ "us", 1000ull }, { "hz", 0 },
+	};
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(unit, units[i].unit) == 0) {
+			*ns_per_unit = units[i].ns;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* The provider named by the part of `pattern` before its first ':', or
+ * NULL when there is no ':' or the name is unknown (then *has_prefix
+ * says which). */
+static const struct provider *pattern_provider(const char *pattern,
+					       bool *has_prefix)
+{
+	const char *colon = strchr(pattern, ':');
+	*has_prefix = colon != NULL;
+	if (!colon)
+		return NULL;
+	char name[64];
+	size_t len = (size_t)(colon - pattern);
+	if (len >= sizeof(name))
+		return NULL;
+	memcpy(name, pattern, len);
+	name[len] = '\0';
+	return provider_find(name);
+}
+
+bool provider_list_wants(const struct provider *pv, const char *pattern)
+{
+	if (!pattern)
+		return true;
+	bool has_prefix;
+	const struct provider *want = pattern_provider(pattern, &has_prefix);
+	return !has_prefix || want == pv;
+}
+
+bool provider_list_match(const struct provider *pv, const char *pattern,
+			 const char *name)
+{
+	if (!pattern)
+		return true;
+	bool has_prefix;
+	const struct provider *want = pattern_provider(pattern, &has_prefix);
+	if (!has_prefix) {
+		const char *last = strrchr(name, ':');
+		return provider_glob(pattern, last ? last + 1 : name);
+	}
+	if (want != pv)
+		return false;
+	/* Match with the alias replaced by the canonical name. */
+	const char *rest = strchr(pattern, ':');
+	size_t plen = strlen(pv->name);
+	if (strncmp(name, pv->name, plen) != 0)
+		return false;
+	return provider_glob(rest, name + plen);
+}

@@ -1,0 +1,81 @@
+/* tracefs.c - where the tracing file system is, and reading its files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include "probe_util.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
+
+static bool has_events(const char *dir)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/events", dir);
+	return access(path, F_OK) == 0;
+}
+
+const char *tracefs_dir(void)
+{
+	/* Process-wide cache: the answer does not change during a run. */
+	static const char *dir;
+
+	if (dir)
+		return dir;
+	if (has_events(TRACEFS))
+		return dir = TRACEFS;
+	/* Not mounted: mount it where the kernel expects it, as perf and
+	 * bpftrace users would. Failing that, try the debugfs path. */
+	if (mount("nodev", TRACEFS, "tracefs", 0, NULL) == 0 &&
+	    has_events(TRACEFS))
+		return dir = TRACEFS;
+	if (has_events(DEBUGFS_TRACING))
+		return dir = DEBUGFS_TRACING;
+	errno = ENOENT;
+	return NULL;
+}
+
+char *probe_read_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (n + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				errno = ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(buf);
+			buf = NULL;
+			errno = e;
+			break;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	int e = errno;
+	close(fd);
+	errno = e;
+	if (buf)
+		buf[n] = '\0';
+	return buf;
+}

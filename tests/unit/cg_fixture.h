@@ -1,0 +1,274 @@
+/* cg_fixture.h - test helper for codegen: compile a script through the
+ * parser, the semantic pass and codegen without providers (each attach
+ * point becomes one probe with the program type its provider uses), and
+ * run the result in the unit-test interpreter with emulated helpers:
+ * hash/array maps, the ring buffer (records are captured), and fixed
+ * pid/comm/time values. */
+#ifndef SONDE_CG_FIXTURE_H
+#define SONDE_CG_FIXTURE_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf_interp.h"
+#include "codegen/codegen.h"
+#include "compile.h"
+#include "lang/parser.h"
+#include "lang/sema.h"
+
+static const struct record_field cgfx_fields[] = {
+	{ .name = "fd", .offset = 16, .size = 4, .is_signed = true },
+	{ .name = "buf", .offset = 24, .size = 8, .is_ptr = true },
+	{ .name = "comm", .offset = 32, .size = 16, .is_char_array = true,
+	  .array_len = 16 },
+	{ .name = "filename", .offset = 48, .size = 4, .is_data_loc = true },
+	{ .name = "small", .offset = 52, .size = 2, .is_signed = true },
+};
+static const struct type cgfx_rec = { .kind = TYPE_RECORD, .nfields = 5,
+				      .rfields = cgfx_fields };
+
+struct cgfx {
+	struct arena a;
+	struct diag_source src;
+	struct diags d;
+	struct program prog;
+	struct node *root;
+	int rc;
+};
+
+static inline enum bpf_prog_type cgfx_prog_type(const char *name)
+{
+	if (!strncmp(name, "tracepoint:", 11) || !strncmp(name, "t:", 2))
+		return BPF_PROG_TYPE_TRACEPOINT;
+	if (!strncmp(name, "interval:", 9) || !strncmp(name, "profile:", 8) ||
+	    !strncmp(name, "i:", 2))
+		return BPF_PROG_TYPE_PERF_EVENT;
+	if (!strncmp(name, "uprobe:", 7) || !strncmp(name, "uretprobe:", 10) ||
+	    !strncmp(name, "usdt:", 5))
+		return BPF_PROG_TYPE_KPROBE;
+	return BPF_PROG_TYPE_RAW_TRACEPOINT;      /* BEGIN, END */
+}
+
+/* Returns 0 when the script compiled; diagnostics in f->d. */
+static inline int cgfx_compile(struct cgfx *f, const char *text)
+{
+	memset(f, 0, sizeof(*f));
+	arena_init(&f->a);
+	f->src.name = "test";
+	f->src.text = text;
+	diags_init(&f->d, &f->src);
+	f->prog.arena = &f->a;
+	f->prog.strlen = 64;
+	f->prog.ringbuf_map = f->prog.globals_map = -1;
+	f->root = parse_program(&f->a, text, &f->d);
+	if (!f->root || f->d.nerrors)
+		return f->rc = -1;
+	struct map_spec ring = { .name = ".events", .kind = MAP_RINGBUF,
+				 .max_entries = 1u << 20 };
+	f->prog.ringbuf_map = program_add_map(&f->prog, &ring);
+	struct map_spec globals = {
+		.name = ".globals", .kind = MAP_ARRAY, .key_size = 4,
+		.value_size = sizeof(struct sonde_globals), .max_entries = 1,
+	};
+	f->prog.globals_map = program_add_map(&f->prog, &globals);
+	uint32_t n = 0;
+	for (uint32_t b = 0; b < f->root->u.list.n; b++)
+		n += f->root->u.list.v[b]->u.probe.attach.n;
+	f->prog.probes = arena_array(&f->a, struct probe, n ? n : 1);
+	for (uint32_t b = 0; b < f->root->u.list.n; b++) {
+		struct node *p = f->root->u.list.v[b];
+		for (uint32_t i = 0; i < p->u.probe.attach.n; i++) {
+			struct probe *pr = &f->prog.probes[f->prog.nprobes++];
+			pr->block = b;
+			pr->name = p->u.probe.attach.v[i]->u.attach.text;
+			pr->prog_type = cgfx_prog_type(pr->name);
+			if (pr->prog_type == BPF_PROG_TYPE_TRACEPOINT)
+				pr->args_type = &cgfx_rec;
+		}
+	}
+	f->prog.nblocks = f->root->u.list.n;
+	struct sema_opts o = { .unsafe = true };
+	if (sema_check(f->root, &f->prog, &o, &f->d) || f->d.nerrors)
+		return f->rc = -2;
+	if (codegen_program(f->root, &f->prog, &f->d) || f->d.nerrors)
+		return f->rc = -3;
+	return f->rc = 0;
+}
+
+static inline void cgfx_free(struct cgfx *f)
+{
+	diags_free(&f->d);
+	arena_free(&f->a);
+}
+
+/* ---- emulated kernel ---- */
+
+#define EMU_MAX_ENTRIES 256
+#define EMU_MAX_RECORDS 64
+
+struct emu_map {
+	uint32_t n;
+	uint8_t *keys[EMU_MAX_ENTRIES];
+	uint8_t *vals[EMU_MAX_ENTRIES];
+};
+
+struct emu {
+	struct interp in;
+	const struct program *prog;
+	struct emu_map maps[16];
+	struct sonde_globals globals;
+	uint8_t *records[EMU_MAX_RECORDS];
+	uint32_t record_size[EMU_MAX_RECORDS];
+	uint32_t nrecords;
+	uint8_t scratch[4096] __attribute__((aligned(8)));
+	uint64_t pid_tgid, ktime;
+	const uint8_t *tp_record;     /* tracepoint context */
+};
+
+static struct emu *emu_cur;
+
+static inline uint8_t *emu_find(struct emu *e, uint32_t map, const uint8_t *key)
+{
+	const struct map_spec *s = &e->prog->maps[map];
+	struct emu_map *m = &e->maps[map];
+	if (s->kind == MAP_ARRAY || s->kind == MAP_PERCPU_ARRAY) {
+		if (map == (uint32_t)e->prog->globals_map)
+			return (uint8_t *)&e->globals;
+		return e->scratch;
+	}
+	for (uint32_t i = 0; i < m->n; i++)
+		if (!memcmp(m->keys[i], key, s->key_size))
+			return m->vals[i];
+	return NULL;
+}
+
+static inline uint64_t emu_helper(struct interp *in, int id)
+{
+	struct emu *e = emu_cur;
+	uint64_t *r = in->r;
+	switch (id) {
+	case BPF_FUNC_map_lookup_elem:
+		return (uint64_t)(uintptr_t)emu_find(e, (uint32_t)r[1],
+						     (uint8_t *)(uintptr_t)r[2]);
+	case BPF_FUNC_map_update_elem: {
+		uint32_t map = (uint32_t)r[1];
+		const struct map_spec *s = &e->prog->maps[map];
+		uint8_t *v = emu_find(e, map, (uint8_t *)(uintptr_t)r[2]);
+		if (!v) {
+			struct emu_map *m = &e->maps[map];
+			if (m->n == EMU_MAX_ENTRIES)
+				return (uint64_t)-7;
+			m->keys[m->n] = malloc(s->key_size);
+			memcpy(m->keys[m->n], (void *)(uintptr_t)r[2], s->key_size);
+			v = m->vals[m->n++] = malloc(s->value_size);
+		}
+		memcpy(v, (void *)(uintptr_t)r[3], s->value_size);
+		return 0;
+	}
+	case BPF_FUNC_map_delete_elem: {
+		uint32_t map = (uint32_t)r[1];
+		struct emu_map *m = &e->maps[map];
+		const struct map_spec *s = &e->prog->maps[map];
+		for (uint32_t i = 0; i < m->n; i++)
+			if (!memcmp(m->keys[i], (void *)(uintptr_t)r[2],
+				    s->key_size)) {
+				free(m->keys[i]);
+				free(m->vals[i]);
+				m->keys[i] = m->keys[m->n - 1];
+				m->vals[i] = m->vals[--m->n];
+				return 0;
+			}
+		return (uint64_t)-2;
+	}
+	case BPF_FUNC_ringbuf_reserve:
+		if (e->nrecords == EMU_MAX_RECORDS)
+			return 0;
+		e->record_size[e->nrecords] = (uint32_t)r[2];
+		e->records[e->nrecords] = malloc(r[2]);
+		memset(e->records[e->nrecords], 0xa5, r[2]);
+		return (uint64_t)(uintptr_t)e->records[e->nrecords++];
+	case BPF_FUNC_ringbuf_submit:
+		return 0;
+	case BPF_FUNC_get_current_pid_tgid:
+		return e->pid_tgid;
+	case BPF_FUNC_get_current_uid_gid:
+		return (5ull << 32) | 7;
+	case BPF_FUNC_ktime_get_ns:
+		return e->ktime;
+	case BPF_FUNC_get_smp_processor_id:
+		return 1;
+	case BPF_FUNC_get_current_comm:
+		memset((void *)(uintptr_t)r[1], 0, r[2]);
+		memcpy((void *)(uintptr_t)r[1], "tester", r[2] < 7 ? r[2] : 7);
+		return 0;
+	case BPF_FUNC_probe_read:
+	case BPF_FUNC_probe_read_kernel:
+	case BPF_FUNC_probe_read_user:
+		memcpy((void *)(uintptr_t)r[1], (void *)(uintptr_t)r[3], r[2]);
+		return 0;
+	case BPF_FUNC_probe_read_str:
+	case BPF_FUNC_probe_read_kernel_str:
+	case BPF_FUNC_probe_read_user_str: {
+		char *dst = (char *)(uintptr_t)r[1];
+		const char *src = (const char *)(uintptr_t)r[3];
+		uint64_t i;
+		if (!r[2])
+			return 0;
+		for (i = 0; i + 1 < r[2] && src[i]; i++)
+			dst[i] = src[i];
+		dst[i] = 0;
+		return i + 1;
+	}
+	default:
+		return 0;
+	}
+}
+
+static inline void emu_init(struct emu *e, const struct program *prog)
+{
+	memset(e, 0, sizeof(*e));
+	e->prog = prog;
+	e->in.helper = emu_helper;
+	e->pid_tgid = (1234ull << 32) | 1235;
+	e->ktime = 1000000;
+	e->globals.start_ns = 400000;
+}
+
+static inline void emu_free(struct emu *e)
+{
+	for (int m = 0; m < 16; m++)
+		for (uint32_t i = 0; i < e->maps[m].n; i++) {
+			free(e->maps[m].keys[i]);
+			free(e->maps[m].vals[i]);
+		}
+	for (uint32_t i = 0; i < e->nrecords; i++)
+		free(e->records[i]);
+}
+
+/* Run probe i; returns its r0, or -1 with in.error set. */
+static inline int64_t emu_run(struct emu *e, uint32_t probe)
+{
+	emu_cur = e;
+	const struct probe *p = &e->prog->probes[probe];
+	static uint8_t ctx[256];
+	uint64_t c = (uint64_t)(uintptr_t)(e->tp_record ? e->tp_record : ctx);
+	uint64_t r = interp_run(&e->in, p->insns, p->ninsns, c);
+	return e->in.error ? -1 : (int64_t)r;
+}
+
+static inline uint64_t rec_u64(const struct emu *e, uint32_t rec, uint32_t off)
+{
+	uint64_t v = 0;
+	if (rec < e->nrecords && off + 8 <= e->record_size[rec])
+		memcpy(&v, e->records[rec] + off, 8);
+	return v;
+}
+
+static inline const char *rec_str(const struct emu *e, uint32_t rec, uint32_t off)
+{
+	if (rec >= e->nrecords || off >= e->record_size[rec])
+		return "";
+	return (const char *)e->records[rec] + off;
+}
+
+#endif

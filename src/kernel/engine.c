@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,24 +356,84 @@ static int perf_link(int prog_fd, int pfd)
 	return link;
 }
 
-static void detach_probe(struct engine_probe *ep)
+/* Stop a probe's program from running: closing its BPF links detaches
+ * the program. */
+static void stop_probe(struct engine_probe *ep)
 {
-	for (size_t i = 0; i < ep->link_fds.n; i++)
+	for (size_t i = 0; i < ep->link_fds.n; i++) {
 		if (ep->link_fds.v[i] >= 0)
 			close(ep->link_fds.v[i]);
-	for (size_t i = 0; i < ep->perf_fds.n; i++) {
-		/* Without a link, disabling first stops the program at once. */
-		ioctl(ep->perf_fds.v[i], PERF_EVENT_IOC_DISABLE, 0);
-		close(ep->perf_fds.v[i]);
+		else   /* attached by ioctl: disabling is all there is */
+			ioctl(ep->perf_fds.v[i], PERF_EVENT_IOC_DISABLE, 0);
 	}
 	vec_free(&ep->link_fds);
+}
+
+static void close_probe(struct engine_probe *ep)
+{
+	stop_probe(ep);
+	for (size_t i = 0; i < ep->perf_fds.n; i++)
+		close(ep->perf_fds.v[i]);
 	vec_free(&ep->perf_fds);
+}
+
+/* Releasing a tracepoint attachment waits for an RCU grace period inside
+ * the kernel (about 30 ms here; syscall tracepoints are faultable since
+ * 6.14), one after the other: 361 syscall probes took 10 s to stop and
+ * another 9 s to close. The waits of different threads overlap, so the
+ * releases are spread over a few threads (0.7 s for the same 361). */
+#define RELEASE_THREADS 16
+#define RELEASE_PER_THREAD_MIN 8
+
+struct release_slice {
+	struct engine *e;
+	void (*fn)(struct engine_probe *ep);
+	uint32_t from, to;
+};
+
+static void *release_slice_run(void *arg)
+{
+	struct release_slice *s = arg;
+	for (uint32_t i = s->from; i < s->to; i++)
+		s->fn(&s->e->probes[i]);
+	return NULL;
+}
+
+static void release_each(struct engine *e, void (*fn)(struct engine_probe *))
+{
+	pthread_t tid[RELEASE_THREADS];
+	struct release_slice sl[RELEASE_THREADS];
+	uint32_t nt = e->nprobes / RELEASE_PER_THREAD_MIN;
+	if (nt > RELEASE_THREADS)
+		nt = RELEASE_THREADS;
+	if (nt < 2) {
+		for (uint32_t i = 0; i < e->nprobes; i++)
+			fn(&e->probes[i]);
+		return;
+	}
+	uint32_t per = (e->nprobes + nt - 1) / nt, started = 0;
+	for (uint32_t k = 0; k < nt; k++) {
+		uint32_t from = k * per, to = from + per;
+		if (from >= e->nprobes)
+			break;
+		sl[k] = (struct release_slice){ e, fn, from,
+						 to > e->nprobes ? e->nprobes : to };
+		/* A thread that cannot start leaves its slice to us. */
+		if (pthread_create(&tid[k], NULL, release_slice_run, &sl[k]) != 0)
+			release_slice_run(&sl[k]);
+		else
+			started |= 1u << k;
+	}
+	for (uint32_t k = 0; k < nt; k++)
+		if (started & (1u << k))
+			pthread_join(tid[k], NULL);
 }
 
 static void detach_all(struct engine *e)
 {
-	for (uint32_t i = 0; i < e->nprobes; i++)
-		detach_probe(&e->probes[i]);
+	/* Every program stops first, so none runs during the slow part. */
+	release_each(e, stop_probe);
+	release_each(e, close_probe);
 }
 
 static int attach_perf(struct engine_probe *ep, const int *cpus, size_t ncpus)
@@ -489,7 +550,7 @@ int engine_run_end(struct engine *e)
 {
 	/* Nothing fires during END and the map printing after it; events
 	 * still in the ring are delivered (or ignored after exit()) first. */
-	detach_all(e);
+	release_each(e, stop_probe);
 	engine_drain(e);
 	e->ignore_events = false;
 	e->stopped = false;
@@ -539,32 +600,23 @@ const struct map_reader *engine_map_reader(struct engine *e)
 	return e ? &e->reader : NULL;
 }
 
-/* Codegen may count events the ring refused in a per-CPU u64 map named
- * ".lost" (key 0); without one nothing is counted here. */
+/* Codegen counts the records the ring refused in the .globals record
+ * (struct sonde_globals.lost_events). */
 unsigned long long engine_lost_events(struct engine *e)
 {
-	if (!e)
+	if (!e || e->prog->globals_map < 0)
 		return 0;
-	for (uint32_t i = 0; i < e->prog->nmaps; i++) {
-		const struct map_spec *m = &e->prog->maps[i];
-		if (strcmp(m->name, ".lost") != 0 || m->value_size != 8)
-			continue;
-		struct map_snapshot s;
-		if (e->reader.dump(e, i, &s) < 0)
-			return 0;
-		unsigned long long total = 0;
-		for (uint32_t k = 0; k < s.n; k++)
-			for (uint32_t c = 0; c < s.nvalues; c++) {
-				uint64_t v;
-				memcpy(&v, s.values + ((size_t)k * s.nvalues + c) *
-				       s.value_stride, sizeof(v));
-				total += v;
-			}
-		free(s.keys);
-		free(s.values);
-		return total;
-	}
-	return 0;
+	const struct map_spec *m = &e->prog->maps[e->prog->globals_map];
+	if (m->value_size < sizeof(struct sonde_globals))
+		return 0;
+	uint8_t *value = calloc(1, m->value_size);
+	uint32_t key = 0;
+	struct sonde_globals g = { 0 };
+	if (value && bpf_map_lookup_elem(e->map_fds[e->prog->globals_map],
+					 &key, value) == 0)
+		memcpy(&g, value, sizeof(g));
+	free(value);
+	return g.lost_events;
 }
 
 void engine_free(struct engine *e)

@@ -74,10 +74,10 @@ static int parse_decl(struct arena *a, const char *decl, size_t len,
 		      struct record_field *f)
 {
 	char *d = arena_strndup(a, decl, len);
-	f->decl = d;
 	char *end = d + strlen(d);
 	while (end > d && isspace((unsigned char)end[-1]))
 		*--end = '\0';
+	f->decl = arena_strdup(a, d);   /* d is cut up below */
 
 	const char *s = skip_qualifiers(d);
 	if (strncmp(s, "__data_loc ", 11) == 0) {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -81,6 +82,22 @@ static struct bpf_insn prog_count[] = {
 	ADD_IMM(R3, -16),
 	MOV_IMM(R4, 0),
 	CALL(BPF_FUNC_map_update_elem),
+	MOV_IMM(R0, 0),
+	EXIT(),
+};
+
+/* .globals lost_events += 1, as codegen does when the ring is full. */
+static struct bpf_insn prog_lost[] = {
+	MOV_IMM(R1, 0),
+	STX_DW(R10, R1, -8),
+	LD_MAP(R1, MAP_GLOBALS),
+	MOV_REG(R2, R10),
+	ADD_IMM(R2, -8),
+	CALL(BPF_FUNC_map_lookup_elem),
+	JEQ_IMM(R0, 0, 2),
+	MOV_IMM(R1, 1),
+	INSN(BPF_STX | BPF_ATOMIC | BPF_DW, R0, R1,
+	     offsetof(struct sonde_globals, lost_events), BPF_ADD),
 	MOV_IMM(R0, 0),
 	EXIT(),
 };
@@ -324,6 +341,20 @@ static void test_begin_end_percpu(void)
 	CHECK(r == 0 && engine_run_begin(e) == 0 && engine_drain(e) == 0 &&
 	      s.mine == 1, "begin: runs in our own process, record delivered");
 	engine_free(e);
+
+	struct probe p3[] = {
+		mkprobe("BEGIN", "BEGIN", NULL, NULL, 0, prog_lost,
+			sizeof(prog_lost) / sizeof(prog_lost[0])),
+		mkprobe("END", "END", NULL, NULL, 0, prog_lost,
+			sizeof(prog_lost) / sizeof(prog_lost[0])),
+	};
+	prog = mkprogram(p3, 2);
+	r = engine_load(&prog, &o, &e);
+	CHECK(r == 0 && engine_lost_events(e) == 0 && engine_run_begin(e) == 0 &&
+	      engine_run_end(e) == 0 && engine_lost_events(e) == 2,
+	      "lost events: read from .globals");
+	engine_free(e);
+	CHECK(engine_lost_events(NULL) == 0, "lost events: NULL engine");
 	CHECK(fds_none(), "begin/end: engine_free leaves no descriptor");
 }
 
@@ -357,7 +388,11 @@ static void test_interval(void)
 	engine_drain(e);
 	CHECK(s.records == before, "interval: records after exit() ignored");
 	engine_run_end(e);
-	CHECK(count_fds().perf == 0, "end: every probe detached before END");
+	CHECK(count_fds().link == 0, "end: every program stopped before END");
+	before = s.records;
+	usleep(50000);
+	engine_drain(e);
+	CHECK(s.records == before, "end: nothing fires after END");
 	engine_free(e);
 	CHECK(fds_none(), "interval: engine_free leaves no descriptor");
 }
@@ -386,6 +421,45 @@ static void test_software(void)
 	CHECK(s.records > 0, "software: cpu-clock samples arrive");
 	engine_free(e);
 	CHECK(fds_none(), "software: engine_free leaves no descriptor");
+}
+
+/* Many probes: released by several threads, all of them released. */
+static void test_many(void)
+{
+	static const char *const events[] = {
+		"getcpu", "getcwd", "getdents64", "getegid", "geteuid",
+		"getgid", "getgroups", "getitimer", "getpgid", "getpgrp",
+		"getpid", "getppid", "getpriority", "getrandom", "getresgid",
+		"getresuid", "getrlimit", "getrusage", "getsid", "gettid",
+		"gettimeofday", "getuid", "getxattr", "getpeername",
+	};
+	enum { N = sizeof(events) / sizeof(events[0]) };
+	static struct probe probes[N];
+	static char names[N][96], funcs[N][64];
+	for (int i = 0; i < N; i++) {
+		snprintf(funcs[i], sizeof(funcs[i]), "sys_enter_%s", events[i]);
+		snprintf(names[i], sizeof(names[i]),
+			 "tracepoint:syscalls:sys_enter_%s", events[i]);
+		probes[i] = mkprobe("tracepoint", names[i], "syscalls", funcs[i],
+				    0, prog_report,
+				    sizeof(prog_report) / sizeof(prog_report[0]));
+	}
+	struct program prog = mkprogram(probes, N);
+	struct seen s = { 0 };
+	struct engine_opts o = { .on_event = on_event, .event_ctx = &s };
+	struct engine *e;
+	int r = engine_load(&prog, &o, &e);
+	CHECK(r == 0 && engine_attach(e) == N, "many: 24 tracepoints attached");
+	struct fd_count c = count_fds();
+	CHECK(c.perf == N && c.link == N, "many: one event and link each");
+	double t0 = now_s();
+	if (r == 0)
+		engine_run_end(e);
+	c = count_fds();
+	CHECK(c.link == 0 && c.perf == N, "many: END stops programs, events stay");
+	engine_free(e);
+	printf("#   released %d probes in %.2f s\n", N, now_s() - t0);
+	CHECK(fds_none(), "many: engine_free leaves no descriptor");
 }
 
 /* Capture stderr while `fn` runs. */
@@ -451,6 +525,14 @@ static void test_failures(void)
 		printf("#   stderr: %s", err);
 	free(err);
 	CHECK(fds_none(), "verifier: nothing left after a rejected load");
+	log_verbose = 1;
+	err = with_stderr(load_and_attach, &prog, &r);
+	log_verbose = 0;
+	CHECK(r < 0 && err && strstr(err, "verifier log for tracepoint:syscalls:"
+				     "sys_enter_getpid:\n") &&
+	      strstr(err, "(95) exit\nR0 !read_ok\n"),
+	      "verifier: -v prints the whole log");
+	free(err);
 
 	struct bpf_insn badmap[] = { LD_MAP(R1, 99), MOV_IMM(R0, 0), EXIT() };
 	bad[0].insns = badmap;
@@ -509,6 +591,7 @@ int main(void)
 	test_begin_end_percpu();
 	test_interval();
 	test_software();
+	test_many();
 	test_failures();
 	return UNIT_DONE();
 }

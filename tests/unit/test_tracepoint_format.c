@@ -69,6 +69,8 @@ static void test_sched_switch(struct arena *a)
 	f = field(t, "next_pid");
 	CHECK(f && f->is_signed && f->size == 4 && f->offset == 56,
 	      "switch: pid_t next_pid");
+	CHECK_STR(f ? field(t, "prev_comm")->decl : NULL, "char prev_comm[16]",
+		  "switch: decl keeps the bound");
 	CHECK(t && strcmp(t->rfields[0].name, "prev_comm") == 0 &&
 	      strcmp(t->rfields[6].name, "next_prio") == 0,
 	      "switch: file order kept");

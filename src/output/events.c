@@ -1,0 +1,331 @@
+/* events.c - the output object and the dispatch of ring-buffer records:
+ * printf, print, clear/zero, exit, time, join, cat, system; plus the
+ * "Attaching" line, lost events and run-time messages. */
+#include "output_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct output *output_new(const struct program *prog,
+			  const struct output_opts *opts,
+			  const struct map_reader *maps)
+{
+	if (!prog || !opts) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct output *o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->prog = prog;
+	o->opts = *opts;
+	if (!o->opts.out)
+		o->opts.out = stdout;
+	if (maps) {
+		o->maps = *maps;
+		o->have_maps = true;
+	}
+	return o;
+}
+
+void output_free(struct output *o)
+{
+	free(o);
+}
+
+void output_set_hooks(struct output *o, const struct output_hooks *h)
+{
+	if (!o)
+		return;
+	if (h) {
+		o->hooks = *h;
+		o->have_hooks = true;
+	} else {
+		o->have_hooks = false;
+	}
+}
+
+int output_write(struct output *o, const struct sbuf *b)
+{
+	if (b->oom)
+		return -ENOMEM;
+	if (b->n && fwrite(b->s, 1, b->n, o->opts.out) != b->n)
+		return -EIO;
+	return 0;
+}
+
+static bool json(const struct output *o)
+{
+	return o->opts.format == OUTPUT_JSON;
+}
+
+void output_attaching(struct output *o, unsigned nprobes)
+{
+	if (!o)
+		return;
+	if (json(o))
+		fprintf(o->opts.out,
+			"{\"type\": \"attached_probes\", \"data\": {\"probes\": %u}}\n",
+			nprobes);
+	else
+		fprintf(o->opts.out, "Attaching %u probe%s...\n", nprobes,
+			nprobes == 1 ? "" : "s");
+}
+
+/* bpftrace says "Lost 1 events" too. */
+void output_lost(struct output *o, uint64_t n)
+{
+	if (!o)
+		return;
+	o->lost += n;
+	if (json(o))
+		fprintf(o->opts.out,
+			"{\"type\": \"lost_events\", \"data\": {\"events\": %llu}}\n",
+			(unsigned long long)n);
+	else
+		fprintf(o->opts.out, "Lost %llu events\n", (unsigned long long)n);
+}
+
+/* Text: "WARNING: msg" on stderr, as bpftrace writes its run-time
+ * messages. JSON: a {"type": "<level>", "data": "msg"} line in the
+ * output, so that a consumer of the stream sees it in place. */
+void output_message(struct output *o, const char *level, const char *msg)
+{
+	if (!level)
+		level = "error";
+	if (!msg)
+		msg = "";
+	if (o && json(o)) {
+		struct sbuf b = { 0 };
+		json_message(&b, level, msg, strlen(msg));
+		output_write(o, &b);
+		sbuf_free(&b);
+		return;
+	}
+	if (o)
+		fflush(o->opts.out);
+	for (const char *p = level; *p; p++)
+		fputc(toupper((unsigned char)*p), stderr);
+	fprintf(stderr, ": %s\n", msg);
+}
+
+/* ---- events --------------------------------------------------------- */
+
+/* A message event: text as it is (plus a newline for join), or one JSON
+ * line of the given type. */
+static int emit(struct output *o, const char *type, struct sbuf *text,
+		bool newline)
+{
+	if (text->oom)
+		return -ENOMEM;
+	if (!json(o)) {
+		if (newline)
+			sbuf_putc(text, '\n');
+		return output_write(o, text);
+	}
+	struct sbuf b = { 0 };
+	json_message(&b, type, text->s ? text->s : "", text->n);
+	int r = output_write(o, &b);
+	sbuf_free(&b);
+	return r;
+}
+
+static int ev_print_value(struct output *o, const struct event_spec *e,
+			  const uint8_t *d)
+{
+	const struct type *t = e->args;
+	if (!t)
+		return -EINVAL;
+	if (t->kind == TYPE_TUPLE && t->nfields == 1) {
+		d += t->offsets[0];
+		t = t->fields[0];
+	}
+	struct sbuf b = { 0 };
+	if (json(o)) {
+		sbuf_puts(&b, "{\"type\": \"value\", \"data\": ");
+		json_value(o, &b, t, d);
+		sbuf_puts(&b, "}\n");
+	} else {
+		value_text(o, &b, t, d, VCTX_VALUE);
+		sbuf_putc(&b, '\n');
+	}
+	int r = output_write(o, &b);
+	sbuf_free(&b);
+	return r;
+}
+
+static int ev_time(struct output *o, const struct event_spec *e)
+{
+	char buf[1024];
+	time_t now = time(NULL);
+	struct tm tm;
+	if (!localtime_r(&now, &tm))
+		return -errno;
+	const char *fmt = e->fmt ? e->fmt : "%H:%M:%S\n";
+	size_t n = strftime(buf, sizeof(buf), fmt, &tm);
+	if (n == 0 && *fmt) {
+		output_message(o, "error", "time(): the formatted time is empty "
+			       "or longer than 1023 bytes");
+		return 0;
+	}
+	struct sbuf b = { 0 };
+	sbuf_put(&b, buf, n);
+	int r = emit(o, "time", &b, false);
+	sbuf_free(&b);
+	return r;
+}
+
+/* join(): the strings up to the first empty one, with the delimiter. */
+static int ev_join(struct output *o, const struct event_spec *e,
+		   const uint8_t *d)
+{
+	const struct type *t = e->args;
+	const char *delim = e->fmt ? e->fmt : " ";
+	struct sbuf b = { 0 };
+	uint32_t n = t->kind == TYPE_TUPLE ? t->nfields : 1;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct type *ft = t->kind == TYPE_TUPLE ? t->fields[i] : t;
+		const char *s = (const char *)d +
+			(t->kind == TYPE_TUPLE ? t->offsets[i] : 0);
+		if (ft->kind != TYPE_STR)
+			continue;
+		size_t len = strnlen(s, ft->size);
+		if (len == 0)
+			break;
+		if (i)
+			sbuf_puts(&b, delim);
+		sbuf_put(&b, s, len);
+	}
+	int r = emit(o, "join", &b, true);
+	sbuf_free(&b);
+	return r;
+}
+
+static int read_stream(FILE *f, struct sbuf *b)
+{
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		sbuf_put(b, chunk, n);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int ev_cat(struct output *o, const struct event_spec *e,
+		  const uint8_t *d, size_t size)
+{
+	struct sbuf path = { 0 }, b = { 0 };
+	int r = fmt_format(o, &path, e->fmt, e->args, d, size);
+	if (r < 0 || path.oom) {
+		sbuf_free(&path);
+		return r < 0 ? r : -ENOMEM;
+	}
+	FILE *f = fopen(path.s ? path.s : "", "r");
+	if (!f) {
+		/* bpftrace: on stderr, whatever the format; JSON still gets
+		 * an empty cat record. */
+		fflush(o->opts.out);
+		fprintf(stderr, "ERROR: failed to open file '%s': %s\n",
+			path.s ? path.s : "", strerror(errno));
+	} else {
+		read_stream(f, &b);
+		fclose(f);
+	}
+	r = emit(o, "cat", &b, false);
+	sbuf_free(&path);
+	sbuf_free(&b);
+	return r;
+}
+
+static int ev_system(struct output *o, const struct event_spec *e,
+		     const uint8_t *d, size_t size)
+{
+	if (!o->opts.unsafe) {
+		output_message(o, "error", "system() needs --unsafe");
+		return 0;
+	}
+	struct sbuf cmd = { 0 }, b = { 0 };
+	int r = fmt_format(o, &cmd, e->fmt, e->args, d, size);
+	if (r < 0 || cmd.oom) {
+		sbuf_free(&cmd);
+		return r < 0 ? r : -ENOMEM;
+	}
+	fflush(o->opts.out);
+	/* popen runs the command through /bin/sh -c. */
+	FILE *p = popen(cmd.s ? cmd.s : "", "r");
+	if (!p) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "system(): %s", strerror(errno));
+		output_message(o, "error", msg);
+	} else {
+		read_stream(p, &b);
+		pclose(p);
+	}
+	r = emit(o, "syscall", &b, false);
+	sbuf_free(&cmd);
+	sbuf_free(&b);
+	return r;
+}
+
+static int map_op(struct output *o, const struct event_spec *e, bool clear)
+{
+	if (e->map_id < 0 || (uint32_t)e->map_id >= o->prog->nmaps ||
+	    !o->have_maps)
+		return -EINVAL;
+	int (*op)(void *, uint32_t) = clear ? o->maps.clear : o->maps.zero;
+	if (!op)
+		return -ENOTSUP;
+	return op(o->maps.ctx, (uint32_t)e->map_id);
+}
+
+int output_event(struct output *o, const void *data, size_t size)
+{
+	if (!o || !data || size < 8)
+		return -EINVAL;
+	uint64_t id;
+	memcpy(&id, data, sizeof(id));
+	if (id >= o->prog->nevents)
+		return -EINVAL;
+	const struct event_spec *e = &o->prog->events[id];
+	const uint8_t *d = (const uint8_t *)data + 8;
+	size -= 8;
+	/* A record shorter than its arguments is an error, never a read
+	 * past its end. */
+	if (e->args && size < e->args->size)
+		return -EINVAL;
+	struct sbuf b = { 0 };
+	int r;
+	switch (e->kind) {
+	case EV_PRINTF:
+		r = fmt_format(o, &b, e->fmt, e->args, d, size);
+		if (r == 0)
+			r = emit(o, "printf", &b, false);
+		sbuf_free(&b);
+		return r;
+	case EV_PRINT_MAP:
+		if (e->map_id < 0)
+			return -EINVAL;
+		return maps_print(o, (uint32_t)e->map_id, e->top, e->div);
+	case EV_PRINT_VALUE:
+		return ev_print_value(o, e, d);
+	case EV_CLEAR_MAP:
+		return map_op(o, e, true);
+	case EV_ZERO_MAP:
+		return map_op(o, e, false);
+	case EV_EXIT:
+		return 1;
+	case EV_TIME:
+		return ev_time(o, e);
+	case EV_JOIN:
+		if (!e->args)
+			return -EINVAL;
+		return ev_join(o, e, d);
+	case EV_CAT:
+		return ev_cat(o, e, d, size);
+	case EV_SYSTEM:
+		return ev_system(o, e, d, size);
+	}
+	return -EINVAL;
+}

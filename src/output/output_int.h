@@ -1,0 +1,154 @@
+/* output_int.h - what the files of the output part share: the output
+ * object, a growable text buffer, and the per-seam entry points (printf
+ * formatting, value text, JSON, map printing, bpftrace's sort).
+ *
+ * How output works. Every ring-buffer record starts with an event id;
+ * events.c looks the id up in prog->events, checks the record's size
+ * against the argument tuple, and dispatches. Text is always built in a
+ * buffer first (struct sbuf) and written with one fwrite, so a record
+ * that turns out to be malformed halfway prints nothing. Maps are read
+ * through the engine's map_reader as snapshots; maps.c merges per-CPU
+ * values, sorts entries the way bpftrace 0.17 does and renders text or
+ * JSON. Value text (value.c) is shared by printf %s, print(), map keys
+ * and map values, so a type prints the same everywhere. */
+#ifndef SONDE_OUTPUT_INT_H
+#define SONDE_OUTPUT_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "output.h"
+
+/* ---- text buffer --------------------------------------------------- */
+
+/* A NUL-terminated growable string. On allocation failure it sets `oom`
+ * and stops growing; the caller checks once at the end. */
+struct sbuf {
+	char *s;
+	size_t n, cap;
+	bool oom;
+};
+
+void sbuf_free(struct sbuf *b);
+void sbuf_putc(struct sbuf *b, char c);
+void sbuf_put(struct sbuf *b, const char *s, size_t n);
+void sbuf_puts(struct sbuf *b, const char *s);
+void sbuf_printf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void sbuf_vprintf(struct sbuf *b, const char *fmt, va_list ap);
+/* Drop everything from offset n on. */
+void sbuf_truncate(struct sbuf *b, size_t n);
+
+/* ---- the output object --------------------------------------------- */
+
+/* Hooks for values whose text needs symbol tables or the stack maps.
+ * Until the stacks/symbolization part installs them (output_set_hooks),
+ * addresses print as bpftrace prints an address it cannot resolve and a
+ * stack prints as its id. Each hook appends to `out`. */
+struct output_hooks {
+	void *ctx;
+	/* ksym(addr) (pid = -1) / usym(addr) in pid. */
+	void (*sym)(void *ctx, struct sbuf *out, uint64_t addr, int64_t pid,
+		    bool user);
+	/* A KSTACK/USTACK value (raw bytes per types.h), indented by
+	 * `indent` spaces per frame (4 in map keys, 8 elsewhere). */
+	void (*stack)(void *ctx, struct sbuf *out, const struct type *t,
+		      const uint8_t *data, unsigned indent);
+};
+
+struct output {
+	const struct program *prog;
+	struct output_opts opts;
+	struct map_reader maps;
+	bool have_maps;
+	struct output_hooks hooks;
+	bool have_hooks;
+	uint64_t lost;
+};
+
+/* Install (or, with NULL, remove) the symbol and stack hooks. */
+void output_set_hooks(struct output *o, const struct output_hooks *h);
+
+/* Write the buffer to the output stream (nothing if it overflowed). */
+int output_write(struct output *o, const struct sbuf *b);
+
+/* ---- format.c: printf ---------------------------------------------- */
+
+/* One conversion as written: %[flags][width][.prec][length]conv. */
+struct fmt_spec {
+	char flags[6];          /* any of "-+ #0", in order seen */
+	int width, prec;        /* -1 when absent */
+	char length[3];         /* "", "hh", "h", "l", "ll", "j", "z", "t" */
+	char conv;              /* d i u x X o c s p r */
+	char rmode;             /* %r: 0, 'x' or 'h' (%rx, %rh) */
+};
+
+/* Parse a conversion at p (which points at the '%'). Returns the length
+ * of the conversion text, or 0 when p does not start one (including
+ * "%%"). */
+size_t fmt_parse_spec(const char *p, struct fmt_spec *spec);
+
+/* Format `fmt` with the arguments laid out as `args` (a tuple, or NULL)
+ * in data[0..size), bpftrace 0.17's way: with no arguments the format is
+ * printed as it is; otherwise the text up to and including each
+ * conversion goes through C printf (so "%%" there becomes "%") and the
+ * text after the last conversion is copied as it is. Returns 0 or
+ * -EINVAL when the data is shorter than the tuple. */
+int fmt_format(struct output *o, struct sbuf *out, const char *fmt,
+	       const struct type *args, const uint8_t *data, size_t size);
+
+/* One integer value as a conversion prints it (used by tests). */
+void fmt_int(struct sbuf *out, const struct fmt_spec *spec, uint64_t v,
+	     const struct type *t);
+
+/* ---- value.c: one value as text ------------------------------------ */
+
+/* Where a value is printed decides small things: pointers are hex in map
+ * keys, stacks are indented by 4 in keys and 8 elsewhere. */
+enum value_ctx { VCTX_VALUE, VCTX_KEY };
+
+/* An integer of type t stored as 8 bytes, widened per bits/is_signed. */
+uint64_t value_int(const struct type *t, const uint8_t *data);
+int64_t value_sint(const struct type *t, const uint8_t *data);
+void value_text(struct output *o, struct sbuf *out, const struct type *t,
+		const uint8_t *data, enum value_ctx ctx);
+/* buf(): bpftrace's escaping. mode 0: printable bytes as they are, other
+ * bytes as \xNN; 'x': every byte as \xNN; 'h': "NN NN ...". */
+void value_buf_text(struct sbuf *out, const uint8_t *bytes, size_t n,
+		    char mode);
+/* The bytes of a BUF value (clamped to the type's size). */
+const uint8_t *value_buf_bytes(const struct type *t, const uint8_t *data,
+			       size_t *n);
+
+/* ---- json.c ---------------------------------------------------------- */
+
+/* s[0..n) as a JSON string with quotes, escaped as bpftrace escapes. */
+void json_str(struct sbuf *out, const char *s, size_t n);
+void json_value(struct output *o, struct sbuf *out, const struct type *t,
+		const uint8_t *data);
+/* {"type": "<type>", "data": "<text>"} and a newline. */
+void json_message(struct sbuf *out, const char *type, const char *text,
+		  size_t n);
+
+/* ---- maps.c ---------------------------------------------------------- */
+
+/* print(@m, top, div) and each map at exit. */
+int maps_print(struct output *o, uint32_t map_id, uint64_t top,
+	       uint64_t div);
+
+/* ---- sort.c ---------------------------------------------------------- */
+
+/* libstdc++'s std::sort (introsort, GCC 12), step for step: bpftrace
+ * sorts map entries with it, and it is not stable, so entries with equal
+ * values come out in its order. Sorts n elements of `size` bytes. */
+void cxx_sort(void *base, size_t n, size_t size,
+	      bool (*less)(const void *a, const void *b, void *ctx),
+	      void *ctx);
+/* std::stable_sort: any stable sort gives the same order. */
+void cxx_stable_sort(void *base, size_t n, size_t size,
+		     bool (*less)(const void *a, const void *b, void *ctx),
+		     void *ctx);
+
+#endif

@@ -43,6 +43,7 @@ static int expand_emit(void *arg, const char *target, const char *func,
 		.freq = freq,
 		.block = st->block,
 		.prog_type = st->provider->prog_type,
+		.uprobe = st->ctx->emit_uprobe,
 	};
 	return vec_push(&st->probes, p);
 }
@@ -77,6 +78,7 @@ static int expand_probes(struct node *root, struct program *prog,
 			}
 			st.provider = pv;
 			st.block = b;
+			ctx.emit_uprobe = NULL;
 			size_t before = st.probes.n;
 			int r = pv->expand(ap, &ctx, expand_emit, &st);
 			if (r < 0) {

@@ -158,6 +158,8 @@ struct cval cg_call_expr(struct cg *cg, const struct node *n)
 		ir_ldx(cg->ir, BPF_DW, d, cg->ctx, (int16_t)off);
 		return cg_regval(d, n->type);
 	}
+	case FN_UADDR:
+		return cg_uaddr(cg, n);
 	case FN_SIGNAL: {
 		struct cval sig = cg_expr(cg, a->v[0]);
 		vreg s = cg_reg(cg, sig);

@@ -253,6 +253,11 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 				break;
 			}
 			ep->has_req = true;
+			/* A user-space probe follows the traced process. */
+			if (ep->req.path && e->opts.pid > 0)
+				ep->req.pid = e->opts.pid;
+			else if (ep->req.path && e->opts.cpid > 0)
+				ep->req.pid = e->opts.cpid;
 		}
 	}
 	free(log_buf);
@@ -440,6 +445,16 @@ static int attach_perf(struct engine_probe *ep, const int *cpus, size_t ncpus)
 {
 	for (size_t i = 0; i < ncpus; i++) {
 		int pfd = perf_open(&ep->req, cpus[i]);
+		if (pfd < 0 && ep->req.path) {
+			log_error("probe %s: cannot attach a %s at %s+0x%llx%s: %s",
+				  ep->probe->name,
+				  ep->req.retprobe ? "uretprobe" : "uprobe",
+				  ep->req.path,
+				  (unsigned long long)ep->req.offset,
+				  ep->req.ref_ctr_offset ? " (with a semaphore)" : "",
+				  strerror(-pfd));
+			return pfd;
+		}
 		if (pfd < 0) {
 			bool no_pmu = ep->req.perf_type == PERF_TYPE_HARDWARE &&
 				      (pfd == -ENOENT || pfd == -EOPNOTSUPP);
@@ -494,6 +509,8 @@ int engine_attach(struct engine *e)
 					  strerror(-r));
 				break;
 			}
+			/* An event bound to a process counts on any CPU. */
+			cpu0 = ep->req.pid > 0 ? -1 : 0;
 			r = ep->req.all_cpus ?
 				attach_perf(ep, cpus, ncpus) :
 				attach_perf(ep, &cpu0, 1);

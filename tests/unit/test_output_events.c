@@ -267,8 +267,27 @@ static void t_hooks(void)
 	fake_fini(f);
 }
 
+static void t_username(void)
+{
+	struct fake fk, *f = &fk;
+	fake_init(f);
+	const struct type *ut = type_simple(&f->arena, TYPE_USERNAME, 8);
+	uint64_t pv = ev_value(f, ut);
+	struct cap c;
+	cap_open(&c, f, OUTPUT_TEXT, false);
+	uint64_t uid = 0;
+	fake_send(c.o, pv, &uid, 8);
+	uid = 4000000000u;
+	fake_send(c.o, pv, &uid, 8);
+	CHECK_STR(cap_text(&c), "root\n\n",
+		  "events: username from /etc/passwd, nothing when unknown");
+	cap_close(&c);
+	fake_fini(f);
+}
+
 int main(void)
 {
+	t_username();
 	t_events_golden();
 	t_join();
 	t_cat_system();

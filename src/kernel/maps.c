@@ -85,8 +85,14 @@ int engine_maps_create(struct engine *e)
 		const struct map_spec *m = &prog->maps[i];
 		int fd = map_create(m);
 		if (fd < 0) {
-			log_error("cannot create map %s: %s", m->name,
-				  strerror(-fd));
+			if (fd == -E2BIG)   /* strerror says "argument list" */
+				log_error("cannot create map %s: too large for the "
+					  "kernel (%u-byte keys, %u-byte values, "
+					  "%u entries)", m->name, m->key_size,
+					  m->value_size, m->max_entries);
+			else
+				log_error("cannot create map %s: %s", m->name,
+					  strerror(-fd));
 			return fd;
 		}
 		e->map_fds[i] = fd;

@@ -534,6 +534,20 @@ static void test_failures(void)
 	      "verifier: -v prints the whole log");
 	free(err);
 
+	/* A map the kernel refuses, after others were created. */
+	struct map_spec badmaps[4];
+	memcpy(badmaps, maps, sizeof(maps));
+	badmaps[3] = (struct map_spec){ .name = "@huge", .kind = MAP_HASH,
+		.key_size = 8, .value_size = 1u << 30, .max_entries = 1 << 20 };
+	prog.maps = badmaps;
+	prog.nmaps = 4;
+	err = with_stderr(load_and_attach, &prog, &r);
+	CHECK(r < 0 && err && strstr(err, "cannot create map @huge"),
+	      "maps: a refused map fails the load, named");
+	free(err);
+	CHECK(fds_none(), "maps: nothing left after a refused map");
+	prog = mkprogram(bad, 1);
+
 	struct bpf_insn badmap[] = { LD_MAP(R1, 99), MOV_IMM(R0, 0), EXIT() };
 	bad[0].insns = badmap;
 	bad[0].ninsns = 4;

@@ -69,6 +69,17 @@ static uint64_t ld64(const uint8_t *p)
 	return v;
 }
 
+/* Signed division that cannot trap: INT64_MIN / -1 wraps, as the
+ * two's complement result would, and / 0 leaves the value alone. */
+static int64_t sdiv(int64_t a, int64_t b)
+{
+	if (b == 0)
+		return a;
+	if (b == -1)
+		return (int64_t)(0 - (uint64_t)a);
+	return a / b;
+}
+
 static bool vt_signed(const struct type *t)
 {
 	return t->is_signed;
@@ -118,7 +129,7 @@ static void merge(const struct mctx *mc, const struct map_snapshot *s,
 		if (e->a == 0)
 			e->avg = 0;
 		else if (sg)
-			e->avg = (int64_t)e->b / (int64_t)e->a;
+			e->avg = sdiv((int64_t)e->b, (int64_t)e->a);
 		else
 			e->avg = (int64_t)(e->b / e->a);
 		break;
@@ -256,7 +267,7 @@ static void plain_value_text(const struct mctx *mc, struct sbuf *out,
 		if (t->kind == TYPE_COUNT)
 			sg = false;
 		if (sg)
-			sbuf_printf(out, "%lld", (long long)((int64_t)v / (int64_t)div));
+			sbuf_printf(out, "%lld", (long long)sdiv((int64_t)v, (int64_t)div));
 		else
 			sbuf_printf(out, "%llu", (unsigned long long)(v / div));
 		return;
@@ -272,7 +283,7 @@ static void avg_text(const struct mctx *mc, struct sbuf *out,
 {
 	uint64_t div = mc->div ? mc->div : 1;
 	if (vt_signed(mc->vt))
-		sbuf_printf(out, "%lld", (long long)(e->avg / (int64_t)div));
+		sbuf_printf(out, "%lld", (long long)sdiv(e->avg, (int64_t)div));
 	else
 		sbuf_printf(out, "%llu",
 			    (unsigned long long)((uint64_t)e->avg / div));

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <wordexp.h>
 
@@ -284,6 +285,14 @@ static int on_event(void *arg, const void *data, size_t size)
 	return 0;
 }
 
+/* Milliseconds since an arbitrary start, for the -v phase timings. */
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static bool process_alive(int pid)
 {
 	return kill(pid, 0) == 0 || errno == EPERM;
@@ -314,8 +323,10 @@ static int run(const struct options *o, const struct program *prog)
 
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
 				  .on_event = on_event, .event_ctx = &rc };
+	double t0 = now_ms();
 	if (engine_load(prog, &eo, &e) < 0)
 		goto out;
+	double t1 = now_ms();
 	struct output_opts oo = { .format = o->format, .out = outf,
 				  .unsafe = o->unsafe };
 	out = output_new(prog, &oo, engine_map_reader(e));
@@ -329,6 +340,8 @@ static int run(const struct options *o, const struct program *prog)
 	fflush(outf);
 	if (engine_attach(e) < 0)
 		goto out;
+	log_info("loaded %u maps and %u programs in %.1f ms, attached in %.1f ms",
+		 prog->nmaps, prog->nprobes, t1 - t0, now_ms() - t1);
 	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED")) {
 		/* bpftrace's tooling waits for this exact line on stdout. */
 		printf("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n");
@@ -435,8 +448,12 @@ int main(int argc, char **argv)
 		.pid = o.pid, .unsafe = o.unsafe, .strlen = env_strlen(),
 		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,
 	};
+	double t0 = now_ms();
 	struct program *prog = compile(&co, &d);
 	diags_print(&d, stderr);
+	if (prog)
+		log_info("compiled %u probes in %.1f ms", prog->nprobes,
+			 now_ms() - t0);
 	int ret;
 	if (!prog)
 		ret = EXIT_SCRIPT;

@@ -4,6 +4,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -58,9 +60,15 @@ static int map_create(const struct map_spec *m)
 	default:
 		return -EINVAL;
 	}
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
 	if (type == BPF_MAP_TYPE_HASH || type == BPF_MAP_TYPE_PERCPU_HASH) {
 		if (!key)
 			key = 8;    /* a map without keys uses one u64 zero key */
+		/* Preallocating max_entries elements (per CPU, for per-CPU
+		 * maps) costs milliseconds per map at load time, which a
+		 * script with hundreds of maps pays in full before its first
+		 * event; elements allocated on insert cost only on new keys. */
+		opts.map_flags = BPF_F_NO_PREALLOC;
 	}
 	if ((type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY ||
 	     type == BPF_MAP_TYPE_STACK_TRACE) && key != 4)
@@ -70,7 +78,39 @@ static int map_create(const struct map_spec *m)
 	/* libbpf 1.x raises RLIMIT_MEMLOCK by itself, and only on kernels
 	 * that still charge BPF memory to it (before memcg accounting, 5.11);
 	 * on this engine's kernels nothing needs raising. */
-	return bpf_map_create(type, name, key, value, max, NULL);
+	return bpf_map_create(type, name, key, value, max, &opts);
+}
+
+/* Creating a map is kernel work (allocation, zeroing, memcg charging) of
+ * roughly 0.1 ms; a script with hundreds of maps pays it hundreds of
+ * times before its first event. The creations are independent, so they
+ * are spread over one thread per CPU, each taking the next index. */
+#define MAPS_PARALLEL_MIN 32
+#define MAPS_THREADS_MAX 8
+
+struct maps_work {
+	struct engine *e;
+	atomic_uint next;
+	atomic_int failed;        /* first failing index + 1, or 0 */
+};
+
+static void *maps_create_run(void *arg)
+{
+	struct maps_work *w = arg;
+	const struct program *prog = w->e->prog;
+	for (;;) {
+		unsigned i = atomic_fetch_add(&w->next, 1);
+		if (i >= prog->nmaps || atomic_load(&w->failed))
+			break;
+		int fd = map_create(&prog->maps[i]);
+		w->e->map_fds[i] = fd;
+		if (fd < 0) {
+			int expect = 0;
+			atomic_compare_exchange_strong(&w->failed, &expect,
+						       (int)i + 1);
+		}
+	}
+	return NULL;
 }
 
 int engine_maps_create(struct engine *e)
@@ -81,23 +121,36 @@ int engine_maps_create(struct engine *e)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < prog->nmaps; i++)
 		e->map_fds[i] = -1;
-	for (uint32_t i = 0; i < prog->nmaps; i++) {
-		const struct map_spec *m = &prog->maps[i];
-		int fd = map_create(m);
-		if (fd < 0) {
-			if (fd == -E2BIG)   /* strerror says "argument list" */
-				log_error("cannot create map %s: too large for the "
-					  "kernel (%u-byte keys, %u-byte values, "
-					  "%u entries)", m->name, m->key_size,
-					  m->value_size, m->max_entries);
-			else
-				log_error("cannot create map %s: %s", m->name,
-					  strerror(-fd));
-			return fd;
-		}
-		e->map_fds[i] = fd;
-	}
-	return 0;
+
+	struct maps_work w = { .e = e };
+	pthread_t tid[MAPS_THREADS_MAX];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int nt = prog->nmaps < MAPS_PARALLEL_MIN || ncpu < 2 ? 0 :
+		 ncpu - 1 < MAPS_THREADS_MAX ? (int)ncpu - 1 : MAPS_THREADS_MAX;
+	int started = 0;
+	for (; started < nt; started++)
+		if (pthread_create(&tid[started], NULL, maps_create_run, &w))
+			break;
+	maps_create_run(&w);      /* this thread works too */
+	for (int k = 0; k < started; k++)
+		pthread_join(tid[k], NULL);
+
+	int bad = atomic_load(&w.failed) - 1;
+	if (bad < 0)
+		return 0;
+	const struct map_spec *m = &prog->maps[bad];
+	int fd = e->map_fds[bad];
+	if (fd == -E2BIG)   /* strerror says "argument list too long" */
+		log_error("cannot create map %s: too large for the kernel "
+			  "(%u-byte keys, %u-byte values, %u entries)",
+			  m->name, m->key_size, m->value_size, m->max_entries);
+	else
+		log_error("cannot create map %s: %s", m->name, strerror(-fd));
+	/* Leave only valid descriptors for the engine's cleanup. */
+	for (uint32_t i = 0; i < prog->nmaps; i++)
+		if (e->map_fds[i] < 0)
+			e->map_fds[i] = -1;
+	return fd;
 }
 
 int engine_globals_write(struct engine *e)

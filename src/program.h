@@ -66,6 +66,13 @@
 #define SONDE_STACK_MAP ".stacks"
 #define SONDE_STACK_FRAMES 127
 
+/* Updates of user maps that failed (a full map: the kernel refuses new
+ * keys beyond max_entries) are counted per map in the MAP_ARRAY of this
+ * name: the u64 at index map_id, for every map that existed when it was
+ * added (compile.c adds it after sema). Codegen counts, the engine reads
+ * the counts (map_reader.failures) and output warns once per map. */
+#define SONDE_MAPFAIL_MAP ".mapfails"
+
 enum map_kind {
 	MAP_HASH,
 	MAP_PERCPU_HASH,     /* aggregations */
@@ -83,6 +90,8 @@ struct map_spec {
 	const struct type *key_type;   /* NULL: single-entry map, u64 0 key */
 	const struct type *value_type; /* aggregation or plain value type */
 	uint32_t nkeys;                /* user-visible key count (@m[a,b] = 2) */
+	bool mmapable;                 /* arrays: the engine maps it into memory
+					* and reads it without a syscall */
 };
 
 /* The .globals array map (if present) holds one struct at key 0, written
@@ -92,6 +101,11 @@ struct sonde_globals {
 	uint64_t cpid;          /* pid of the -c child, or 0 */
 	uint64_t filter_pid;    /* -p PID, or 0 */
 	uint64_t lost_events;   /* records the ring could not take (BPF adds) */
+	/* The reader sets wake_armed before it sleeps; the first record that
+	 * finds the ring a quarter full clears it and wakes the reader, so a
+	 * burst costs one wake-up, not one per record (codegen wake_flags). */
+	uint64_t wake_armed;
+	uint64_t exit_lost;     /* exit()'s own record did not fit: stop anyway */
 };
 
 enum event_kind {

@@ -71,6 +71,8 @@ struct cg {
 	vreg scratch;                /* pointer to this CPU's scratch */
 	uint32_t scr, scr_max;
 
+	int mapfail_map;             /* SONDE_MAPFAIL_MAP, or -1 */
+
 	uint32_t l_exit;             /* return 0 */
 	struct cg_loop loops[32];
 	uint32_t nloops;

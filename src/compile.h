@@ -19,6 +19,8 @@ struct compile_opts {
 	bool unsafe;
 	uint32_t strlen;       /* 0: default, or BPFTRACE_STRLEN */
 	FILE *dump_ast;        /* if set, dump the AST after sema */
+	bool ustack_fp;        /* ustack walks frame pointers in the kernel */
+	uint32_t ustack_copy;  /* else bytes of stack copied (0: default) */
 };
 
 /* Returns the program, or NULL with every diagnostic in `d`. The caller

@@ -137,7 +137,6 @@ bool cg_builtin_is_mem(const struct node *n);
 struct cval cg_field(struct cg *cg, const struct node *n);
 void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
 		 const struct type *to);
-void cg_stack_to(struct cg *cg, bool user, struct cmem dst);
 /* Offset of a register in x86-64 struct pt_regs ("di", "ip"), or -1. */
 int cg_reg_offset(const char *name);
 
@@ -149,7 +148,17 @@ void cg_map_assign(struct cg *cg, const struct node *stmt);
 struct cval cg_map_incdec(struct cg *cg, const struct node *n);
 void cg_map_delete(struct cg *cg, const struct node *call);
 
+/* cg_stack.c: kstack/ustack values, copied user stacks, new pids */
+/* Store the KSTACK/USTACK value of type t (mode, limit) at dst. */
+void cg_stack_to(struct cg *cg, const struct type *t, struct cmem dst);
+/* Tell user space, once per process, that a probe kept a user address
+ * of the current process (EV_NEW_PID), so its mappings are remembered
+ * while it runs. */
+void cg_note_pid(struct cg *cg);
+
 /* cg_call.c */
+/* Count a record the ring could not take (struct sonde_globals). */
+void cg_count_lost(struct cg *cg);
 struct cval cg_call_expr(struct cg *cg, const struct node *n);
 void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct type *to);

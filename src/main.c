@@ -13,6 +13,7 @@
 #include <wordexp.h>
 
 #include "base/diag.h"
+#include "base/file.h"
 #include "base/log.h"
 #include "codegen/codegen.h"
 #include "compile.h"
@@ -73,37 +74,8 @@ static void usage(FILE *f)
 
 static char *read_file(const char *path)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (r == 0)
-			break;
-		if (cap - n - 1 == 0) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	int err = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (!buf || err) {
-		free(buf);
-		errno = err ? EIO : ENOMEM;
-		return NULL;
-	}
-	buf[n] = '\0';
-	return buf;
+	return strcmp(path, "-") == 0 ? file_read_fd(0, NULL) :
+					 file_read(path, NULL);
 }
 
 /* --ustack=fp | dwarf | dwarf:BYTES (a multiple of 4096, 4 KiB to

@@ -111,6 +111,9 @@ vreg cg_global(struct cg *cg, uint32_t off);
 
 /* cg_expr.c */
 struct cval cg_expr(struct cg *cg, const struct node *n);
+/* The BPF ALU operation of an arithmetic operator (also of '+=' etc.),
+ * 0xff for operators that are not arithmetic. */
+uint8_t cg_alu_code(enum op op);
 /* Evaluate n and store it at dst as type `to` (to = NULL: n's own type),
  * writing strings straight into place where possible. */
 void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,

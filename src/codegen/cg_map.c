@@ -339,23 +339,6 @@ static bool is_agg_call(const struct node *n)
 	}
 }
 
-static uint8_t alu_of(enum op op)
-{
-	switch (op) {
-	case OP_ADD: return BPF_ADD;
-	case OP_SUB: return BPF_SUB;
-	case OP_MUL: return BPF_MUL;
-	case OP_DIV: return BPF_DIV;
-	case OP_MOD: return BPF_MOD;
-	case OP_BAND: return BPF_AND;
-	case OP_BOR: return BPF_OR;
-	case OP_BXOR: return BPF_XOR;
-	case OP_SHL: return BPF_LSH;
-	case OP_SHR: return BPF_RSH;
-	default: return BPF_ADD;
-	}
-}
-
 void cg_map_assign(struct cg *cg, const struct node *st)
 {
 	const struct node *m = st->u.assign.target;
@@ -381,7 +364,7 @@ void cg_map_assign(struct cg *cg, const struct node *st)
 	struct cmem key = build_key(cg, m, s);
 	vreg p = lookup(cg, map, key);
 	vreg old = load_or_zero(cg, p, 0);
-	ir_alu(cg->ir, alu_of(st->u.assign.op), old, old, xr);
+	ir_alu(cg->ir, cg_alu_code(st->u.assign.op), old, old, xr);
 	cg_normalize(cg, old, s->value_type);
 	struct cmem val = cg_alloc(cg, 8);
 	cg_store_int(cg, val, cg_regval(old, s->value_type));

@@ -183,6 +183,11 @@ int engine_maps_create(struct engine *e)
 		log_error("cannot create map %s: too large for the kernel "
 			  "(%u-byte keys, %u-byte values, %u entries)",
 			  m->name, m->key_size, m->value_size, m->max_entries);
+	else if (m->kind == MAP_STACK_TRACE && fd == -EINVAL)
+		log_error("cannot create map %s: the kernel refuses stacks of "
+			  "%u frames (kernel.perf_event_max_stack is smaller; "
+			  "raise it with sysctl or ask for fewer frames)",
+			  m->name, m->value_size / 8);
 	else
 		log_error("cannot create map %s: %s", m->name, strerror(-fd));
 	/* Leave only valid descriptors for the engine's cleanup. */
@@ -463,6 +468,41 @@ static uint32_t reader_capacity(void *ctx, uint32_t map_id)
 	return map_geom(e, map_id, &g) < 0 ? 0 : g.max_entries;
 }
 
+static int reader_lookup(void *ctx, uint32_t map_id, const void *key,
+			 void *value)
+{
+	struct engine *e = ctx;
+	struct map_geom g;
+	int r = map_geom(e, map_id, &g);
+	if (r < 0)
+		return r;
+	r = bpf_map_lookup_elem(g.fd, key, value);
+	return r < 0 ? r : 0;
+}
+
+static int reader_update(void *ctx, uint32_t map_id, const void *key,
+			 const void *value)
+{
+	struct engine *e = ctx;
+	struct map_geom g;
+	int r = map_geom(e, map_id, &g);
+	if (r < 0)
+		return r;
+	r = bpf_map_update_elem(g.fd, key, value, BPF_ANY);
+	return r < 0 ? r : 0;
+}
+
+static int reader_remove(void *ctx, uint32_t map_id, const void *key)
+{
+	struct engine *e = ctx;
+	struct map_geom g;
+	int r = map_geom(e, map_id, &g);
+	if (r < 0)
+		return r;
+	r = bpf_map_delete_elem(g.fd, key);
+	return r < 0 ? r : 0;
+}
+
 void engine_reader_init(struct engine *e)
 {
 	e->reader.ctx = e;
@@ -471,4 +511,7 @@ void engine_reader_init(struct engine *e)
 	e->reader.zero = reader_zero;
 	e->reader.failures = reader_failures;
 	e->reader.capacity = reader_capacity;
+	e->reader.lookup = reader_lookup;
+	e->reader.update = reader_update;
+	e->reader.remove = reader_remove;
 }

@@ -36,6 +36,7 @@ void output_free(struct output *o)
 	if (!o)
 		return;
 	free(o->map_warned);
+	stacks_free(o->stacks);
 	free(o);
 }
 
@@ -368,6 +369,16 @@ int output_event(struct output *o, const void *data, size_t size)
 		return ev_cat(o, e, d, size);
 	case EV_SYSTEM:
 		return ev_system(o, e, d, size);
+	case EV_USTACK:
+		return o->stacks ? stacks_sample(o->stacks, data, size + 8) : 0;
+	case EV_NEW_PID: {
+		int64_t pid;
+		if (size < 8)
+			return -EINVAL;
+		memcpy(&pid, d, 8);
+		stacks_new_pid(o->stacks, pid);
+		return 0;
+	}
 	}
 	return -EINVAL;
 }

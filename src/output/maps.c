@@ -767,6 +767,11 @@ int maps_print(struct output *o, uint32_t map_id, uint64_t top, uint64_t div)
 	int r = o->maps.dump(o->maps.ctx, map_id, &s);
 	if (r < 0)
 		return r;
+	r = stackmaps_canonicalize(o, m, &s);
+	if (r < 0) {
+		map_snapshot_free(&s);
+		return r;
+	}
 	struct sbuf out = { 0 };
 	r = print_snapshot(o, m, &s, top, div, &out);
 	if (r == 0)

@@ -2,22 +2,27 @@
 """bench/measure.py - wall time and peak RSS of whole commands.
 
 Runs each command N times and reports the median wall time and the
-largest peak RSS (from wait4's rusage), so sonde and bpftrace are measured
-the same way in the same run."""
-import os
+largest peak RSS, so sonde and bpftrace are measured the same way in the
+same run. Peak RSS comes from GNU time (%M): a child spawned by Python
+inherits Python's own high-water mark through vfork, which would report
+some 14 MiB even for /bin/true."""
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
 def run_once(argv):
-    t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    return wall, ru.ru_maxrss * 1024, os.waitstatus_to_exitcode(status)
+    with tempfile.NamedTemporaryFile("r") as f:
+        t0 = time.perf_counter()
+        rc = subprocess.call(["/usr/bin/time", "-f", "%M", "-o", f.name]
+                             + argv, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        wall = time.perf_counter() - t0
+        lines = f.read().split()
+        rss_kib = int(lines[-1]) if lines else 0
+    return wall, rss_kib * 1024, rc
 
 
 def measure(argv, runs):

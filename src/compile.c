@@ -116,14 +116,38 @@ static int expand_probes(struct node *root, struct program *prog,
 /* The maps every program has: the event ring and the globals. */
 static void add_internal_maps(struct program *prog)
 {
-	struct map_spec ring = { .name = ".events", .kind = MAP_RINGBUF,
-				 .max_entries = 1u << 20 };
+	/* max_entries 0: the engine sizes the ring for the machine. */
+	struct map_spec ring = { .name = ".events", .kind = MAP_RINGBUF };
 	prog->ringbuf_map = program_add_map(prog, &ring);
 	struct map_spec globals = {
 		.name = ".globals", .kind = MAP_ARRAY, .key_size = 4,
 		.value_size = sizeof(struct sonde_globals), .max_entries = 1,
+		.mmapable = true,
 	};
 	prog->globals_map = program_add_map(prog, &globals);
+}
+
+/* After sema, when the user maps are known: their failed-update counters,
+ * and BPFTRACE_MAP_KEYS_MAX (bpftrace's name) applied to each. */
+static void add_user_map_limits(struct program *prog, uint32_t keys_max)
+{
+	uint32_t n = prog->nmaps;
+	bool any = false;
+	for (uint32_t i = 0; i < n; i++) {
+		struct map_spec *m = &prog->maps[i];
+		if (m->name[0] != '@')
+			continue;
+		any = true;
+		if (keys_max && (m->kind == MAP_HASH || m->kind == MAP_PERCPU_HASH))
+			m->max_entries = keys_max;
+	}
+	if (!any)
+		return;
+	struct map_spec fails = {
+		.name = SONDE_MAPFAIL_MAP, .kind = MAP_ARRAY, .key_size = 4,
+		.value_size = 8, .max_entries = n, .mmapable = true,
+	};
+	program_add_map(prog, &fails);
 }
 
 struct program *compile(const struct compile_opts *o, struct diags *d)
@@ -136,6 +160,8 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	prog->arena = a;
 	prog->strlen = o->strlen ? o->strlen : SONDE_STRLEN_DEFAULT;
 	prog->ringbuf_map = prog->globals_map = -1;
+	prog->ustack_copy = o->ustack_fp ? 0 :
+		o->ustack_copy ? o->ustack_copy : SONDE_USTACK_COPY_DEFAULT;
 
 	struct sema_opts sopts = { .positional = o->positional,
 				   .npositional = o->npositional,
@@ -148,6 +174,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 		goto fail;
 	if (sema_check(root, prog, &sopts, d) < 0 || d->nerrors)
 		goto fail;
+	add_user_map_limits(prog, o->map_keys_max);
 	if (o->dump_ast)
 		ast_dump(o->dump_ast, root, a);
 	if (codegen_program(root, prog, d) < 0 || d->nerrors)

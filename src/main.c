@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <wordexp.h>
 
 #include "base/diag.h"
+#include "base/file.h"
 #include "base/log.h"
 #include "codegen/codegen.h"
 #include "compile.h"
@@ -38,6 +40,8 @@ struct options {
 	enum output_format format;
 	bool quiet, dry_run, unsafe;
 	const char *dump;           /* ast | bpf */
+	bool ustack_fp;             /* --ustack=fp */
+	uint32_t ustack_copy;       /* --ustack=dwarf:BYTES */
 	char **positional;
 	int npositional;
 };
@@ -59,55 +63,58 @@ static void usage(FILE *f)
 	      "  -d, --dump=ast|bpf  print the AST or the bytecode, then exit\n"
 	      "  --dry-run         compile and check, attach nothing\n"
 	      "  --unsafe          allow system() and signal()\n"
+	      "  --ustack=dwarf[:BYTES]|fp\n"
+	      "                    how ustack walks user stacks: copy BYTES of stack\n"
+	      "                    (default 8192) and unwind them with the binaries'\n"
+	      "                    CFI, whole even without frame pointers (default);\n"
+	      "                    or follow frame pointers in the kernel (cheaper)\n"
 	      "  -V, --version     print the version\n"
 	      "  -h, --help        this text\n", f);
 }
 
 static char *read_file(const char *path)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (r == 0)
-			break;
-		if (cap - n - 1 == 0) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
+	return strcmp(path, "-") == 0 ? file_read_fd(0, NULL) :
+					 file_read(path, NULL);
+}
+
+/* --ustack=fp | dwarf | dwarf:BYTES (a multiple of 4096, 4 KiB to
+ * 64 KiB: the bytes go through the ring for every ustack). */
+static int parse_ustack(const char *arg, struct options *o)
+{
+	if (strcmp(arg, "fp") == 0) {
+		o->ustack_fp = true;
+		return 0;
+	}
+	if (strncmp(arg, "dwarf", 5) == 0 && (!arg[5] || arg[5] == ':')) {
+		o->ustack_fp = false;
+		if (!arg[5])
+			return 0;
+		char *end;
+		unsigned long v = strtoul(arg + 6, &end, 0);
+		if (!*end && v >= 4096 && v <= 65536 && v % 4096 == 0) {
+			o->ustack_copy = (uint32_t)v;
+			return 0;
 		}
+		log_error("--ustack: '%s' is not a stack size (4096 to 65536, "
+			  "a multiple of 4096)", arg + 6);
+		return -EINVAL;
 	}
-	int err = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (!buf || err) {
-		free(buf);
-		errno = err ? EIO : ENOMEM;
-		return NULL;
-	}
-	buf[n] = '\0';
-	return buf;
+	log_error("--ustack: unknown mode '%s' (dwarf, dwarf:BYTES or fp)", arg);
+	return -EINVAL;
 }
 
 /* Returns 0, or EXIT_SCRIPT with a message printed. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP };
+	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP, OPT_USTACK };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "unsafe", no_argument, NULL, OPT_UNSAFE },
 		{ "dump", required_argument, NULL, 'd' },
+		{ "ustack", required_argument, NULL, OPT_USTACK },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -123,6 +130,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'l': o->list = true; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;
 		case OPT_UNSAFE: o->unsafe = true; break;
+		case OPT_USTACK:
+			if (parse_ustack(optarg, o) < 0)
+				return EXIT_SCRIPT;
+			break;
 		case 'p': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -284,6 +295,14 @@ static int on_event(void *arg, const void *data, size_t size)
 	return 0;
 }
 
+/* Milliseconds since an arbitrary start, for the -v phase timings. */
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static bool process_alive(int pid)
 {
 	return kill(pid, 0) == 0 || errno == EPERM;
@@ -314,8 +333,10 @@ static int run(const struct options *o, const struct program *prog)
 
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
 				  .on_event = on_event, .event_ctx = &rc };
+	double t0 = now_ms();
 	if (engine_load(prog, &eo, &e) < 0)
 		goto out;
+	double t1 = now_ms();
 	struct output_opts oo = { .format = o->format, .out = outf,
 				  .unsafe = o->unsafe };
 	out = output_new(prog, &oo, engine_map_reader(e));
@@ -324,11 +345,17 @@ static int run(const struct options *o, const struct program *prog)
 		goto out;
 	}
 	rc.out = out;
+	if (output_stacks_init(out) < 0) {
+		log_error("output: %s", strerror(ENOMEM));
+		goto out;
+	}
 	if (!o->quiet)
 		output_attaching(out, prog->nprobes);
 	fflush(outf);
 	if (engine_attach(e) < 0)
 		goto out;
+	log_info("loaded %u maps and %u programs in %.1f ms, attached in %.1f ms",
+		 prog->nmaps, prog->nprobes, t1 - t0, now_ms() - t1);
 	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED")) {
 		/* bpftrace's tooling waits for this exact line on stdout. */
 		printf("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n");
@@ -338,9 +365,16 @@ static int run(const struct options *o, const struct program *prog)
 		goto out;
 	child_release(&ch);
 
+	double last_compact = now_ms();
 	while (!rc.exit_requested && !stop_requested) {
 		int r = engine_poll(e, 100);
 		fflush(outf);
+		/* Maps keyed by user-stack samples merge their entries in
+		 * the kernel now and then, so they do not fill up. */
+		if (now_ms() - last_compact >= 250) {
+			output_compact(out);
+			last_compact = now_ms();
+		}
 		if (r == 1)
 			break;
 		if (r < 0 && r != -EINTR) {
@@ -434,9 +468,14 @@ int main(int argc, char **argv)
 		.positional = o.positional, .npositional = o.npositional,
 		.pid = o.pid, .unsafe = o.unsafe, .strlen = env_strlen(),
 		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,
+		.ustack_fp = o.ustack_fp, .ustack_copy = o.ustack_copy,
 	};
+	double t0 = now_ms();
 	struct program *prog = compile(&co, &d);
 	diags_print(&d, stderr);
+	if (prog)
+		log_info("compiled %u probes in %.1f ms", prog->nprobes,
+			 now_ms() - t0);
 	int ret;
 	if (!prog)
 		ret = EXIT_SCRIPT;

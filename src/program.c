@@ -2,6 +2,7 @@
 #include "compile.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,4 +39,12 @@ int program_find_map(const struct program *p, const char *name)
 		if (strcmp(p->maps[i].name, name) == 0)
 			return (int)i;
 	return -ENOENT;
+}
+
+void program_stack_map_name(char *buf, unsigned long size, uint32_t limit)
+{
+	if (limit == 0 || limit == SONDE_STACK_FRAMES)
+		snprintf(buf, size, "%s", SONDE_STACK_MAP);
+	else
+		snprintf(buf, size, "%s_%u", SONDE_STACK_MAP, limit);
 }

@@ -66,6 +66,56 @@
 #define SONDE_STACK_MAP ".stacks"
 #define SONDE_STACK_FRAMES 127
 
+/* Updates of user maps that failed (a full map: the kernel refuses new
+ * keys beyond max_entries) are counted per map in the MAP_ARRAY of this
+ * name: the u64 at index map_id, for every map that existed when it was
+ * added (compile.c adds it after sema). Codegen counts, the engine reads
+ * the counts (map_reader.failures) and output warns once per map. */
+#define SONDE_MAPFAIL_MAP ".mapfails"
+/* kstack(N) / ustack(N) with N other than SONDE_STACK_FRAMES take their
+ * ids from a map of N-frame traces named ".stacks_N" (see
+ * program_stack_map_name): the kernel truncates a trace to the map's
+ * depth before hashing it, so stacks that agree in their first N frames
+ * share one id and one map entry, exactly as with bpftrace's map per
+ * stack type. */
+void program_stack_map_name(char *buf, unsigned long size, uint32_t limit);
+
+/* USTACK ids (the s64 of the value) come in three kinds:
+ *   0 <= id < 2^32         an id in a .stacks map (frame-pointer walk,
+ *                          prog->ustack_copy == 0);
+ *   id & USTACK_ID_SAMPLE  a copied user stack: the EV_USTACK record
+ *                          carrying the same id holds registers and stack
+ *                          bytes, which output unwinds with the CFI;
+ *   id & USTACK_ID_CANON   a stack output has unwound and interned; only
+ *                          output writes these (into map keys, merging the
+ *                          entries of equal stacks).
+ * A negative id is a stack that could not be read (printed empty). */
+#define USTACK_ID_SAMPLE (1ull << 62)
+#define USTACK_ID_CANON (1ull << 61)
+
+/* The EV_USTACK record: what a ustack evaluation copies when
+ * prog->ustack_copy > 0. `regs` is the task's user-mode struct pt_regs
+ * (x86-64 order, USTACK_REG_*); prog->ustack_copy bytes follow the
+ * header, of which the first stack_len were read from regs[sp] up. */
+struct sonde_ustack_record {
+	uint64_t event_id;
+	uint64_t id;            /* USTACK_ID_SAMPLE | ... */
+	uint64_t pid_tgid;      /* bpf_get_current_pid_tgid() */
+	uint64_t limit;         /* frames wanted (ustack(N)) */
+	uint64_t stack_len;
+	uint64_t regs[21];
+};
+enum {
+	USTACK_REG_R15, USTACK_REG_R14, USTACK_REG_R13, USTACK_REG_R12,
+	USTACK_REG_BP, USTACK_REG_BX, USTACK_REG_R11, USTACK_REG_R10,
+	USTACK_REG_R9, USTACK_REG_R8, USTACK_REG_AX, USTACK_REG_CX,
+	USTACK_REG_DX, USTACK_REG_SI, USTACK_REG_DI, USTACK_REG_ORIG_AX,
+	USTACK_REG_IP, USTACK_REG_CS, USTACK_REG_FLAGS, USTACK_REG_SP,
+	USTACK_REG_SS, USTACK_NREGS
+};
+/* Default bytes of user stack copied per ustack (perf's default too). */
+#define SONDE_USTACK_COPY_DEFAULT 8192
+
 enum map_kind {
 	MAP_HASH,
 	MAP_PERCPU_HASH,     /* aggregations */
@@ -83,6 +133,8 @@ struct map_spec {
 	const struct type *key_type;   /* NULL: single-entry map, u64 0 key */
 	const struct type *value_type; /* aggregation or plain value type */
 	uint32_t nkeys;                /* user-visible key count (@m[a,b] = 2) */
+	bool mmapable;                 /* arrays: the engine maps it into memory
+					* and reads it without a syscall */
 };
 
 /* The .globals array map (if present) holds one struct at key 0, written
@@ -92,6 +144,11 @@ struct sonde_globals {
 	uint64_t cpid;          /* pid of the -c child, or 0 */
 	uint64_t filter_pid;    /* -p PID, or 0 */
 	uint64_t lost_events;   /* records the ring could not take (BPF adds) */
+	/* The reader sets wake_armed before it sleeps; the first record that
+	 * finds the ring a quarter full clears it and wakes the reader, so a
+	 * burst costs one wake-up, not one per record (codegen wake_flags). */
+	uint64_t wake_armed;
+	uint64_t exit_lost;     /* exit()'s own record did not fit: stop anyway */
 };
 
 enum event_kind {
@@ -105,6 +162,10 @@ enum event_kind {
 	EV_JOIN,        /* args: one array of strings, delimiter in fmt */
 	EV_CAT,         /* fmt + args: file name */
 	EV_SYSTEM,      /* fmt + args: command */
+	EV_USTACK,      /* struct sonde_ustack_record + stack bytes */
+	EV_NEW_PID,     /* args: u64 pid, the first time a probe saw it keep
+			 * a user address or stack (output remembers its
+			 * mappings while it runs) */
 };
 
 struct event_spec {
@@ -168,6 +229,9 @@ struct program {
 	int32_t globals_map;       /* index of .globals, or -1 */
 	uint32_t strlen;           /* string size in bytes */
 	uint32_t nblocks;          /* probe blocks in the script */
+	/* ustack: bytes of user stack copied for output to unwind (DWARF
+	 * CFI); 0 walks frame pointers in the kernel (bpf_get_stackid). */
+	uint32_t ustack_copy;
 };
 
 #endif

@@ -71,6 +71,8 @@ struct cg {
 	vreg scratch;                /* pointer to this CPU's scratch */
 	uint32_t scr, scr_max;
 
+	int mapfail_map;             /* SONDE_MAPFAIL_MAP, or -1 */
+
 	uint32_t l_exit;             /* return 0 */
 	struct cg_loop loops[32];
 	uint32_t nloops;
@@ -111,6 +113,9 @@ vreg cg_global(struct cg *cg, uint32_t off);
 
 /* cg_expr.c */
 struct cval cg_expr(struct cg *cg, const struct node *n);
+/* The BPF ALU operation of an arithmetic operator (also of '+=' etc.),
+ * 0xff for operators that are not arithmetic. */
+uint8_t cg_alu_code(enum op op);
 /* Evaluate n and store it at dst as type `to` (to = NULL: n's own type),
  * writing strings straight into place where possible. */
 void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
@@ -137,7 +142,6 @@ bool cg_builtin_is_mem(const struct node *n);
 struct cval cg_field(struct cg *cg, const struct node *n);
 void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
 		 const struct type *to);
-void cg_stack_to(struct cg *cg, bool user, struct cmem dst);
 /* Offset of a register in x86-64 struct pt_regs ("di", "ip"), or -1. */
 int cg_reg_offset(const char *name);
 
@@ -155,7 +159,20 @@ void cg_map_assign(struct cg *cg, const struct node *stmt);
 struct cval cg_map_incdec(struct cg *cg, const struct node *n);
 void cg_map_delete(struct cg *cg, const struct node *call);
 
+/* cg_stack.c: kstack/ustack values, copied user stacks, new pids */
+/* Store the KSTACK/USTACK value of type t (mode, limit) at dst. */
+void cg_stack_to(struct cg *cg, const struct type *t, struct cmem dst);
+/* Tell user space, once per process, that a probe kept a user address
+ * of the current process (EV_NEW_PID), so its mappings are remembered
+ * while it runs. */
+void cg_note_pid(struct cg *cg);
+
 /* cg_call.c */
+/* Count a record the ring could not take (struct sonde_globals). */
+void cg_count_lost(struct cg *cg);
+/* The flags for bpf_ringbuf_submit: no wake-up, except when `now` or
+ * when the ring fills up (see cg_call.c). */
+struct ir_arg cg_wake_flags(struct cg *cg, bool now);
 struct cval cg_call_expr(struct cg *cg, const struct node *n);
 void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct type *to);

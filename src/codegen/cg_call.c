@@ -4,7 +4,10 @@
  * strcontains, sizeof, reg, ksym, usym, signal). */
 #include "cg.h"
 
+#include <errno.h>
 #include <stddef.h>
+
+#include "../elf/symbolize.h"
 
 
 
@@ -52,8 +55,9 @@ static void join_args(struct cg *cg, const struct node *n, vreg rec,
 	cg_release(cg, mk);
 }
 
-/* Count a record the ring could not take (struct sonde_globals). */
-static void count_lost(struct cg *cg)
+/* Count a record the ring could not take (struct sonde_globals); when it
+ * was exit()'s, say so too, or sonde would never stop. */
+static void count_lost_kind(struct cg *cg, enum event_kind kind)
 {
 	if (cg->prog->globals_map < 0)
 		return;
@@ -69,8 +73,68 @@ static void count_lost(struct cg *cg)
 	ir_movi(cg->ir, one, 1);
 	ir_xadd(cg->ir, BPF_DW, p,
 		(int16_t)offsetof(struct sonde_globals, lost_events), one);
+	if (kind == EV_EXIT)
+		ir_st(cg->ir, BPF_DW, p,
+		      (int16_t)offsetof(struct sonde_globals, exit_lost), 1);
 	ir_place(cg->ir, skip);
 	cg_release(cg, mk);
+}
+
+void cg_count_lost(struct cg *cg)
+{
+	count_lost_kind(cg, EV_PRINTF);
+}
+
+/* Wake-ups are batched. Waking the reader costs the probe an irq_work
+ * (a self-interrupt, a VM exit under virtualization) and the reader a
+ * context switch per record, which at one record per hit is most of what
+ * a printf costs the traced program. So records are submitted with
+ * BPF_RB_NO_WAKEUP and the reader drains the ring on a short timer
+ * (engine.c), except:
+ *   - exit(), which should not wait for the timer;
+ *   - a burst: the first record that finds the ring a quarter full while
+ *     the reader sleeps (sonde_globals.wake_armed, set by the reader
+ *     before it sleeps) wakes it, so the ring is drained before it
+ *     overflows, at the cost of one wake-up per sleep. */
+struct ir_arg cg_wake_flags(struct cg *cg, bool now)
+{
+	vreg f = ir_vreg(cg->ir);
+	if (now) {
+		ir_movi(cg->ir, f, BPF_RB_FORCE_WAKEUP);
+		return IR_ARG(f);
+	}
+	int ring = cg->prog->ringbuf_map;
+	ir_movi(cg->ir, f, BPF_RB_NO_WAKEUP);
+	vreg avail = cg_call(cg, BPF_FUNC_ringbuf_query,
+			     (struct ir_arg[]){ IR_MAP(ring),
+						IR_IMM(BPF_RB_AVAIL_DATA) }, 2);
+	vreg size = cg_call(cg, BPF_FUNC_ringbuf_query,
+			    (struct ir_arg[]){ IR_MAP(ring),
+					       IR_IMM(BPF_RB_RING_SIZE) }, 2);
+	uint32_t quiet = ir_label(cg->ir);
+	ir_alui(cg->ir, BPF_LSH, avail, avail, 2);
+	ir_jcc(cg->ir, BPF_JLT, avail, size, quiet);
+	if (cg->prog->globals_map >= 0) {
+		/* Not atomic: two CPUs that both see the flag both wake the
+		 * reader, which is harmless. */
+		int16_t armed = (int16_t)offsetof(struct sonde_globals,
+						  wake_armed);
+		struct cg_mark mk = cg_mark(cg);
+		struct cmem key = cg_alloc(cg, 8);
+		ir_st(cg->ir, BPF_W, key.base, (int16_t)key.off, 0);
+		vreg g = cg_call(cg, BPF_FUNC_map_lookup_elem,
+				 (struct ir_arg[]){ IR_MAP(cg->prog->globals_map),
+						    cg_arg(key) }, 2);
+		cg_release(cg, mk);
+		ir_jcci(cg->ir, BPF_JEQ, g, 0, quiet);
+		vreg a = ir_vreg(cg->ir);
+		ir_ldx(cg->ir, BPF_DW, a, g, armed);
+		ir_jcci(cg->ir, BPF_JEQ, a, 0, quiet);
+		ir_st(cg->ir, BPF_DW, g, armed, 0);
+	}
+	ir_movi(cg->ir, f, BPF_RB_FORCE_WAKEUP);
+	ir_place(cg->ir, quiet);
+	return IR_ARG(f);
 }
 
 /* Reserve the record, write event id and arguments in place, submit. */
@@ -85,6 +149,24 @@ static void emit_event(struct cg *cg, const struct node *n)
 	const struct event_spec *e = &cg->prog->events[id];
 	const struct type *args = e->args;
 	uint32_t size = 8 + (args ? args->size : 0);
+	uint32_t first = first_value_arg(e->kind);
+	/* A copied user stack is a ring record of its own that must come
+	 * before the record that refers to it: such arguments are computed
+	 * before this record is reserved, and copied in. */
+	struct cg_mark outer = cg_mark(cg);
+	struct cmem pre[16];
+	bool has_pre[16] = { false };
+	if (args && e->kind != EV_JOIN && cg->prog->ustack_copy) {
+		for (uint32_t i = 0; i < args->nfields && i < 16; i++) {
+			if (first + i >= n->u.call.args.n ||
+			    !type_has_kind(args->fields[i], TYPE_USTACK))
+				continue;
+			pre[i] = cg_alloc(cg, args->fields[i]->size);
+			cg_expr_to(cg, n->u.call.args.v[first + i], pre[i],
+				   args->fields[i]);
+			has_pre[i] = true;
+		}
+	}
 	vreg rec = cg_call(cg, BPF_FUNC_ringbuf_reserve,
 			   (struct ir_arg[]){ IR_MAP(cg->prog->ringbuf_map),
 					      IR_IMM((int32_t)size), IR_IMM(0) },
@@ -95,23 +177,28 @@ static void emit_event(struct cg *cg, const struct node *n)
 	if (e->kind == EV_JOIN && args) {
 		join_args(cg, n, rec, args);
 	} else if (args) {
-		uint32_t first = first_value_arg(e->kind);
 		for (uint32_t i = 0; i < args->nfields; i++) {
 			if (first + i >= n->u.call.args.n)
 				break;
+			struct cmem to = { rec, 8 + (int32_t)args->offsets[i] };
+			if (i < 16 && has_pre[i]) {
+				cg_copy(cg, to, pre[i], args->fields[i]->size);
+				continue;
+			}
 			struct cg_mark mk = cg_mark(cg);
-			cg_expr_to(cg, n->u.call.args.v[first + i],
-				   (struct cmem){ rec, 8 + (int32_t)args->offsets[i] },
+			cg_expr_to(cg, n->u.call.args.v[first + i], to,
 				   args->fields[i]);
 			cg_release(cg, mk);
 		}
 	}
+	struct ir_arg flags = cg_wake_flags(cg, e->kind == EV_EXIT);
 	cg_callv(cg, BPF_FUNC_ringbuf_submit,
-		(struct ir_arg[]){ IR_ARG(rec), IR_IMM(0) }, 2);
+		(struct ir_arg[]){ IR_ARG(rec), flags }, 2);
 	ir_ja(cg->ir, done);
 	ir_place(cg->ir, lost);
-	count_lost(cg);
+	count_lost_kind(cg, e->kind);
 	ir_place(cg->ir, done);
+	cg_release(cg, outer);
 }
 
 void cg_call_stmt(struct cg *cg, const struct node *n)
@@ -160,6 +247,23 @@ struct cval cg_call_expr(struct cg *cg, const struct node *n)
 	}
 	case FN_UADDR:
 		return cg_uaddr(cg, n);
+	case FN_KADDR: {
+		/* Resolved now, as bpftrace does, from /proc/kallsyms. */
+		const char *sym = a->n && a->v[0]->kind == N_STR ?
+			a->v[0]->u.str.s : "";
+		struct ksyms *k = ksyms_new(NULL);
+		uint64_t addr = 0;
+		int r = k ? ksyms_addr(k, sym, &addr) : -ENOMEM;
+		ksyms_free(k);
+		if (r < 0) {
+			cg_error(cg, n->pos, "kaddr(): cannot resolve kernel "
+				 "symbol '%s'", sym);
+			return cg_imm(0, n->type);
+		}
+		vreg d = ir_vreg(cg->ir);
+		ir_movi(cg->ir, d, (int64_t)addr);
+		return cg_regval(d, n->type);
+	}
 	case FN_SIGNAL: {
 		struct cval sig = cg_expr(cg, a->v[0]);
 		vreg s = cg_reg(cg, sig);
@@ -202,13 +306,14 @@ void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		return;
 	case FN_KSTACK:
 	case FN_USTACK:
-		cg_stack_to(cg, n->u.call.id == FN_USTACK, dst);
+		cg_stack_to(cg, n->type, dst);
 		return;
 	case FN_USYM: {
 		cg_store_int(cg, dst, cg_expr(cg, a->v[0]));
 		vreg pid = cg_call(cg, BPF_FUNC_get_current_pid_tgid, NULL, 0);
 		ir_alui(cg->ir, BPF_RSH, pid, pid, 32);
 		cg_store_int(cg, cg_at(dst, 8), cg_regval(pid, type_u64()));
+		cg_note_pid(cg);
 		return;
 	}
 	default:

@@ -185,32 +185,6 @@ struct cval cg_builtin(struct cg *cg, const struct node *n)
 	return cg_imm(0, t);
 }
 
-/* kstack/ustack: the id bpf_get_stackid() gives in the ".stacks" map
- * (negative when the stack could not be read); ustack adds the pid whose
- * address space the frames belong to. */
-void cg_stack_to(struct cg *cg, bool user, struct cmem dst)
-{
-	int map = program_find_map(cg->prog, SONDE_STACK_MAP);
-	if (map < 0) {
-		struct map_spec s = { .name = SONDE_STACK_MAP,
-				      .kind = MAP_STACK_TRACE, .key_size = 4,
-				      .value_size = 8 * SONDE_STACK_FRAMES,
-				      .max_entries = 4096 };
-		map = program_add_map(cg->prog, &s);
-	}
-	vreg id = cg_call(cg, BPF_FUNC_get_stackid, (struct ir_arg[]){
-		IR_ARG(cg->ctx), IR_MAP(map),
-		IR_IMM(user ? BPF_F_USER_STACK : 0) }, 3);
-	/* the helper returns an int: widen its sign */
-	cg_normalize(cg, id, type_int(cg->a, 32, true));
-	cg_store_int(cg, dst, cg_regval(id, type_s64()));
-	if (user) {
-		vreg pid = helper0(cg, BPF_FUNC_get_current_pid_tgid);
-		ir_alui(cg->ir, BPF_RSH, pid, pid, 32);
-		cg_store_int(cg, cg_at(dst, 8), cg_regval(pid, type_u64()));
-	}
-}
-
 void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
 		   const struct type *to)
 {
@@ -224,7 +198,7 @@ void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
 	switch (n->u.builtin.id) {
 	case BI_KSTACK:
 	case BI_USTACK:
-		cg_stack_to(cg, n->u.builtin.id == BI_USTACK, dst);
+		cg_stack_to(cg, n->type, dst);
 		return;
 	case BI_COMM: {
 		uint32_t len = to->size < 16 ? to->size : 16;
@@ -244,6 +218,7 @@ void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
 				ir_alui(cg->ir, BPF_RSH, pid, pid, 32);
 				cg_store_int(cg, cg_at(dst, 8),
 					     cg_regval(pid, type_u64()));
+				cg_note_pid(cg);
 			}
 			return;
 		}

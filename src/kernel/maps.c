@@ -4,8 +4,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,7 +16,43 @@
 #include "engine_int.h"
 
 #define DEFAULT_MAX_ENTRIES 4096
-#define DEFAULT_RINGBUF_SIZE (256u * 1024)
+
+/* The event ring. At half a million records a second (16 MB/s of 32-byte
+ * printf records) the reader's 10 ms timer leaves about 160 KiB in the
+ * ring, and the quarter-full wake-up comes at a quarter of the ring; the
+ * rest is headroom for the reader's own stalls (printing a big map, a
+ * slow disk). 512 KiB per CPU, 4 MiB at least: 250 ms of stall at that
+ * rate before a record is lost. BPFTRACE_PERF_RB_PAGES (bpftrace's pages
+ * per CPU) overrides it. The kernel wants a power of two. */
+#define RING_PER_CPU (512u * 1024)
+#define RING_MIN (4u << 20)
+#define RING_MAX (256u << 20)
+
+static uint32_t ring_size(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int ncpus = libbpf_num_possible_cpus();
+	if (page <= 0)
+		page = 4096;
+	if (ncpus < 1)
+		ncpus = 1;
+	uint64_t want = (uint64_t)RING_PER_CPU * (uint64_t)ncpus;
+	if (want < RING_MIN)
+		want = RING_MIN;
+	const char *env = getenv("BPFTRACE_PERF_RB_PAGES");
+	if (env) {
+		char *end;
+		unsigned long pages = strtoul(env, &end, 10);
+		if (*env && !*end && pages > 0 && pages <= RING_MAX / (uint64_t)page)
+			want = (uint64_t)pages * (uint64_t)page * (uint64_t)ncpus;
+		else
+			log_warn("BPFTRACE_PERF_RB_PAGES=%s ignored", env);
+	}
+	uint64_t size = (uint64_t)page;
+	while (size < want && size < RING_MAX)
+		size <<= 1;
+	return (uint32_t)size;
+}
 
 void engine_obj_name(char *out, size_t size, const char *name)
 {
@@ -53,15 +92,23 @@ static int map_create(const struct map_spec *m)
 	case MAP_RINGBUF:
 		type = BPF_MAP_TYPE_RINGBUF;
 		key = value = 0;
-		max = m->max_entries ? m->max_entries : DEFAULT_RINGBUF_SIZE;
+		max = m->max_entries ? m->max_entries : ring_size();
 		break;
 	default:
 		return -EINVAL;
 	}
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
 	if (type == BPF_MAP_TYPE_HASH || type == BPF_MAP_TYPE_PERCPU_HASH) {
 		if (!key)
 			key = 8;    /* a map without keys uses one u64 zero key */
+		/* Preallocating max_entries elements (per CPU, for per-CPU
+		 * maps) costs milliseconds per map at load time, which a
+		 * script with hundreds of maps pays in full before its first
+		 * event; elements allocated on insert cost only on new keys. */
+		opts.map_flags = BPF_F_NO_PREALLOC;
 	}
+	if (m->mmapable && type == BPF_MAP_TYPE_ARRAY)
+		opts.map_flags = BPF_F_MMAPABLE;
 	if ((type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY ||
 	     type == BPF_MAP_TYPE_STACK_TRACE) && key != 4)
 		return -EINVAL;
@@ -70,7 +117,39 @@ static int map_create(const struct map_spec *m)
 	/* libbpf 1.x raises RLIMIT_MEMLOCK by itself, and only on kernels
 	 * that still charge BPF memory to it (before memcg accounting, 5.11);
 	 * on this engine's kernels nothing needs raising. */
-	return bpf_map_create(type, name, key, value, max, NULL);
+	return bpf_map_create(type, name, key, value, max, &opts);
+}
+
+/* Creating a map is kernel work (allocation, zeroing, memcg charging) of
+ * roughly 0.1 ms; a script with hundreds of maps pays it hundreds of
+ * times before its first event. The creations are independent, so they
+ * are spread over one thread per CPU, each taking the next index. */
+#define MAPS_PARALLEL_MIN 32
+#define MAPS_THREADS_MAX 8
+
+struct maps_work {
+	struct engine *e;
+	atomic_uint next;
+	atomic_int failed;        /* first failing index + 1, or 0 */
+};
+
+static void *maps_create_run(void *arg)
+{
+	struct maps_work *w = arg;
+	const struct program *prog = w->e->prog;
+	for (;;) {
+		unsigned i = atomic_fetch_add(&w->next, 1);
+		if (i >= prog->nmaps || atomic_load(&w->failed))
+			break;
+		int fd = map_create(&prog->maps[i]);
+		w->e->map_fds[i] = fd;
+		if (fd < 0) {
+			int expect = 0;
+			atomic_compare_exchange_strong(&w->failed, &expect,
+						       (int)i + 1);
+		}
+	}
+	return NULL;
 }
 
 int engine_maps_create(struct engine *e)
@@ -81,23 +160,41 @@ int engine_maps_create(struct engine *e)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < prog->nmaps; i++)
 		e->map_fds[i] = -1;
-	for (uint32_t i = 0; i < prog->nmaps; i++) {
-		const struct map_spec *m = &prog->maps[i];
-		int fd = map_create(m);
-		if (fd < 0) {
-			if (fd == -E2BIG)   /* strerror says "argument list" */
-				log_error("cannot create map %s: too large for the "
-					  "kernel (%u-byte keys, %u-byte values, "
-					  "%u entries)", m->name, m->key_size,
-					  m->value_size, m->max_entries);
-			else
-				log_error("cannot create map %s: %s", m->name,
-					  strerror(-fd));
-			return fd;
-		}
-		e->map_fds[i] = fd;
-	}
-	return 0;
+
+	struct maps_work w = { .e = e };
+	pthread_t tid[MAPS_THREADS_MAX];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int nt = prog->nmaps < MAPS_PARALLEL_MIN || ncpu < 2 ? 0 :
+		 ncpu - 1 < MAPS_THREADS_MAX ? (int)ncpu - 1 : MAPS_THREADS_MAX;
+	int started = 0;
+	for (; started < nt; started++)
+		if (pthread_create(&tid[started], NULL, maps_create_run, &w))
+			break;
+	maps_create_run(&w);      /* this thread works too */
+	for (int k = 0; k < started; k++)
+		pthread_join(tid[k], NULL);
+
+	int bad = atomic_load(&w.failed) - 1;
+	if (bad < 0)
+		return 0;
+	const struct map_spec *m = &prog->maps[bad];
+	int fd = e->map_fds[bad];
+	if (fd == -E2BIG)   /* strerror says "argument list too long" */
+		log_error("cannot create map %s: too large for the kernel "
+			  "(%u-byte keys, %u-byte values, %u entries)",
+			  m->name, m->key_size, m->value_size, m->max_entries);
+	else if (m->kind == MAP_STACK_TRACE && fd == -EINVAL)
+		log_error("cannot create map %s: the kernel refuses stacks of "
+			  "%u frames (kernel.perf_event_max_stack is smaller; "
+			  "raise it with sysctl or ask for fewer frames)",
+			  m->name, m->value_size / 8);
+	else
+		log_error("cannot create map %s: %s", m->name, strerror(-fd));
+	/* Leave only valid descriptors for the engine's cleanup. */
+	for (uint32_t i = 0; i < prog->nmaps; i++)
+		if (e->map_fds[i] < 0)
+			e->map_fds[i] = -1;
+	return fd;
 }
 
 int engine_globals_write(struct engine *e)
@@ -131,8 +228,50 @@ int engine_globals_write(struct engine *e)
 	return r < 0 ? r : 0;
 }
 
+/* Arrays marked mmapable are mapped once, so the reader can watch the
+ * globals (wake-up flag, lost records, exit) and the failed-update
+ * counters on every poll without a syscall. */
+static void *map_mmap(struct engine *e, int map_id, size_t *len)
+{
+	*len = 0;
+	if (map_id < 0 || (uint32_t)map_id >= e->prog->nmaps ||
+	    e->map_fds[map_id] < 0)
+		return NULL;
+	const struct map_spec *m = &e->prog->maps[map_id];
+	if (!m->mmapable || m->kind != MAP_ARRAY)
+		return NULL;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)((m->value_size + 7) & ~7u) * m->max_entries;
+	size_t n = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       e->map_fds[map_id], 0);
+	if (p == MAP_FAILED) {
+		log_info("map %s: cannot map it into memory: %s; reading it "
+			 "with syscalls", m->name, strerror(errno));
+		return NULL;
+	}
+	*len = n;
+	return p;
+}
+
+void engine_maps_mmap(struct engine *e)
+{
+	e->globals = map_mmap(e, e->prog->globals_map, &e->globals_len);
+	e->mapfail_map = -1;
+	for (uint32_t i = 0; i < e->prog->nmaps; i++)
+		if (strcmp(e->prog->maps[i].name, SONDE_MAPFAIL_MAP) == 0)
+			e->mapfail_map = (int)i;
+	e->mapfails = map_mmap(e, e->mapfail_map, &e->mapfails_len);
+}
+
 void engine_maps_close(struct engine *e)
 {
+	if (e->globals)
+		munmap((void *)e->globals, e->globals_len);
+	if (e->mapfails)
+		munmap((void *)e->mapfails, e->mapfails_len);
+	e->globals = NULL;
+	e->mapfails = NULL;
 	if (!e->map_fds)
 		return;
 	for (uint32_t i = 0; i < e->prog->nmaps; i++)
@@ -308,10 +447,71 @@ static int reader_clear(void *ctx, uint32_t map_id)
 	return r;
 }
 
+static uint64_t reader_failures(void *ctx, uint32_t map_id)
+{
+	struct engine *e = ctx;
+	if (e->mapfail_map < 0 ||
+	    map_id >= e->prog->maps[e->mapfail_map].max_entries)
+		return 0;
+	if (e->mapfails)
+		return __atomic_load_n(&e->mapfails[map_id], __ATOMIC_RELAXED);
+	uint64_t v = 0;
+	if (bpf_map_lookup_elem(e->map_fds[e->mapfail_map], &map_id, &v) < 0)
+		return 0;
+	return v;
+}
+
+static uint32_t reader_capacity(void *ctx, uint32_t map_id)
+{
+	struct engine *e = ctx;
+	struct map_geom g;
+	return map_geom(e, map_id, &g) < 0 ? 0 : g.max_entries;
+}
+
+static int reader_lookup(void *ctx, uint32_t map_id, const void *key,
+			 void *value)
+{
+	struct engine *e = ctx;
+	struct map_geom g;
+	int r = map_geom(e, map_id, &g);
+	if (r < 0)
+		return r;
+	r = bpf_map_lookup_elem(g.fd, key, value);
+	return r < 0 ? r : 0;
+}
+
+static int reader_update(void *ctx, uint32_t map_id, const void *key,
+			 const void *value)
+{
+	struct engine *e = ctx;
+	struct map_geom g;
+	int r = map_geom(e, map_id, &g);
+	if (r < 0)
+		return r;
+	r = bpf_map_update_elem(g.fd, key, value, BPF_ANY);
+	return r < 0 ? r : 0;
+}
+
+static int reader_remove(void *ctx, uint32_t map_id, const void *key)
+{
+	struct engine *e = ctx;
+	struct map_geom g;
+	int r = map_geom(e, map_id, &g);
+	if (r < 0)
+		return r;
+	r = bpf_map_delete_elem(g.fd, key);
+	return r < 0 ? r : 0;
+}
+
 void engine_reader_init(struct engine *e)
 {
 	e->reader.ctx = e;
 	e->reader.dump = reader_dump;
 	e->reader.clear = reader_clear;
 	e->reader.zero = reader_zero;
+	e->reader.failures = reader_failures;
+	e->reader.capacity = reader_capacity;
+	e->reader.lookup = reader_lookup;
+	e->reader.update = reader_update;
+	e->reader.remove = reader_remove;
 }

@@ -138,7 +138,8 @@ enum node_kind {
  * Slots: a variable's type is u.probe.var_types[slot], a map's are the
  *  map_spec key_type/value_type. As in bpftrace, an integer slot keeps the
  *  type of the first value stored (a variable: exactly that type; a map
- *  key or value: 64 bits with that signedness), strings widen to the
+ *  value: 64 bits with that signedness; a map key: always int64, as
+ *  bpftrace 0.17 prints integer keys signed), strings widen to the
  *  longest stored, tuples merge field by field. So the value being stored
  *  (or a key expression, or a ?: branch) may differ from the slot: a
  *  shorter string is zero-padded; an integer is converted to the slot's

@@ -99,8 +99,11 @@ struct sema_map *sema_map_ref(struct sema *s, struct node *n)
 	}
 	if (!known)
 		return m;
+	/* integer keys are int64 whatever their source (bpftrace 0.17 prints
+	 * @k[(uint64)-1] as @k[-1]) */
 	for (uint32_t i = 0; i < nk; i++)
-		kt[i] = map_int(s, kt[i]);
+		if (is_int(kt[i]))
+			kt[i] = type_s64();
 	if (!m->keys_known) {
 		m->keys_known = true;
 		m->nkeys = nk;

@@ -172,3 +172,16 @@ const char *type_name(struct arena *a, const struct type *t)
 		return type_kind_name(t->kind);
 	}
 }
+
+bool type_has_kind(const struct type *t, enum type_kind k)
+{
+	if (!t)
+		return false;
+	if (t->kind == k)
+		return true;
+	if (t->kind == TYPE_TUPLE)
+		for (uint32_t i = 0; i < t->nfields; i++)
+			if (type_has_kind(t->fields[i], k))
+				return true;
+	return false;
+}

@@ -87,6 +87,8 @@ const struct type *type_simple(struct arena *a, enum type_kind kind,
 			       uint32_t size);
 
 bool type_is_agg(const struct type *t);
+/* Whether t is of kind k or is a tuple with such a field (nested too). */
+bool type_has_kind(const struct type *t, enum type_kind k);
 bool type_equal(const struct type *a, const struct type *b);
 /* A type both a and b can be stored as (strings widen to the larger size,
  * integers to the wider/signed one), or NULL if they are incompatible. */

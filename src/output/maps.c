@@ -69,6 +69,17 @@ static uint64_t ld64(const uint8_t *p)
 	return v;
 }
 
+/* Signed division that cannot trap: INT64_MIN / -1 wraps, as the
+ * two's complement result would, and / 0 leaves the value alone. */
+static int64_t sdiv(int64_t a, int64_t b)
+{
+	if (b == 0)
+		return a;
+	if (b == -1)
+		return (int64_t)(0 - (uint64_t)a);
+	return a / b;
+}
+
 static bool vt_signed(const struct type *t)
 {
 	return t->is_signed;
@@ -88,6 +99,9 @@ static void merge(const struct mctx *mc, const struct map_snapshot *s,
 	uint32_t nv = s->nvalues ? s->nvalues : 1;
 	e->raw = cpu_value(s, i, 0);
 	switch (t->kind) {
+	case TYPE_INT:
+		e->a = value_int(t, e->raw);
+		break;
 	case TYPE_COUNT: case TYPE_SUM: case TYPE_HIST: case TYPE_LHIST:
 		for (uint32_t c = 0; c < nv; c++)
 			e->a += ld64(cpu_value(s, i, c));
@@ -115,7 +129,7 @@ static void merge(const struct mctx *mc, const struct map_snapshot *s,
 		if (e->a == 0)
 			e->avg = 0;
 		else if (sg)
-			e->avg = (int64_t)e->b / (int64_t)e->a;
+			e->avg = sdiv((int64_t)e->b, (int64_t)e->a);
 		else
 			e->avg = (int64_t)(e->b / e->a);
 		break;
@@ -126,78 +140,74 @@ static void merge(const struct mctx *mc, const struct map_snapshot *s,
 
 /* ---- ordering ------------------------------------------------------- */
 
-struct field_cmp {
-	const struct mctx *mc;
-	uint32_t off, size;
-	bool is_str;
-};
+/* Sorts move pointers to entries, not the entries themselves. */
+#define ME(x) (*(const struct ment *const *)(x))
 
 static bool less_key_bytes(const void *x, const void *y, void *ctx)
 {
-	const struct ment *a = x, *b = y;
+	const struct ment *a = ME(x), *b = ME(y);
 	const struct mctx *mc = ctx;
 	return memcmp(a->key, b->key, mc->ksize) < 0;
 }
 
-static bool less_field(const void *x, const void *y, void *ctx)
-{
-	const struct ment *a = x, *b = y;
-	const struct field_cmp *f = ctx;
-	if (f->is_str)
-		return strncmp((const char *)a->key + f->off,
-			       (const char *)b->key + f->off, f->size) < 0;
-	return ld64(a->key + f->off) < ld64(b->key + f->off);
-}
-
-/* bpftrace's sort_by_key: a stable sort per key field, last field first,
- * so the first field decides; fields that are neither integers nor
- * strings (stacks, symbols) keep their order. */
-static void sort_by_key(const struct mctx *mc, struct ment *v, size_t n)
+/* bpftrace's sort_by_key: the key fields in order, integers compared as
+ * unsigned 64-bit numbers, strings with strncmp; fields of other types
+ * (stacks, symbols) do not take part. */
+static int cmp_key_fields(const struct mctx *mc, const struct ment *a,
+			  const struct ment *b)
 {
 	const struct type *kt = mc->m->key_type;
-	if (!kt)
-		return;
+	if (!kt || !mc->m->nkeys)
+		return 0;
 	uint32_t nf = kt->kind == TYPE_TUPLE ? kt->nfields : 1;
-	for (uint32_t i = nf; i-- > 0;) {
+	for (uint32_t i = 0; i < nf; i++) {
 		const struct type *ft = kt->kind == TYPE_TUPLE ? kt->fields[i] : kt;
 		uint32_t off = kt->kind == TYPE_TUPLE ? kt->offsets[i] : 0;
-		if (off + (ft->kind == TYPE_STR ? ft->size : 8) > mc->ksize)
-			continue;
-		struct field_cmp f = { mc, off, ft->size, ft->kind == TYPE_STR };
-		if (ft->kind == TYPE_INT || ft->kind == TYPE_STR)
-			cxx_stable_sort(v, n, sizeof(*v), less_field, &f);
+		if (ft->kind == TYPE_STR && off + ft->size <= mc->ksize) {
+			int c = strncmp((const char *)a->key + off,
+					(const char *)b->key + off, ft->size);
+			if (c)
+				return c;
+		} else if (ft->kind == TYPE_INT && off + 8 <= mc->ksize) {
+			uint64_t x = ld64(a->key + off), y = ld64(b->key + off);
+			if (x != y)
+				return x < y ? -1 : 1;
+		}
 	}
+	return 0;
 }
 
-static uint64_t plain_value(const struct mctx *mc, const struct ment *e)
-{
-	switch (mc->vt->kind) {
-	case TYPE_INT:
-		return value_int(mc->vt, e->raw);
-	default:
-		return e->a;
-	}
-}
+static bool is_value_sorted(enum type_kind k);
 
-static bool less_plain_value(const void *x, const void *y, void *ctx)
+/* Maps that are neither histograms nor avg/stats. bpftrace sorts value
+ * maps by value (ties in random hash order) and the others by key;
+ * sonde breaks value ties by key, and what the key fields leave equal
+ * by key bytes, so the order is always the same. */
+static bool less_plain(const void *x, const void *y, void *ctx)
 {
 	const struct mctx *mc = ctx;
-	uint64_t a = plain_value(mc, x), b = plain_value(mc, y);
-	if (vt_signed(mc->vt))
-		return (int64_t)a < (int64_t)b;
-	return a < b;
+	const struct ment *a = ME(x), *b = ME(y);
+	if (is_value_sorted(mc->vt->kind) && a->a != b->a) {
+		if (vt_signed(mc->vt) && mc->vt->kind != TYPE_COUNT)
+			return (int64_t)a->a < (int64_t)b->a;
+		return a->a < b->a;
+	}
+	int c = cmp_key_fields(mc, a, b);
+	if (c)
+		return c < 0;
+	return memcmp(a->key, b->key, mc->ksize) < 0;
 }
 
 static bool less_total(const void *x, const void *y, void *ctx)
 {
 	(void)ctx;
-	return ((const struct ment *)x)->total < ((const struct ment *)y)->total;
+	return ME(x)->total < ME(y)->total;
 }
 
 static bool less_avg(const void *x, const void *y, void *ctx)
 {
 	const struct mctx *mc = ctx;
-	const struct ment *a = x, *b = y;
+	const struct ment *a = ME(x), *b = ME(y);
 	if (vt_signed(mc->vt))
 		return a->avg < b->avg;
 	return (uint64_t)a->avg < (uint64_t)b->avg;
@@ -251,13 +261,13 @@ static void plain_value_text(const struct mctx *mc, struct sbuf *out,
 {
 	const struct type *t = mc->vt;
 	if (is_value_sorted(t->kind)) {
-		uint64_t v = plain_value(mc, e);
+		uint64_t v = e->a;
 		uint64_t div = mc->div ? mc->div : 1;
 		bool sg = vt_signed(t);
 		if (t->kind == TYPE_COUNT)
 			sg = false;
 		if (sg)
-			sbuf_printf(out, "%lld", (long long)((int64_t)v / (int64_t)div));
+			sbuf_printf(out, "%lld", (long long)sdiv((int64_t)v, (int64_t)div));
 		else
 			sbuf_printf(out, "%llu", (unsigned long long)(v / div));
 		return;
@@ -273,7 +283,7 @@ static void avg_text(const struct mctx *mc, struct sbuf *out,
 {
 	uint64_t div = mc->div ? mc->div : 1;
 	if (vt_signed(mc->vt))
-		sbuf_printf(out, "%lld", (long long)(e->avg / (int64_t)div));
+		sbuf_printf(out, "%lld", (long long)sdiv(e->avg, (int64_t)div));
 	else
 		sbuf_printf(out, "%llu",
 			    (unsigned long long)((uint64_t)e->avg / div));
@@ -508,41 +518,59 @@ static uint32_t lhist_nb(const struct type *t)
 	return (uint32_t)b + 2;
 }
 
-/* Histograms: one ment per user key, buckets gathered from the entries
- * whose key is the user key followed by a u64 bucket index. Returns the
- * number of user keys, in key byte order, or -ENOMEM. */
+/* Histograms: one ment per user key, its buckets gathered from the
+ * entries whose key is the user key followed by a u64 bucket index. The
+ * user keys come out in key byte order (bpftrace's std::map order) in
+ * out[0..n), backed by *groups_out and *storage. Returns n or -ENOMEM. */
 static long gather_hist(const struct mctx *mc, const struct map_snapshot *s,
-			struct ment *v, uint64_t **storage)
+			struct ment **out, struct ment **groups_out,
+			uint64_t **storage)
 {
 	struct ment *tmp = calloc(s->n ? s->n : 1, sizeof(*tmp));
-	if (!tmp)
+	struct ment **tp = calloc(s->n ? s->n : 1, sizeof(*tp));
+	if (!tmp || !tp) {
+		free(tmp);
+		free(tp);
 		return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < s->n; i++) {
 		tmp[i].key = s->keys + (size_t)i * s->key_size;
 		merge(mc, s, i, &tmp[i]);
 		tmp[i].bucket = ld64(tmp[i].key + mc->ksize);
+		tp[i] = &tmp[i];
 	}
-	/* Equal user keys become neighbours, in bpftrace's std::map order. */
-	cxx_stable_sort(tmp, s->n, sizeof(*tmp), less_key_bytes, (void *)mc);
-	uint64_t *b = calloc((size_t)(s->n ? s->n : 1) * mc->nb, sizeof(*b));
-	if (!b) {
+	/* Equal user keys become neighbours. */
+	cxx_stable_sort(tp, s->n, sizeof(*tp), less_key_bytes, (void *)mc);
+	size_t ngroups = 0;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (i == 0 || memcmp(tp[i - 1]->key, tp[i]->key, mc->ksize))
+			ngroups++;
+	uint64_t *b = calloc((ngroups ? ngroups : 1) * mc->nb, sizeof(*b));
+	struct ment *g = calloc(ngroups ? ngroups : 1, sizeof(*g));
+	if (!b || !g) {
+		free(b);
+		free(g);
 		free(tmp);
+		free(tp);
 		return -ENOMEM;
 	}
 	long n = 0;
 	for (uint32_t i = 0; i < s->n; i++) {
-		if (n == 0 || memcmp(v[n - 1].key, tmp[i].key, mc->ksize)) {
-			v[n] = (struct ment){ .key = tmp[i].key,
-					      .buckets = b + (size_t)n * mc->nb };
+		if (n == 0 || memcmp(g[n - 1].key, tp[i]->key, mc->ksize)) {
+			g[n].key = tp[i]->key;
+			g[n].buckets = b + (size_t)n * mc->nb;
+			out[n] = &g[n];
 			n++;
 		}
-		if (tmp[i].bucket < mc->nb)
-			v[n - 1].buckets[tmp[i].bucket] = tmp[i].a;
+		if (tp[i]->bucket < mc->nb)
+			g[n - 1].buckets[tp[i]->bucket] = tp[i]->a;
 	}
 	for (long i = 0; i < n; i++)
 		for (uint32_t k = 0; k < mc->nb; k++)
-			v[i].total += v[i].buckets[k];
+			g[i].total += g[i].buckets[k];
 	free(tmp);
+	free(tp);
+	*groups_out = g;
 	*storage = b;
 	return n;
 }
@@ -573,8 +601,18 @@ static enum map_shape shape_of(const struct type *t)
 	}
 }
 
+/* Big maps are written as they are rendered rather than held whole:
+ * everything that could be wrong with the snapshot was checked first. */
+static void spill(const struct mctx *mc, struct sbuf *out)
+{
+	if (out->n < 65536)
+		return;
+	output_write(mc->o, out);
+	sbuf_truncate(out, 0);
+}
+
 static void render_text(const struct mctx *mc, struct sbuf *out,
-			const struct ment *v, size_t n, uint64_t top)
+			struct ment *const *v, size_t n, uint64_t top)
 {
 	enum map_shape shape = shape_of(mc->vt);
 	bool stats = mc->vt->kind == TYPE_STATS;
@@ -585,32 +623,33 @@ static void render_text(const struct mctx *mc, struct sbuf *out,
 		sbuf_putc(out, '\n');
 	for (size_t i = first; i < n; i++) {
 		sbuf_puts(out, mc->m->name);
-		key_text(mc, out, v[i].key, false);
+		key_text(mc, out, v[i]->key, false);
 		sbuf_puts(out, ": ");
 		switch (shape) {
 		case SHAPE_HIST:
 			sbuf_putc(out, '\n');
-			hist_text(mc, out, v[i].buckets);
+			hist_text(mc, out, v[i]->buckets);
 			sbuf_putc(out, '\n');
 			break;
 		case SHAPE_STATS:
 			if (stats)
-				stats_text(mc, out, &v[i], false);
+				stats_text(mc, out, v[i], false);
 			else
-				avg_text(mc, out, &v[i]);
+				avg_text(mc, out, v[i]);
 			sbuf_putc(out, '\n');
 			break;
 		default:
-			plain_value_text(mc, out, &v[i], false);
+			plain_value_text(mc, out, v[i], false);
 			sbuf_putc(out, '\n');
 		}
+		spill(mc, out);
 	}
 	if (shape == SHAPE_STATS)
 		sbuf_putc(out, '\n');
 }
 
 static void render_json(const struct mctx *mc, struct sbuf *out,
-			const struct ment *v, size_t n, uint64_t top)
+			struct ment *const *v, size_t n, uint64_t top)
 {
 	enum map_shape shape = shape_of(mc->vt);
 	bool stats = mc->vt->kind == TYPE_STATS;
@@ -633,20 +672,21 @@ static void render_json(const struct mctx *mc, struct sbuf *out,
 		if (i > first)
 			sbuf_puts(out, ", ");
 		if (keyed)
-			json_key(mc, out, v[i].key);
+			json_key(mc, out, v[i]->key);
 		switch (shape) {
 		case SHAPE_HIST:
-			hist_json(mc, out, v[i].buckets);
+			hist_json(mc, out, v[i]->buckets);
 			break;
 		case SHAPE_STATS:
 			if (stats)
-				stats_text(mc, out, &v[i], true);
+				stats_text(mc, out, v[i], true);
 			else
-				avg_text(mc, out, &v[i]);
+				avg_text(mc, out, v[i]);
 			break;
 		default:
-			plain_value_text(mc, out, &v[i], true);
+			plain_value_text(mc, out, v[i], true);
 		}
+		spill(mc, out);
 	}
 	if (keyed)
 		sbuf_putc(out, '}');
@@ -676,13 +716,13 @@ static int print_snapshot(struct output *o, const struct map_spec *m,
 	if (s->n && (s->value_size < need || s->value_stride < s->value_size))
 		return -EINVAL;
 
-	struct ment *v = calloc(s->n ? s->n : 1, sizeof(*v));
+	struct ment *ents = NULL, **v = calloc(s->n ? s->n : 1, sizeof(*v));
 	uint64_t *storage = NULL;
 	if (!v)
 		return -ENOMEM;
 	size_t n = s->n;
 	if (shape == SHAPE_HIST) {
-		long r = gather_hist(&mc, s, v, &storage);
+		long r = gather_hist(&mc, s, v, &ents, &storage);
 		if (r < 0) {
 			free(v);
 			return (int)r;
@@ -690,18 +730,22 @@ static int print_snapshot(struct output *o, const struct map_spec *m,
 		n = (size_t)r;
 		cxx_sort(v, n, sizeof(*v), less_total, &mc);
 	} else {
-		for (uint32_t i = 0; i < s->n; i++) {
-			v[i].key = s->keys + (size_t)i * s->key_size;
-			merge(&mc, s, i, &v[i]);
+		ents = calloc(s->n ? s->n : 1, sizeof(*ents));
+		if (!ents) {
+			free(v);
+			return -ENOMEM;
 		}
-		cxx_stable_sort(v, n, sizeof(*v), less_key_bytes, &mc);
+		for (uint32_t i = 0; i < s->n; i++) {
+			ents[i].key = s->keys + (size_t)i * s->key_size;
+			merge(&mc, s, i, &ents[i]);
+			v[i] = &ents[i];
+		}
 		if (shape == SHAPE_STATS) {
+			/* bpftrace's input order, then its std::sort */
+			cxx_stable_sort(v, n, sizeof(*v), less_key_bytes, &mc);
 			cxx_sort(v, n, sizeof(*v), less_avg, &mc);
 		} else {
-			sort_by_key(&mc, v, n);
-			if (is_value_sorted(mc.vt->kind))
-				cxx_stable_sort(v, n, sizeof(*v),
-						less_plain_value, &mc);
+			cxx_stable_sort(v, n, sizeof(*v), less_plain, &mc);
 		}
 	}
 	if (o->opts.format == OUTPUT_JSON)
@@ -709,6 +753,7 @@ static int print_snapshot(struct output *o, const struct map_spec *m,
 	else
 		render_text(&mc, out, v, n, top);
 	free(storage);
+	free(ents);
 	free(v);
 	return 0;
 }
@@ -722,6 +767,11 @@ int maps_print(struct output *o, uint32_t map_id, uint64_t top, uint64_t div)
 	int r = o->maps.dump(o->maps.ctx, map_id, &s);
 	if (r < 0)
 		return r;
+	r = stackmaps_canonicalize(o, m, &s);
+	if (r < 0) {
+		map_snapshot_free(&s);
+		return r;
+	}
 	struct sbuf out = { 0 };
 	r = print_snapshot(o, m, &s, top, div, &out);
 	if (r == 0)

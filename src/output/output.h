@@ -28,6 +28,17 @@ struct map_reader {
 	int (*dump)(void *ctx, uint32_t map_id, struct map_snapshot *out);
 	int (*clear)(void *ctx, uint32_t map_id);  /* delete every key */
 	int (*zero)(void *ctx, uint32_t map_id);   /* keep keys, zero values */
+	/* Updates of the map that failed so far (it was full); may be NULL. */
+	uint64_t (*failures)(void *ctx, uint32_t map_id);
+	/* The most keys the map holds; may be NULL. */
+	uint32_t (*capacity)(void *ctx, uint32_t map_id);
+	/* One key (optional hooks: NULL when the reader cannot). VALUE has
+	 * the snapshot layout of one entry: nvalues * value_stride bytes.
+	 * lookup returns -ENOENT for a missing key. */
+	int (*lookup)(void *ctx, uint32_t map_id, const void *key, void *value);
+	int (*update)(void *ctx, uint32_t map_id, const void *key,
+		      const void *value);
+	int (*remove)(void *ctx, uint32_t map_id, const void *key);
 };
 
 enum output_format { OUTPUT_TEXT, OUTPUT_JSON };
@@ -45,6 +56,12 @@ struct output *output_new(const struct program *prog,
 			  const struct map_reader *maps);
 void output_free(struct output *o);
 
+/* Symbolize ksym/usym values and print kstack/ustack frames (kallsyms,
+ * the ELF files and debug files of each process, copied user stacks
+ * unwound with the CFI). Without it addresses print as bpftrace prints
+ * unresolved ones and stacks as their ids. 0 or -errno. */
+int output_stacks_init(struct output *o);
+
 /* "Attaching N probes..." (or its JSON record). */
 void output_attaching(struct output *o, unsigned nprobes);
 /* Handle one ring-buffer record. Returns 1 when the record asks sonde to
@@ -52,9 +69,15 @@ void output_attaching(struct output *o, unsigned nprobes);
 int output_event(struct output *o, const void *data, size_t size);
 /* At exit: every non-empty user map, in bpftrace's order and format. */
 int output_print_maps(struct output *o);
+/* Fold map entries keyed by single user-stack samples into one entry
+ * per distinct stack, in the kernel maps (call it now and then while
+ * probes run, so such maps do not fill up). 0 or -errno. */
+int output_compact(struct output *o);
 /* Events the ring could not hold. */
 void output_lost(struct output *o, uint64_t n);
 /* A run-time warning or error in the chosen format. */
 void output_message(struct output *o, const char *level, const char *msg);
+/* Warn, once per map, about user maps whose updates failed (full). */
+void output_check_maps(struct output *o);
 
 #endif

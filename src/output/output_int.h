@@ -58,6 +58,8 @@ struct output_hooks {
 		      const uint8_t *data, unsigned indent);
 };
 
+struct stacks;
+
 struct output {
 	const struct program *prog;
 	struct output_opts opts;
@@ -66,6 +68,9 @@ struct output {
 	struct output_hooks hooks;
 	bool have_hooks;
 	uint64_t lost;
+	uint8_t *map_warned;        /* per map: its "full" warning is out */
+	bool broken;                /* a write failed: the reader is gone */
+	struct stacks *stacks;      /* output_stacks_init, or NULL */
 };
 
 /* Install (or, with NULL, remove) the symbol and stack hooks. */
@@ -137,6 +142,37 @@ void json_message(struct sbuf *out, const char *type, const char *text,
 /* print(@m, top, div) and each map at exit. */
 int maps_print(struct output *o, uint32_t map_id, uint64_t top,
 	       uint64_t div);
+
+/* ---- stacks.c: stack values, unwinding, symbols -------------------- */
+
+void stacks_free(struct stacks *s);
+/* An EV_USTACK record (whole, event id included): unwind and intern. */
+int stacks_sample(struct stacks *s, const void *data, size_t size);
+/* EV_NEW_PID: remember the mappings of PID while it runs. */
+void stacks_new_pid(struct stacks *s, int64_t pid);
+/* The canonical USTACK id (USTACK_ID_CANON | n) of a sample id, and the
+ * generation in which the sample arrived; -ENOENT when unknown. */
+int stacks_canon_of(struct stacks *s, uint64_t sample_id, uint64_t *canon_id,
+		    uint32_t *gen);
+uint32_t stacks_gen(struct stacks *s);
+void stacks_next_gen(struct stacks *s);
+/* The frames of a KSTACK/USTACK value (innermost first, up to CAP) and,
+ * for a user stack, its pid (-1 for kernel stacks). */
+int stacks_resolve(struct stacks *s, const struct type *t,
+		   const uint8_t *data, uint64_t *ips, size_t cap, size_t *n,
+		   int64_t *pid);
+struct ksyms *stacks_ksyms(struct stacks *s);
+struct usyms *stacks_usyms(struct stacks *s);
+
+/* ---- stackmaps.c: maps keyed by copied user stacks ----------------- */
+
+/* Whether M's keys hold ustack sample ids (copied user stacks). */
+bool stackmaps_keyed_by_samples(const struct output *o,
+				const struct map_spec *m);
+/* Turn the sample ids in a snapshot's keys into canonical ids and merge
+ * the entries that become equal. 0 or -ENOMEM. */
+int stackmaps_canonicalize(struct output *o, const struct map_spec *m,
+			   struct map_snapshot *s);
 
 /* ---- sort.c ---------------------------------------------------------- */
 

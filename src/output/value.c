@@ -4,6 +4,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -105,6 +107,29 @@ static void inet_text(struct sbuf *out, const uint8_t *data, uint32_t size)
 		sbuf_puts(out, s);
 }
 
+/* username: the first /etc/passwd entry with that uid, or nothing, as
+ * bpftrace resolves it (it reads the file, not NSS). */
+static void username_text(struct sbuf *out, uint64_t uid)
+{
+	FILE *f = fopen("/etc/passwd", "r");
+	if (!f)
+		return;
+	char line[1024];
+	while (fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		char *end;
+		unsigned long long u = strtoull(c2 + 1, &end, 10);
+		if (end == c2 + 1 || *end != ':' || u != uid)
+			continue;
+		sbuf_put(out, line, (size_t)(c1 - line));
+		break;
+	}
+	fclose(f);
+}
+
 static void int_text(struct sbuf *out, const struct type *t,
 		     const uint8_t *data, enum value_ctx ctx)
 {
@@ -156,6 +181,9 @@ void value_text(struct output *o, struct sbuf *out, const struct type *t,
 		break;
 	case TYPE_INET:
 		inet_text(out, data, t->size);
+		break;
+	case TYPE_USERNAME:
+		username_text(out, load64(data));
 		break;
 	case TYPE_COUNT:
 		sbuf_printf(out, "%llu", (unsigned long long)load64(data));

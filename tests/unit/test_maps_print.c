@@ -512,8 +512,68 @@ static void t_sort(void)
 	CHECK(z[0] == 5 && z[99] == 5, "cxx_sort of equal elements");
 }
 
+/* Maps full of random bytes (keys, values, bucket indices, unset
+ * min/max flags, strings without a NUL): printing must stay in bounds
+ * and not trap, in both formats (run under ASan/UBSan). */
+static void t_random_maps(void)
+{
+	struct fake fk, *f = &fk;
+	fake_init(f);
+	const struct type *s64 = type_s64(), *str = t_str(f);
+	const struct type *kt = t_tuple(f, 3, str, t_int(f, 32, true), s64);
+	enum type_kind kinds[] = { TYPE_COUNT, TYPE_SUM, TYPE_MIN, TYPE_MAX,
+				   TYPE_AVG, TYPE_STATS, TYPE_HIST };
+	char names[16][8];
+	struct fmap *m[16];
+	int nm = 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		snprintf(names[nm], sizeof(names[nm]), "@a%zu", i);
+		m[nm] = fake_map(f, names[nm], kt, t_agg(f, kinds[i], true));
+		nm++;
+	}
+	snprintf(names[nm], 8, "@l");
+	m[nm] = fake_map(f, names[nm], kt, t_lhist(f, 0, 100, 7));
+	nm++;
+	snprintf(names[nm], 8, "@s");
+	m[nm] = fake_map(f, names[nm], kt,
+			 t_tuple(f, 3, str, s64, type_simple(&f->arena, TYPE_BUF, 12)));
+	nm++;
+	unsigned seed = 99;
+	for (int i = 0; i < nm; i++) {
+		struct fmap *fm = m[i];
+		fm->n = fm->cap = 200;
+		fm->keys = malloc(fm->n * fm->ksize);
+		fm->vals = malloc(fm->n * fm->stride * fm->ncpu);
+		for (size_t k = 0; k < fm->n * fm->ksize; k++) {
+			seed = seed * 1103515245 + 12345;
+			fm->keys[k] = (uint8_t)(seed >> 16);
+		}
+		for (size_t k = 0; k < fm->n * fm->stride * fm->ncpu; k++) {
+			seed = seed * 1103515245 + 12345;
+			fm->vals[k] = (uint8_t)(seed >> 16);
+		}
+		/* some small bucket indices so histograms have lines */
+		if (fm->ksize > kt->size)
+			for (size_t e = 0; e < fm->n; e += 2)
+				memset(fm->keys + e * fm->ksize + kt->size + 1, 0, 7);
+	}
+	FILE *null = fopen("/dev/null", "w");
+	for (int fmt = 0; fmt < 2; fmt++) {
+		struct output_opts oo = { .format = fmt ? OUTPUT_JSON : OUTPUT_TEXT,
+					  .out = null };
+		struct output *o = output_new(&f->prog, &oo, &f->reader);
+		int r = output_print_maps(o);
+		CHECK(r == 0, fmt ? "maps: random contents print (json)"
+				  : "maps: random contents print (text)");
+		output_free(o);
+	}
+	fclose(null);
+	fake_fini(f);
+}
+
 int main(void)
 {
+	t_random_maps();
 	t_sort();
 	t_order_mixed();
 	t_count_keys();

@@ -184,7 +184,8 @@ int main(void)
 	CHECK_STR(tn(map("@x")->value_type), "uint64", "map keeps unsigned");
 	CHECK_STR(tn(map("@y")->value_type), "int64", "map keeps signed");
 	CHECK_STR(tn(map("@z")->value_type), "int64", "map ints are 64-bit");
-	CHECK_STR(tn(map("@k")->key_type), "(uint64)", "key ints are 64-bit");
+	CHECK_STR(tn(map("@k")->key_type), "(int64)",
+		  "integer keys are int64, as bpftrace prints them");
 	CHECK_STR(tn(F.root->u.list.v[0]->u.probe.var_types[0]), "uint16",
 		  "a variable keeps its first integer type");
 	CHECK(passes("BEGIN { @x += 3; @y++; @z -= 1 }"),

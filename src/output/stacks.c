@@ -1,0 +1,506 @@
+/* stacks.c - stack values and symbols as text: kstack/ustack ids read
+ * from the .stacks maps, copied user stacks unwound with the CFI and
+ * interned, ksym/usym names, and the processes to remember. */
+
+/*
+ * A KSTACK value is an id in the stack map of its frame limit; the
+ * frames are read through the map reader when the value is printed.
+ * A USTACK value is either such an id (--ustack=fp) or a sample id: the
+ * probe copied the user registers and stack into an EV_USTACK record,
+ * which reaches stacks_sample() before any record or map entry that
+ * carries its id (the ring delivers records in the order they were
+ * reserved, and the copy is reserved first). The sample is unwound at
+ * once, while the process still runs, and its frames interned: equal
+ * stacks of one process get one canonical index, and the sample id maps
+ * to it. Map keys made of samples are merged into canonical keys by
+ * stackmaps.c.
+ *
+ * Processes. A user address means something only with the mappings of
+ * its process, which are gone once it exits. So a process is remembered
+ * (usym_process_remember) on its first sample, on an EV_NEW_PID record
+ * (a probe kept a usym or an fp ustack of it), or on the first lookup;
+ * a sample whose pc lies outside every remembered mapping (dlopen, exec)
+ * takes a new snapshot, at most once a second per process.
+ */
+#include "output_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../base/log.h"
+#include "../elf/symbolize.h"
+#include "stackfmt.h"
+
+#define MAX_FRAMES 1024
+
+struct ustk {
+	int32_t pid;
+	uint32_t n;
+	uint64_t hash;
+	uint64_t *ips;
+};
+
+struct sample {
+	uint64_t id;            /* 0: empty slot */
+	uint32_t canon;         /* index into canon, or UINT32_MAX: empty */
+	uint32_t gen;
+};
+
+struct known_pid {
+	int32_t pid;            /* 0: empty slot */
+	uint64_t refreshed_ns;  /* last snapshot taken */
+};
+
+struct stacks {
+	struct output *o;
+	struct ksyms *ksyms;
+	struct usyms *usyms;
+	/* interned user stacks, with an open-addressing index */
+	struct ustk *canon;
+	size_t ncanon, cap_canon;
+	uint32_t *cindex;       /* canon index + 1, 0 empty */
+	size_t cap_cindex;
+	/* sample id -> canonical stack */
+	struct sample *samples;
+	size_t nsamples, cap_samples;
+	struct known_pid *pids;
+	size_t npids, cap_pids;
+	uint32_t gen;
+	/* figures for -v */
+	uint64_t unwound, frames, unwind_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+/* ---- processes ------------------------------------------------------ */
+
+static struct known_pid *pid_slot(struct stacks *s, int32_t pid, bool add)
+{
+	if (add && 2 * (s->npids + 1) > s->cap_pids) {
+		size_t cap = s->cap_pids ? s->cap_pids * 2 : 64;
+		struct known_pid *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < s->cap_pids; i++) {
+			if (!s->pids[i].pid)
+				continue;
+			size_t j = (uint32_t)s->pids[i].pid * 2654435761u & (cap - 1);
+			while (v[j].pid)
+				j = (j + 1) & (cap - 1);
+			v[j] = s->pids[i];
+		}
+		free(s->pids);
+		s->pids = v;
+		s->cap_pids = cap;
+	}
+	if (!s->cap_pids)
+		return NULL;
+	size_t j = (uint32_t)pid * 2654435761u & (s->cap_pids - 1);
+	while (s->pids[j].pid && s->pids[j].pid != pid)
+		j = (j + 1) & (s->cap_pids - 1);
+	if (!s->pids[j].pid) {
+		if (!add)
+			return NULL;
+		s->pids[j].pid = pid;
+		s->npids++;
+	}
+	return &s->pids[j];
+}
+
+/* Remember PID's mappings unless that was done already (or, with
+ * REFRESH, done more than a second ago). */
+static void remember(struct stacks *s, int32_t pid, bool refresh)
+{
+	if (pid <= 0)
+		return;
+	struct known_pid *k = pid_slot(s, pid, false);
+	uint64_t now = 0;
+	if (k) {
+		if (!refresh)
+			return;
+		now = now_ns();
+		if (now - k->refreshed_ns < 1000000000ull)
+			return;
+	}
+	k = pid_slot(s, pid, true);
+	if (!k)
+		return;
+	k->refreshed_ns = now ? now : now_ns();
+	int r = usym_process_remember(s->usyms, pid);
+	if (r < 0 && r != -ESRCH)
+		log_info("stacks: cannot read the mappings of process %d: %s",
+			 (int)pid, strerror(-r));
+}
+
+void stacks_new_pid(struct stacks *s, int64_t pid)
+{
+	if (s && pid > 0 && pid <= INT32_MAX)
+		remember(s, (int32_t)pid, false);
+}
+
+/* ---- interned user stacks ------------------------------------------- */
+
+static int cindex_grow(struct stacks *s)
+{
+	size_t cap = s->cap_cindex ? s->cap_cindex * 2 : 256;
+	uint32_t *v = calloc(cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->ncanon; i++) {
+		size_t j = s->canon[i].hash & (cap - 1);
+		while (v[j])
+			j = (j + 1) & (cap - 1);
+		v[j] = (uint32_t)i + 1;
+	}
+	free(s->cindex);
+	s->cindex = v;
+	s->cap_cindex = cap;
+	return 0;
+}
+
+/* The canonical index of (pid, ips[0..n)), added when new. */
+static long intern(struct stacks *s, int32_t pid, const uint64_t *ips,
+		   size_t n)
+{
+	uint64_t h = mix((uint64_t)(uint32_t)pid, n);
+	for (size_t i = 0; i < n; i++)
+		h = mix(h, ips[i]);
+	if (2 * (s->ncanon + 1) > s->cap_cindex && cindex_grow(s) < 0)
+		return -ENOMEM;
+	size_t j = h & (s->cap_cindex - 1);
+	for (; s->cindex[j]; j = (j + 1) & (s->cap_cindex - 1)) {
+		const struct ustk *u = &s->canon[s->cindex[j] - 1];
+		if (u->hash == h && u->pid == pid && u->n == n &&
+		    (n == 0 || memcmp(u->ips, ips, n * sizeof(*ips)) == 0))
+			return (long)s->cindex[j] - 1;
+	}
+	if (s->ncanon == s->cap_canon) {
+		size_t cap = s->cap_canon ? s->cap_canon * 2 : 256;
+		struct ustk *v = realloc(s->canon, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->canon = v;
+		s->cap_canon = cap;
+	}
+	struct ustk *u = &s->canon[s->ncanon];
+	u->ips = malloc((n ? n : 1) * sizeof(*ips));
+	if (!u->ips)
+		return -ENOMEM;
+	if (n)
+		memcpy(u->ips, ips, n * sizeof(*ips));
+	u->pid = pid;
+	u->n = (uint32_t)n;
+	u->hash = h;
+	s->cindex[j] = (uint32_t)s->ncanon + 1;
+	return (long)s->ncanon++;
+}
+
+/* ---- samples -------------------------------------------------------- */
+
+static struct sample *sample_slot(struct stacks *s, uint64_t id, bool add)
+{
+	if (add && 2 * (s->nsamples + 1) > s->cap_samples) {
+		size_t cap = s->cap_samples ? s->cap_samples * 2 : 1024;
+		struct sample *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < s->cap_samples; i++) {
+			if (!s->samples[i].id)
+				continue;
+			size_t j = mix(0, s->samples[i].id) & (cap - 1);
+			while (v[j].id)
+				j = (j + 1) & (cap - 1);
+			v[j] = s->samples[i];
+		}
+		free(s->samples);
+		s->samples = v;
+		s->cap_samples = cap;
+	}
+	if (!s->cap_samples)
+		return NULL;
+	size_t j = mix(0, id) & (s->cap_samples - 1);
+	while (s->samples[j].id && s->samples[j].id != id)
+		j = (j + 1) & (s->cap_samples - 1);
+	if (!s->samples[j].id) {
+		if (!add)
+			return NULL;
+		s->samples[j].id = id;
+		s->samples[j].canon = UINT32_MAX;
+		s->nsamples++;
+	}
+	return &s->samples[j];
+}
+
+static void regs_of(const struct sonde_ustack_record *r,
+		    struct unwind_regs *u)
+{
+	const uint64_t *g = r->regs;
+	*u = (struct unwind_regs){
+		.ip = g[USTACK_REG_IP], .sp = g[USTACK_REG_SP],
+		.bp = g[USTACK_REG_BP], .ax = g[USTACK_REG_AX],
+		.bx = g[USTACK_REG_BX], .cx = g[USTACK_REG_CX],
+		.dx = g[USTACK_REG_DX], .si = g[USTACK_REG_SI],
+		.di = g[USTACK_REG_DI], .r8 = g[USTACK_REG_R8],
+		.r9 = g[USTACK_REG_R9], .r10 = g[USTACK_REG_R10],
+		.r11 = g[USTACK_REG_R11], .r12 = g[USTACK_REG_R12],
+		.r13 = g[USTACK_REG_R13], .r14 = g[USTACK_REG_R14],
+		.r15 = g[USTACK_REG_R15],
+	};
+}
+
+int stacks_sample(struct stacks *s, const void *data, size_t size)
+{
+	struct sonde_ustack_record r;
+	if (!s || size < sizeof(r))
+		return -EINVAL;
+	memcpy(&r, data, sizeof(r));
+	if (!(r.id & USTACK_ID_SAMPLE))
+		return -EINVAL;
+	size_t room = size - sizeof(r);
+	if (r.stack_len > room)
+		r.stack_len = room;
+	int32_t pid = (int32_t)(r.pid_tgid >> 32);
+	struct unwind_sample us = {
+		.pid = pid, .tid = (pid_t)(uint32_t)r.pid_tgid,
+		.stack = (const uint8_t *)data + sizeof(r),
+		.stack_len = (size_t)r.stack_len,
+	};
+	regs_of(&r, &us.regs);
+	size_t limit = r.limit && r.limit < MAX_FRAMES ? r.limit : MAX_FRAMES;
+	uint64_t ips[MAX_FRAMES];
+	int n = 0;
+	/* Only a task interrupted in user mode (cs with RPL 3) has a user
+	 * stack; kernel threads have none, as with bpf_get_stackid. */
+	if (pid > 0 && (r.regs[USTACK_REG_CS] & 3) == 3 && us.regs.ip) {
+		uint64_t t0 = now_ns();
+		remember(s, pid, false);
+		if (!usyms_module(s->usyms, pid, us.regs.ip)) {
+			remember(s, pid, true);     /* new mappings? */
+		}
+		n = unwind_user(s->usyms, &us, ips, limit);
+		if (n < 0) {        /* the process is gone: its pc at least */
+			ips[0] = us.regs.ip;
+			n = 1;
+		}
+		s->unwind_ns += now_ns() - t0;
+		s->unwound++;
+		s->frames += (uint64_t)n;
+	}
+	long c = intern(s, pid, ips, (size_t)n);
+	struct sample *e = sample_slot(s, r.id, true);
+	if (c < 0 || !e)
+		return -ENOMEM;
+	e->canon = (uint32_t)c;
+	e->gen = s->gen;
+	return 0;
+}
+
+int stacks_canon_of(struct stacks *s, uint64_t sample_id, uint64_t *canon_id,
+		    uint32_t *gen)
+{
+	struct sample *e = s ? sample_slot(s, sample_id, false) : NULL;
+	if (!e || e->canon == UINT32_MAX)
+		return -ENOENT;
+	*canon_id = USTACK_ID_CANON | e->canon;
+	if (gen)
+		*gen = e->gen;
+	return 0;
+}
+
+uint32_t stacks_gen(struct stacks *s)
+{
+	return s ? s->gen : 0;
+}
+
+void stacks_next_gen(struct stacks *s)
+{
+	if (s)
+		s->gen++;
+}
+
+/* ---- resolving values ----------------------------------------------- */
+
+/* Frames of a stack map id, read through the map reader. */
+static int stackmap_frames(struct stacks *s, uint32_t limit, int64_t id,
+			   uint64_t *ips, size_t cap, size_t *n)
+{
+	struct output *o = s->o;
+	char name[32];
+	*n = 0;
+	if (id < 0)
+		return 0;
+	if (!o->have_maps || !o->maps.lookup)
+		return -ENOTSUP;
+	program_stack_map_name(name, sizeof(name),
+			       limit ? limit : SONDE_STACK_FRAMES);
+	int map = -1;
+	for (uint32_t i = 0; i < o->prog->nmaps; i++)
+		if (strcmp(o->prog->maps[i].name, name) == 0)
+			map = (int)i;
+	if (map < 0)
+		return -ENOENT;
+	const struct map_spec *m = &o->prog->maps[map];
+	size_t frames = m->value_size / 8;
+	uint64_t *buf = calloc(frames ? frames : 1, 8);
+	if (!buf)
+		return -ENOMEM;
+	uint32_t key = (uint32_t)id;
+	int r = o->maps.lookup(o->maps.ctx, (uint32_t)map, &key, buf);
+	if (r == 0) {
+		size_t i = 0;
+		while (i < frames && i < cap && buf[i])
+			i++;
+		memcpy(ips, buf, i * 8);
+		*n = i;
+	}
+	free(buf);
+	return r == -ENOENT ? 0 : r;
+}
+
+int stacks_resolve(struct stacks *s, const struct type *t,
+		   const uint8_t *data, uint64_t *ips, size_t cap, size_t *n,
+		   int64_t *pid)
+{
+	int64_t id;
+	memcpy(&id, data, 8);
+	*n = 0;
+	*pid = -1;
+	if (t->kind == TYPE_KSTACK)
+		return stackmap_frames(s, t->stack_limit, id, ips, cap, n);
+	if (t->kind != TYPE_USTACK || t->size < 16)
+		return -EINVAL;
+	memcpy(pid, data + 8, 8);
+	if (id < 0)
+		return 0;
+	uint64_t u = (uint64_t)id;
+	if (u & USTACK_ID_SAMPLE) {
+		struct sample *e = sample_slot(s, u, false);
+		if (!e || e->canon == UINT32_MAX)
+			return 0;       /* its record was lost */
+		u = USTACK_ID_CANON | e->canon;
+	}
+	if (u & USTACK_ID_CANON) {
+		uint64_t c = u & ~USTACK_ID_CANON;
+		if (c >= s->ncanon)
+			return 0;
+		const struct ustk *k = &s->canon[c];
+		size_t m = k->n < cap ? k->n : cap;
+		memcpy(ips, k->ips, m * 8);
+		*n = m;
+		return 0;
+	}
+	remember(s, (int32_t)*pid, false);
+	return stackmap_frames(s, t->stack_limit, id, ips, cap, n);
+}
+
+struct ksyms *stacks_ksyms(struct stacks *s)
+{
+	return s ? s->ksyms : NULL;
+}
+
+struct usyms *stacks_usyms(struct stacks *s)
+{
+	return s ? s->usyms : NULL;
+}
+
+/* ---- the output hooks ----------------------------------------------- */
+
+static void hook_sym(void *ctx, struct sbuf *out, uint64_t addr, int64_t pid,
+		     bool user)
+{
+	struct stacks *s = ctx;
+	struct stackfmt f = { .ksyms = s->ksyms, .usyms = s->usyms,
+			      .user = user, .pid = (pid_t)pid };
+	if (user)
+		remember(s, (int32_t)pid, false);
+	char *text = stackfmt_sym_string(&f, addr);
+	if (text)
+		sbuf_puts(out, text);
+	else
+		out->oom = true;
+	free(text);
+}
+
+static void hook_stack(void *ctx, struct sbuf *out, const struct type *t,
+		       const uint8_t *data, unsigned indent)
+{
+	struct stacks *s = ctx;
+	uint64_t *ips = malloc(MAX_FRAMES * sizeof(*ips));
+	size_t n = 0;
+	int64_t pid;
+	if (!ips) {
+		out->oom = true;
+		return;
+	}
+	stacks_resolve(s, t, data, ips, MAX_FRAMES, &n, &pid);
+	struct stackfmt f = {
+		.ksyms = s->ksyms, .usyms = s->usyms,
+		.user = t->kind == TYPE_USTACK, .pid = (pid_t)pid,
+		.mode = (enum stack_mode)t->stack_mode, .indent = indent,
+		.limit = t->stack_limit,
+	};
+	char *text = stackfmt_string(ips, n, &f);
+	if (text)
+		sbuf_puts(out, text);
+	else
+		out->oom = true;
+	free(text);
+	free(ips);
+}
+
+int output_stacks_init(struct output *o)
+{
+	if (!o)
+		return -EINVAL;
+	if (o->stacks)
+		return 0;
+	struct stacks *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = o;
+	s->ksyms = ksyms_new(NULL);
+	s->usyms = usyms_new();
+	if (!s->ksyms || !s->usyms) {
+		stacks_free(s);
+		return -ENOMEM;
+	}
+	o->stacks = s;
+	struct output_hooks h = { .ctx = s, .sym = hook_sym,
+				  .stack = hook_stack };
+	output_set_hooks(o, &h);
+	return 0;
+}
+
+void stacks_free(struct stacks *s)
+{
+	if (!s)
+		return;
+	if (s->unwound)
+		log_info("stacks: %llu user stacks unwound, %.1f frames and "
+			 "%.1f us each on average",
+			 (unsigned long long)s->unwound,
+			 (double)s->frames / (double)s->unwound,
+			 (double)s->unwind_ns / 1000.0 / (double)s->unwound);
+	for (size_t i = 0; i < s->ncanon; i++)
+		free(s->canon[i].ips);
+	free(s->canon);
+	free(s->cindex);
+	free(s->samples);
+	free(s->pids);
+	ksyms_free(s->ksyms);
+	usyms_free(s->usyms);
+	free(s);
+}

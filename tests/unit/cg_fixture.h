@@ -121,6 +121,8 @@ struct emu {
 	uint32_t record_size[EMU_MAX_RECORDS];
 	uint32_t nrecords;
 	uint8_t scratch[4096] __attribute__((aligned(8)));
+	/* other (per-CPU) array maps, one value each */
+	uint8_t arrays[16][512] __attribute__((aligned(8)));
 	uint64_t pid_tgid, ktime;
 	const uint8_t *tp_record;     /* tracepoint context */
 };
@@ -134,6 +136,8 @@ static inline uint8_t *emu_find(struct emu *e, uint32_t map, const uint8_t *key)
 	if (s->kind == MAP_ARRAY || s->kind == MAP_PERCPU_ARRAY) {
 		if (map == (uint32_t)e->prog->globals_map)
 			return (uint8_t *)&e->globals;
+		if (strcmp(s->name, ".scratch") && map < 16 && s->value_size <= 512)
+			return e->arrays[map];
 		return e->scratch;
 	}
 	for (uint32_t i = 0; i < m->n; i++)

@@ -48,6 +48,38 @@ static int expand_emit(void *arg, const char *target, const char *func,
 	return vec_push(&st->probes, p);
 }
 
+/* Positional parameters in an attach point ("uprobe:$1:main") are
+ * replaced by their text, as bpftrace does; a missing one by "". */
+static void substitute_positional(struct node *ap, struct arena *a,
+				  const struct compile_opts *o)
+{
+	const char *t = ap->u.attach.text;
+	if (!t || !strchr(t, '$'))
+		return;
+	size_t cap = strlen(t) + 1;
+	for (int i = 0; i < o->npositional; i++)
+		cap += strlen(o->positional[i]);
+	char *out = arena_alloc(a, cap * 2), *w = out;
+	for (const char *p = t; *p;) {
+		if (p[0] == '$' && p[1] >= '1' && p[1] <= '9') {
+			char *end;
+			long n = strtol(p + 1, &end, 10);
+			const char *v = n >= 1 && n <= o->npositional ?
+				o->positional[n - 1] : "";
+			size_t len = strlen(v);
+			if ((size_t)(w - out) + len + strlen(end) >= cap * 2)
+				break;
+			memcpy(w, v, len);
+			w += len;
+			p = end;
+			continue;
+		}
+		*w++ = *p++;
+	}
+	*w = '\0';
+	ap->u.attach.text = out;
+}
+
 /* Expand every attach point of every probe block into concrete probes. */
 static int expand_probes(struct node *root, struct program *prog,
 			 const struct compile_opts *o, struct diags *d)
@@ -61,6 +93,7 @@ static int expand_probes(struct node *root, struct program *prog,
 		struct node *probe = root->u.list.v[b];
 		for (uint32_t i = 0; i < probe->u.probe.attach.n; i++) {
 			struct node *ap = probe->u.probe.attach.v[i];
+			substitute_positional(ap, prog->arena, o);
 			const struct provider *pv =
 				provider_find(ap->u.attach.provider);
 			if (!pv) {

@@ -49,6 +49,9 @@ static inline enum bpf_prog_type cgfx_prog_type(const char *name)
 	return BPF_PROG_TYPE_RAW_TRACEPOINT;      /* BEGIN, END */
 }
 
+/* When set, every uprobe/usdt probe gets this location (cg_usdt.c). */
+static const struct uprobe_info *cgfx_uprobe;
+
 /* Returns 0 when the script compiled; diagnostics in f->d. */
 static inline int cgfx_compile(struct cgfx *f, const char *text)
 {
@@ -84,6 +87,8 @@ static inline int cgfx_compile(struct cgfx *f, const char *text)
 			pr->prog_type = cgfx_prog_type(pr->name);
 			if (pr->prog_type == BPF_PROG_TYPE_TRACEPOINT)
 				pr->args_type = &cgfx_rec;
+			if (pr->prog_type == BPF_PROG_TYPE_KPROBE)
+				pr->uprobe = cgfx_uprobe;
 		}
 	}
 	f->prog.nblocks = f->root->u.list.n;

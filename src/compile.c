@@ -15,6 +15,7 @@ struct expand_state {
 	struct program *prog;
 	struct expand_ctx *ctx;
 	const struct provider *provider;
+	const char *spelling;      /* the provider name as written */
 	uint32_t block;
 	VEC(struct probe) probes;
 };
@@ -27,6 +28,8 @@ static const char *probe_name(struct arena *a, const char *provider,
 		return arena_printf(a, "%s:%s:%s", provider, target, func);
 	if (target)
 		return arena_printf(a, "%s:%s", provider, target);
+	if (func)
+		return arena_printf(a, "%s:%s", provider, func);
 	return arena_strdup(a, provider);
 }
 
@@ -35,14 +38,17 @@ static int expand_emit(void *arg, const char *target, const char *func,
 {
 	struct expand_state *st = arg;
 	struct arena *a = st->prog->arena;
+	const char *pname = st->provider->keep_spelling && st->spelling ?
+		st->spelling : st->provider->name;
 	struct probe p = {
 		.provider = st->provider,
-		.name = probe_name(a, st->provider->name, target, func),
+		.name = probe_name(a, pname, target, func),
 		.target = target ? arena_strdup(a, target) : NULL,
 		.func = func ? arena_strdup(a, func) : NULL,
 		.freq = freq,
 		.block = st->block,
 		.prog_type = st->provider->prog_type,
+		.expected_attach_type = st->provider->expected_attach_type,
 	};
 	return vec_push(&st->probes, p);
 }
@@ -71,6 +77,7 @@ static int expand_probes(struct node *root, struct program *prog,
 				err = -EINVAL;
 				continue;
 			}
+			st.spelling = ap->u.attach.provider;
 			if (pv->parse && pv->parse(ap, &ctx) < 0) {
 				err = -EINVAL;
 				continue;

@@ -11,6 +11,7 @@
 #include "probe_util.h"
 
 extern const struct provider provider_begin, provider_end,
+	provider_fentry, provider_fexit,
 	provider_hardware, provider_interval, provider_profile,
 	provider_software, provider_tracepoint;
 
@@ -18,6 +19,8 @@ extern const struct provider provider_begin, provider_end,
 const struct provider *const providers[] = {
 	&provider_begin,
 	&provider_end,
+	&provider_fentry,
+	&provider_fexit,
 	&provider_hardware,
 	&provider_interval,
 	&provider_profile,

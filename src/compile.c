@@ -49,6 +49,7 @@ static int expand_emit(void *arg, const char *target, const char *func,
 		.block = st->block,
 		.prog_type = st->provider->prog_type,
 		.expected_attach_type = st->provider->expected_attach_type,
+		.uprobe = st->ctx->emit_uprobe,
 	};
 	return vec_push(&st->probes, p);
 }
@@ -84,6 +85,7 @@ static int expand_probes(struct node *root, struct program *prog,
 			}
 			st.provider = pv;
 			st.block = b;
+			ctx.emit_uprobe = NULL;
 			size_t before = st.probes.n;
 			int r = pv->expand(ap, &ctx, expand_emit, &st);
 			if (r < 0) {
@@ -121,14 +123,38 @@ static int expand_probes(struct node *root, struct program *prog,
 /* The maps every program has: the event ring and the globals. */
 static void add_internal_maps(struct program *prog)
 {
-	struct map_spec ring = { .name = ".events", .kind = MAP_RINGBUF,
-				 .max_entries = 1u << 20 };
+	/* max_entries 0: the engine sizes the ring for the machine. */
+	struct map_spec ring = { .name = ".events", .kind = MAP_RINGBUF };
 	prog->ringbuf_map = program_add_map(prog, &ring);
 	struct map_spec globals = {
 		.name = ".globals", .kind = MAP_ARRAY, .key_size = 4,
 		.value_size = sizeof(struct sonde_globals), .max_entries = 1,
+		.mmapable = true,
 	};
 	prog->globals_map = program_add_map(prog, &globals);
+}
+
+/* After sema, when the user maps are known: their failed-update counters,
+ * and BPFTRACE_MAP_KEYS_MAX (bpftrace's name) applied to each. */
+static void add_user_map_limits(struct program *prog, uint32_t keys_max)
+{
+	uint32_t n = prog->nmaps;
+	bool any = false;
+	for (uint32_t i = 0; i < n; i++) {
+		struct map_spec *m = &prog->maps[i];
+		if (m->name[0] != '@')
+			continue;
+		any = true;
+		if (keys_max && (m->kind == MAP_HASH || m->kind == MAP_PERCPU_HASH))
+			m->max_entries = keys_max;
+	}
+	if (!any)
+		return;
+	struct map_spec fails = {
+		.name = SONDE_MAPFAIL_MAP, .kind = MAP_ARRAY, .key_size = 4,
+		.value_size = 8, .max_entries = n, .mmapable = true,
+	};
+	program_add_map(prog, &fails);
 }
 
 struct program *compile(const struct compile_opts *o, struct diags *d)
@@ -155,6 +181,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 		goto fail;
 	if (sema_check(root, prog, &sopts, d) < 0 || d->nerrors)
 		goto fail;
+	add_user_map_limits(prog, o->map_keys_max);
 	if (o->dump_ast)
 		ast_dump(o->dump_ast, root, a);
 	if (codegen_program(root, prog, d) < 0 || d->nerrors)

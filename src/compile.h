@@ -18,6 +18,7 @@ struct compile_opts {
 	int pid;               /* -p PID, or 0 */
 	bool unsafe;
 	uint32_t strlen;       /* 0: default, or BPFTRACE_STRLEN */
+	uint32_t map_keys_max; /* 0: default, or BPFTRACE_MAP_KEYS_MAX */
 	FILE *dump_ast;        /* if set, dump the AST after sema */
 	bool ustack_fp;        /* ustack walks frame pointers in the kernel */
 	uint32_t ustack_copy;  /* else bytes of stack copied (0: default) */

@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <wordexp.h>
 
 #include "base/diag.h"
+#include "base/file.h"
 #include "base/log.h"
 #include "codegen/codegen.h"
 #include "compile.h"
@@ -29,6 +31,12 @@ enum exit_code { EXIT_OK = 0, EXIT_SCRIPT = 1, EXIT_RUNTIME = 2 };
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t child_exited;
 
+/* -B, bpftrace's modes. sonde's "line" does not write each line with its
+ * own syscall (at half a million lines a second that alone would cap the
+ * rate): the reader takes records from the ring in batches, at least every
+ * 10 ms, and flushes after each batch, so no line waits longer than that. */
+enum buffering { BUF_LINE, BUF_FULL, BUF_NONE };
+
 struct options {
 	const char *program_text;   /* -e */
 	const char *script_file;
@@ -38,6 +46,7 @@ struct options {
 	int pid;                    /* -p */
 	const char *out_file;       /* -o */
 	enum output_format format;
+	enum buffering buffering;   /* -B */
 	bool quiet, dry_run, unsafe;
 	const char *dump;           /* ast | bpf */
 	const char *flamegraph;     /* --flamegraph=FILE.svg */
@@ -59,6 +68,9 @@ static void usage(FILE *f)
 	      "  -c CMD            run CMD once every probe is attached; exit with it\n"
 	      "  -o FILE           write output to FILE\n"
 	      "  -f text|json      output format\n"
+	      "  -B line|full|none output buffering: flushed after every batch of\n"
+	      "                    events (line, the default), when the buffer is\n"
+	      "                    full, or not buffered\n"
 	      "  -q                no 'Attaching' line\n"
 	      "  -v                verbose: what is attached, verifier logs\n"
 	      "  -l [PATTERN]      list probes\n"
@@ -80,37 +92,8 @@ static void usage(FILE *f)
 
 static char *read_file(const char *path)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (r == 0)
-			break;
-		if (cap - n - 1 == 0) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	int err = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (!buf || err) {
-		free(buf);
-		errno = err ? EIO : ENOMEM;
-		return NULL;
-	}
-	buf[n] = '\0';
-	return buf;
+	return strcmp(path, "-") == 0 ? file_read_fd(0, NULL) :
+					 file_read(path, NULL);
 }
 
 /* --ustack=fp | dwarf | dwarf:BYTES (a multiple of 4096, 4 KiB to
@@ -157,12 +140,25 @@ static int parse_options(int argc, char **argv, struct options *o)
 	};
 	int c;
 	/* '+': stop at the first non-option so script ARGS are left alone. */
-	while ((c = getopt_long(argc, argv, "+e:p:c:o:f:qvld:hV", longopts,
+	while ((c = getopt_long(argc, argv, "+e:p:c:o:f:B:qvld:hV", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program_text = optarg; break;
 		case 'c': o->cmd = optarg; break;
 		case 'o': o->out_file = optarg; break;
+		case 'B':
+			if (strcmp(optarg, "line") == 0)
+				o->buffering = BUF_LINE;
+			else if (strcmp(optarg, "full") == 0)
+				o->buffering = BUF_FULL;
+			else if (strcmp(optarg, "none") == 0)
+				o->buffering = BUF_NONE;
+			else {
+				log_error("-B must be either 'line', 'full', "
+					  "or 'none'");
+				return EXIT_SCRIPT;
+			}
+			break;
 		case 'q': o->quiet = true; break;
 		case 'v': log_verbose = 1; break;
 		case 'l': o->list = true; break;
@@ -187,8 +183,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'f':
 			if (strcmp(optarg, "text") == 0)
 				o->format = OUTPUT_TEXT;
-			else if (strcmp(optarg, "json") == 0)
+			else if (strcmp(optarg, "json") == 0) {
 				o->format = OUTPUT_JSON;
+				log_json = 1;
+			}
 			else {
 				log_error("-f: unknown output format '%s' (text or json)",
 					  optarg);
@@ -333,6 +331,30 @@ static bool program_keeps_user_addresses(const struct program *prog)
 	return false;
 }
 
+/* Let a held child go on its own (sonde leaves before it ends): stop it
+ * for a moment to detach, passing on a signal it was about to get. */
+static void child_untrace(struct child *ch)
+{
+	if (ch->pid <= 0 || !ch->traced)
+		return;
+	ch->traced = false;
+	if (ptrace(PTRACE_INTERRUPT, ch->pid, 0, 0) < 0)
+		return;
+	for (;;) {
+		int status;
+		pid_t r = waitpid(ch->pid, &status, __WALL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || !WIFSTOPPED(status))
+			return;
+		int event = status >> 16;
+		int sig = event || WSTOPSIG(status) == SIGTRAP ? 0 :
+			WSTOPSIG(status);
+		ptrace(PTRACE_DETACH, ch->pid, 0, (void *)(uintptr_t)sig);
+		return;
+	}
+}
+
 /* Reap the child if it has exited, after draining the ring at its exit
  * stop; true once it is gone. */
 static bool child_gone(struct child *ch, struct engine *e, bool block)
@@ -422,6 +444,38 @@ static void write_flamegraphs(const struct options *o, struct output *out)
 		log_error("--folded %s: %s", o->folded, strerror(errno));
 }
 
+/* After a batch of output: 0, or -errno once the output refuses what is
+ * written. A pipe or socket that fails has lost its reader (-EPIPE; sonde
+ * ignores SIGPIPE so that it can detach before it goes). An interrupted
+ * write is not a failure: the data stays buffered and goes out later. */
+static int output_status(FILE *f, bool flush)
+{
+	errno = 0;
+	if (!(flush && fflush(f) == EOF) && !ferror(f))
+		return 0;
+	int err = errno;
+	if (err == EINTR || err == EAGAIN) {
+		clearerr(f);
+		return 0;
+	}
+	struct stat st;
+	if (err != EPIPE && fstat(fileno(f), &st) == 0 &&
+	    (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		err = EPIPE;
+	return err ? -err : -EIO;
+}
+
+/* 0 when the output broke because its reader went away (`| head`): that
+ * ends the run quietly and successfully. Anything else is an error. */
+static int output_failed(int err, const struct options *o)
+{
+	if (err == -EPIPE)
+		return EXIT_OK;
+	log_error("writing the output%s%s: %s", o->out_file ? " to " : "",
+		  o->out_file ? o->out_file : "", strerror(-err));
+	return EXIT_RUNTIME;
+}
+
 static int run(const struct options *o, const struct program *prog)
 {
 	struct run_ctx rc = { 0 };
@@ -430,6 +484,7 @@ static int run(const struct options *o, const struct program *prog)
 	struct output *out = NULL;
 	FILE *outf = stdout;
 	int ret = EXIT_RUNTIME;
+	bool leave_child = false;
 
 	if (o->pid && !process_alive(o->pid)) {
 		log_error("-p %d: no such process", o->pid);
@@ -442,6 +497,12 @@ static int run(const struct options *o, const struct program *prog)
 			return EXIT_RUNTIME;
 		}
 	}
+	/* Records are formatted into a buffer and written in batches; with
+	 * -B none every record is one write as soon as it is formatted. */
+	if (o->buffering == BUF_NONE)
+		setvbuf(outf, NULL, _IONBF, 0);
+	else
+		setvbuf(outf, NULL, _IOFBF, 1 << 16);
 	if (o->cmd && child_spawn(o->cmd, &ch) < 0)
 		goto out;
 
@@ -481,10 +542,24 @@ static int run(const struct options *o, const struct program *prog)
 		child_hold_exit(&ch);
 	child_release(&ch);
 
-	double last_compact = now_ms();
+	double last_compact = now_ms(), last_check = last_compact;
+	int oerr = 0;
 	while (!rc.exit_requested && !stop_requested) {
 		int r = engine_poll(e, 100);
-		fflush(outf);
+		oerr = output_status(outf, o->buffering != BUF_FULL);
+		if (oerr < 0) {
+			/* Nobody reads what END and the maps would print:
+			 * detach and go, leaving a -c command to finish on
+			 * its own (as bpftrace, killed by SIGPIPE, would). */
+			ret = output_failed(oerr, o);
+			leave_child = true;
+			goto out;
+		}
+		/* A full map says so once, soon after it fills. */
+		if (now_ms() - last_check >= 1000) {
+			output_check_maps(out);
+			last_check = now_ms();
+		}
 		/* Maps keyed by user-stack samples merge their entries in
 		 * the kernel now and then, so they do not fill up. */
 		if (now_ms() - last_compact >= 250) {
@@ -509,12 +584,15 @@ static int run(const struct options *o, const struct program *prog)
 	if (engine_run_end(e) < 0)
 		goto out;
 	engine_drain(e);
+	output_check_maps(out);
 	output_print_maps(out);
 	write_flamegraphs(o, out);
 	unsigned long long lost = engine_lost_events(e);
 	if (lost)
 		output_lost(out, lost);
-	ret = EXIT_OK;
+	oerr = output_status(outf, true);
+	ret = oerr < 0 ? output_failed(oerr, o) : EXIT_OK;
+	leave_child = oerr < 0;
 out:
 	if (outf)
 		fflush(outf);
@@ -522,7 +600,9 @@ out:
 	output_free(out);
 	if (ch.release_fd >= 0)
 		close(ch.release_fd);   /* EOF: an unreleased child exits */
-	if (ch.pid > 0) {
+	if (ch.pid > 0 && leave_child)
+		child_untrace(&ch);
+	if (ch.pid > 0 && !leave_child) {
 		if (ret != EXIT_OK)
 			kill(ch.pid, SIGTERM);
 		/* the engine is gone: nothing to drain at its exit stop */
@@ -560,6 +640,22 @@ static uint32_t env_strlen(void)
 	return (uint32_t)v;
 }
 
+/* bpftrace's BPFTRACE_MAP_KEYS_MAX: the most keys a map holds. */
+static uint32_t env_map_keys_max(void)
+{
+	const char *s = getenv("BPFTRACE_MAP_KEYS_MAX");
+	if (!s)
+		return 0;
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!*s || *end || v < 1 || v > (1ul << 26)) {
+		log_warn("BPFTRACE_MAP_KEYS_MAX=%s ignored (1..%lu)", s,
+			 1ul << 26);
+		return 0;
+	}
+	return (uint32_t)v;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
@@ -589,6 +685,7 @@ int main(int argc, char **argv)
 		.name = src.name, .text = src.text,
 		.positional = o.positional, .npositional = o.npositional,
 		.pid = o.pid, .unsafe = o.unsafe, .strlen = env_strlen(),
+		.map_keys_max = env_map_keys_max(),
 		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,
 		.ustack_fp = o.ustack_fp, .ustack_copy = o.ustack_copy,
 	};

@@ -66,6 +66,12 @@
 #define SONDE_STACK_MAP ".stacks"
 #define SONDE_STACK_FRAMES 127
 
+/* Updates of user maps that failed (a full map: the kernel refuses new
+ * keys beyond max_entries) are counted per map in the MAP_ARRAY of this
+ * name: the u64 at index map_id, for every map that existed when it was
+ * added (compile.c adds it after sema). Codegen counts, the engine reads
+ * the counts (map_reader.failures) and output warns once per map. */
+#define SONDE_MAPFAIL_MAP ".mapfails"
 /* kstack(N) / ustack(N) with N other than SONDE_STACK_FRAMES take their
  * ids from a map of N-frame traces named ".stacks_N" (see
  * program_stack_map_name): the kernel truncates a trace to the map's
@@ -127,6 +133,8 @@ struct map_spec {
 	const struct type *key_type;   /* NULL: single-entry map, u64 0 key */
 	const struct type *value_type; /* aggregation or plain value type */
 	uint32_t nkeys;                /* user-visible key count (@m[a,b] = 2) */
+	bool mmapable;                 /* arrays: the engine maps it into memory
+					* and reads it without a syscall */
 };
 
 /* The .globals array map (if present) holds one struct at key 0, written
@@ -136,6 +144,11 @@ struct sonde_globals {
 	uint64_t cpid;          /* pid of the -c child, or 0 */
 	uint64_t filter_pid;    /* -p PID, or 0 */
 	uint64_t lost_events;   /* records the ring could not take (BPF adds) */
+	/* The reader sets wake_armed before it sleeps; the first record that
+	 * finds the ring a quarter full clears it and wakes the reader, so a
+	 * burst costs one wake-up, not one per record (codegen wake_flags). */
+	uint64_t wake_armed;
+	uint64_t exit_lost;     /* exit()'s own record did not fit: stop anyway */
 };
 
 enum event_kind {
@@ -164,6 +177,28 @@ struct event_spec {
 };
 
 struct provider;
+struct usdt_arg;   /* elf/elf.h */
+
+/* Where a user-space probe (uprobe, uretprobe, usdt) sits, as the code
+ * generator needs it: USDT arguments, uaddr(), the load bias of a
+ * position-independent file. Filled by the provider at expansion. */
+struct uprobe_info {
+	const char *path;          /* the file opened (/proc/PID/root/... with -p) */
+	uint64_t vaddr;            /* link-time address of the probed instruction */
+	uint64_t offset;           /* its file offset (the uprobe PMU's config2) */
+	uint64_t ref_ctr_offset;   /* USDT semaphore's file offset, or 0 */
+	bool retprobe;
+	bool usdt;
+	bool is_dyn;               /* ET_DYN: run-time address = vaddr + bias */
+	bool bias_known;           /* bias read from /proc/PID/maps (-p) */
+	uint64_t bias;
+	/* USDT: the site's arguments, symbols already folded into val with
+	 * symbol[0] kept non-zero to say "add the load bias". */
+	const struct usdt_arg *args;
+	uint32_t nargs;
+	int args_error;            /* USDT: -errno when the specs could not be used */
+	const char *args_text;     /* USDT: the note's argument string */
+};
 
 /* One expanded attach point with its own program. */
 struct probe {
@@ -179,6 +214,7 @@ struct probe {
 	uint32_t ninsns;
 	void *provider_data;       /* owned by the provider, arena-allocated */
 	const struct type *args_type; /* `args` record, or NULL (provider's args_type) */
+	const struct uprobe_info *uprobe; /* user-space probes, else NULL */
 };
 
 struct program {

@@ -1,5 +1,6 @@
 /* diag.c - recording and caret rendering of compiler diagnostics. */
 #include "diag.h"
+#include "log.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +79,16 @@ static const char *source_line(const char *text, unsigned line, size_t *len)
 	return p;
 }
 
+static void diags_render(const struct diags *d, FILE *out, bool json);
+
 void diags_print(const struct diags *d, FILE *out)
+{
+	diags_render(d, out, log_json);
+}
+
+/* With -f json each diagnostic is one line, {"type": "error", "data":
+ * "<the text's first line>"}, so a consumer of the stream can parse it. */
+static void diags_render(const struct diags *d, FILE *out, bool json)
 {
 	/* Stable sort by position: copy indices so equal positions keep order. */
 	size_t n = d->list.n;
@@ -101,13 +111,24 @@ void diags_print(const struct diags *d, FILE *out)
 	for (size_t i = 0; i < n; i++) {
 		const struct diag *g = &sorted[i];
 		const char *lvl = g->level == DIAG_ERROR ? "error" : "warning";
-		if (g->pos.line == 0) {
-			fprintf(out, "%s: %s: %s [%s]\n", name, lvl,
-				g->msg ? g->msg : "(no memory)", g->tag);
+		const char *msg = g->msg ? g->msg : "(no memory)";
+		char head[1024];
+		if (g->pos.line == 0)
+			snprintf(head, sizeof(head), "%s: %s: %s [%s]", name,
+				 lvl, msg, g->tag);
+		else
+			snprintf(head, sizeof(head), "%s:%u:%u: %s: %s [%s]",
+				 name, g->pos.line, g->pos.col, lvl, msg,
+				 g->tag);
+		if (json) {
+			fprintf(out, "{\"type\": \"%s\", \"data\": ", lvl);
+			log_json_str(out, head);
+			fputs("}\n", out);
 			continue;
 		}
-		fprintf(out, "%s:%u:%u: %s: %s [%s]\n", name, g->pos.line,
-			g->pos.col, lvl, g->msg ? g->msg : "(no memory)", g->tag);
+		fprintf(out, "%s\n", head);
+		if (g->pos.line == 0)
+			continue;
 		size_t len;
 		const char *line = d->src && d->src->text ?
 			source_line(d->src->text, g->pos.line, &len) : NULL;

@@ -5,9 +5,38 @@
 #include <stdio.h>
 
 int log_verbose;
+int log_json;
 
-static void log_v(const char *kind, const char *fmt, va_list ap)
+void log_json_str(FILE *out, const char *s)
 {
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void log_v(const char *kind, const char *type, const char *fmt,
+		  va_list ap)
+{
+	if (log_json) {
+		char msg[2048];
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		fprintf(stderr, "{\"type\": \"%s\", \"data\": ", type);
+		log_json_str(stderr, msg);
+		fputs("}\n", stderr);
+		return;
+	}
 	fprintf(stderr, "sonde: %s", kind);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -17,7 +46,7 @@ void log_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	log_v("error: ", fmt, ap);
+	log_v("error: ", "error", fmt, ap);
 	va_end(ap);
 }
 
@@ -25,7 +54,7 @@ void log_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	log_v("warning: ", fmt, ap);
+	log_v("warning: ", "warning", fmt, ap);
 	va_end(ap);
 }
 
@@ -35,6 +64,6 @@ void log_info(const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	log_v("", fmt, ap);
+	log_v("", "info", fmt, ap);
 	va_end(ap);
 }

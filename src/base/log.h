@@ -2,8 +2,16 @@
 #ifndef SONDE_LOG_H
 #define SONDE_LOG_H
 
+#include <stdio.h>
+
 /* Process-wide verbosity, set once from -v. */
 extern int log_verbose;
+/* Process-wide, set once from -f json: messages (and diagnostics) become
+ * {"type": "error"|"warning"|"info", "data": "..."} lines. */
+extern int log_json;
+
+/* s as a JSON string with its quotes: ", \ and control bytes escaped. */
+void log_json_str(FILE *out, const char *s);
 
 /* "sonde: <subsystem>: message" on stderr. */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,6 +1,6 @@
 /* cg.h - shared state of the code generator proper (AST to IR), split by
  * construct over cg_mem.c, cg_expr.c, cg_stmt.c, cg_call.c, cg_map.c,
- * cg_str.c and cg_probe.c. Private to src/codegen/.
+ * cg_str.c, cg_probe.c and cg_usdt.c. Private to src/codegen/.
  *
  * Values. An expression yields a `struct cval`: integers live in a vreg
  * or are constants; everything else (strings, tuples, buffers) lives in
@@ -71,6 +71,8 @@ struct cg {
 	vreg scratch;                /* pointer to this CPU's scratch */
 	uint32_t scr, scr_max;
 
+	int mapfail_map;             /* SONDE_MAPFAIL_MAP, or -1 */
+
 	uint32_t l_exit;             /* return 0 */
 	struct cg_loop loops[32];
 	uint32_t nloops;
@@ -111,6 +113,9 @@ vreg cg_global(struct cg *cg, uint32_t off);
 
 /* cg_expr.c */
 struct cval cg_expr(struct cg *cg, const struct node *n);
+/* The BPF ALU operation of an arithmetic operator (also of '+=' etc.),
+ * 0xff for operators that are not arithmetic. */
+uint8_t cg_alu_code(enum op op);
 /* Evaluate n and store it at dst as type `to` (to = NULL: n's own type),
  * writing strings straight into place where possible. */
 void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
@@ -140,6 +145,12 @@ void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
 /* Offset of a register in x86-64 struct pt_regs ("di", "ip"), or -1. */
 int cg_reg_offset(const char *name);
 
+/* cg_usdt.c: user-space probes */
+struct cval cg_usdt_arg(struct cg *cg, const struct node *n);
+struct cval cg_uaddr(struct cg *cg, const struct node *n);
+/* uprobe, uretprobe or usdt: pointers are user addresses */
+bool cg_user_probe(const struct cg *cg);
+
 /* cg_map.c */
 struct cval cg_map_read(struct cg *cg, const struct node *map);
 void cg_map_read_to(struct cg *cg, const struct node *map, struct cmem dst,
@@ -159,6 +170,9 @@ void cg_note_pid(struct cg *cg);
 /* cg_call.c */
 /* Count a record the ring could not take (struct sonde_globals). */
 void cg_count_lost(struct cg *cg);
+/* The flags for bpf_ringbuf_submit: no wake-up, except when `now` or
+ * when the ring fills up (see cg_call.c). */
+struct ir_arg cg_wake_flags(struct cg *cg, bool now);
 struct cval cg_call_expr(struct cg *cg, const struct node *n);
 void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct type *to);

@@ -55,8 +55,9 @@ static void join_args(struct cg *cg, const struct node *n, vreg rec,
 	cg_release(cg, mk);
 }
 
-/* Count a record the ring could not take (struct sonde_globals). */
-void cg_count_lost(struct cg *cg)
+/* Count a record the ring could not take (struct sonde_globals); when it
+ * was exit()'s, say so too, or sonde would never stop. */
+static void count_lost_kind(struct cg *cg, enum event_kind kind)
 {
 	if (cg->prog->globals_map < 0)
 		return;
@@ -72,8 +73,68 @@ void cg_count_lost(struct cg *cg)
 	ir_movi(cg->ir, one, 1);
 	ir_xadd(cg->ir, BPF_DW, p,
 		(int16_t)offsetof(struct sonde_globals, lost_events), one);
+	if (kind == EV_EXIT)
+		ir_st(cg->ir, BPF_DW, p,
+		      (int16_t)offsetof(struct sonde_globals, exit_lost), 1);
 	ir_place(cg->ir, skip);
 	cg_release(cg, mk);
+}
+
+void cg_count_lost(struct cg *cg)
+{
+	count_lost_kind(cg, EV_PRINTF);
+}
+
+/* Wake-ups are batched. Waking the reader costs the probe an irq_work
+ * (a self-interrupt, a VM exit under virtualization) and the reader a
+ * context switch per record, which at one record per hit is most of what
+ * a printf costs the traced program. So records are submitted with
+ * BPF_RB_NO_WAKEUP and the reader drains the ring on a short timer
+ * (engine.c), except:
+ *   - exit(), which should not wait for the timer;
+ *   - a burst: the first record that finds the ring a quarter full while
+ *     the reader sleeps (sonde_globals.wake_armed, set by the reader
+ *     before it sleeps) wakes it, so the ring is drained before it
+ *     overflows, at the cost of one wake-up per sleep. */
+struct ir_arg cg_wake_flags(struct cg *cg, bool now)
+{
+	vreg f = ir_vreg(cg->ir);
+	if (now) {
+		ir_movi(cg->ir, f, BPF_RB_FORCE_WAKEUP);
+		return IR_ARG(f);
+	}
+	int ring = cg->prog->ringbuf_map;
+	ir_movi(cg->ir, f, BPF_RB_NO_WAKEUP);
+	vreg avail = cg_call(cg, BPF_FUNC_ringbuf_query,
+			     (struct ir_arg[]){ IR_MAP(ring),
+						IR_IMM(BPF_RB_AVAIL_DATA) }, 2);
+	vreg size = cg_call(cg, BPF_FUNC_ringbuf_query,
+			    (struct ir_arg[]){ IR_MAP(ring),
+					       IR_IMM(BPF_RB_RING_SIZE) }, 2);
+	uint32_t quiet = ir_label(cg->ir);
+	ir_alui(cg->ir, BPF_LSH, avail, avail, 2);
+	ir_jcc(cg->ir, BPF_JLT, avail, size, quiet);
+	if (cg->prog->globals_map >= 0) {
+		/* Not atomic: two CPUs that both see the flag both wake the
+		 * reader, which is harmless. */
+		int16_t armed = (int16_t)offsetof(struct sonde_globals,
+						  wake_armed);
+		struct cg_mark mk = cg_mark(cg);
+		struct cmem key = cg_alloc(cg, 8);
+		ir_st(cg->ir, BPF_W, key.base, (int16_t)key.off, 0);
+		vreg g = cg_call(cg, BPF_FUNC_map_lookup_elem,
+				 (struct ir_arg[]){ IR_MAP(cg->prog->globals_map),
+						    cg_arg(key) }, 2);
+		cg_release(cg, mk);
+		ir_jcci(cg->ir, BPF_JEQ, g, 0, quiet);
+		vreg a = ir_vreg(cg->ir);
+		ir_ldx(cg->ir, BPF_DW, a, g, armed);
+		ir_jcci(cg->ir, BPF_JEQ, a, 0, quiet);
+		ir_st(cg->ir, BPF_DW, g, armed, 0);
+	}
+	ir_movi(cg->ir, f, BPF_RB_FORCE_WAKEUP);
+	ir_place(cg->ir, quiet);
+	return IR_ARG(f);
 }
 
 /* Reserve the record, write event id and arguments in place, submit. */
@@ -130,11 +191,12 @@ static void emit_event(struct cg *cg, const struct node *n)
 			cg_release(cg, mk);
 		}
 	}
+	struct ir_arg flags = cg_wake_flags(cg, e->kind == EV_EXIT);
 	cg_callv(cg, BPF_FUNC_ringbuf_submit,
-		(struct ir_arg[]){ IR_ARG(rec), IR_IMM(0) }, 2);
+		(struct ir_arg[]){ IR_ARG(rec), flags }, 2);
 	ir_ja(cg->ir, done);
 	ir_place(cg->ir, lost);
-	cg_count_lost(cg);
+	count_lost_kind(cg, e->kind);
 	ir_place(cg->ir, done);
 	cg_release(cg, outer);
 }
@@ -183,6 +245,8 @@ struct cval cg_call_expr(struct cg *cg, const struct node *n)
 		ir_ldx(cg->ir, BPF_DW, d, cg->ctx, (int16_t)off);
 		return cg_regval(d, n->type);
 	}
+	case FN_UADDR:
+		return cg_uaddr(cg, n);
 	case FN_KADDR: {
 		/* Resolved now, as bpftrace does, from /proc/kallsyms. */
 		const char *sym = a->n && a->v[0]->kind == N_STR ?

@@ -12,7 +12,7 @@ static bool is_str(const struct type *t)
 	return t && t->kind == TYPE_STR;
 }
 
-static uint8_t alu_code(enum op op)
+uint8_t cg_alu_code(enum op op)
 {
 	switch (op) {
 	case OP_ADD: return BPF_ADD;
@@ -82,7 +82,7 @@ static bool fits32(int64_t v)
 static struct cval arith(struct cg *cg, enum op op, struct cval a,
 			 struct cval b, const struct type *t)
 {
-	uint8_t code = alu_code(op);
+	uint8_t code = cg_alu_code(op);
 	vreg d = ir_vreg(cg->ir);
 	vreg ra = cg_reg(cg, a);
 	if (b.kind == CV_IMM && fits32(b.imm))
@@ -176,7 +176,7 @@ static struct cval binop(struct cg *cg, const struct node *n)
 		return cg_str_compare(cg, n);
 	if (is_compare(op) || op == OP_LAND || op == OP_LOR)
 		return bool_of(cg, n);
-	if (alu_code(op) == 0xff) {
+	if (cg_alu_code(op) == 0xff) {
 		cg_error(cg, n->pos, "operator '%s' cannot be compiled",
 			 op_name(op));
 		return cg_imm(0, n->type);

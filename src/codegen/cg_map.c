@@ -65,11 +65,30 @@ static vreg lookup(struct cg *cg, int map, struct cmem key)
 		       (struct ir_arg[]){ IR_MAP(map), cg_arg(key) }, 2);
 }
 
+/* An update that fails (a full map refuses new keys) is counted in the
+ * map's slot of SONDE_MAPFAIL_MAP, so the user hears of it, once, instead
+ * of silently missing keys. Only the failing path pays. */
 static void update(struct cg *cg, int map, struct cmem key, struct cmem val)
 {
-	cg_callv(cg, BPF_FUNC_map_update_elem,
-		(struct ir_arg[]){ IR_MAP(map), cg_arg(key), cg_arg(val),
-				   IR_IMM(BPF_ANY) }, 4);
+	vreg r = cg_call(cg, BPF_FUNC_map_update_elem,
+			 (struct ir_arg[]){ IR_MAP(map), cg_arg(key),
+					    cg_arg(val), IR_IMM(BPF_ANY) }, 4);
+	int fails = cg->mapfail_map;
+	if (fails < 0 || (uint32_t)map >= cg->prog->maps[fails].max_entries)
+		return;
+	uint32_t ok = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JSGE, r, 0, ok);
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem slot = cg_alloc(cg, 8);
+	ir_st(cg->ir, BPF_W, slot.base, (int16_t)slot.off, map);
+	vreg p = cg_call(cg, BPF_FUNC_map_lookup_elem,
+			 (struct ir_arg[]){ IR_MAP(fails), cg_arg(slot) }, 2);
+	ir_jcci(cg->ir, BPF_JEQ, p, 0, ok);
+	vreg one = ir_vreg(cg->ir);
+	ir_movi(cg->ir, one, 1);
+	ir_xadd(cg->ir, BPF_DW, p, 0, one);
+	cg_release(cg, mk);
+	ir_place(cg->ir, ok);
 }
 
 /* The integer at p, or 0 when p is NULL. */
@@ -320,23 +339,6 @@ static bool is_agg_call(const struct node *n)
 	}
 }
 
-static uint8_t alu_of(enum op op)
-{
-	switch (op) {
-	case OP_ADD: return BPF_ADD;
-	case OP_SUB: return BPF_SUB;
-	case OP_MUL: return BPF_MUL;
-	case OP_DIV: return BPF_DIV;
-	case OP_MOD: return BPF_MOD;
-	case OP_BAND: return BPF_AND;
-	case OP_BOR: return BPF_OR;
-	case OP_BXOR: return BPF_XOR;
-	case OP_SHL: return BPF_LSH;
-	case OP_SHR: return BPF_RSH;
-	default: return BPF_ADD;
-	}
-}
-
 void cg_map_assign(struct cg *cg, const struct node *st)
 {
 	const struct node *m = st->u.assign.target;
@@ -362,7 +364,7 @@ void cg_map_assign(struct cg *cg, const struct node *st)
 	struct cmem key = build_key(cg, m, s);
 	vreg p = lookup(cg, map, key);
 	vreg old = load_or_zero(cg, p, 0);
-	ir_alu(cg->ir, alu_of(st->u.assign.op), old, old, xr);
+	ir_alu(cg->ir, cg_alu_code(st->u.assign.op), old, old, xr);
 	cg_normalize(cg, old, s->value_type);
 	struct cmem val = cg_alloc(cg, 8);
 	cg_store_int(cg, val, cg_regval(old, s->value_type));

@@ -78,6 +78,8 @@ bool cg_builtin_is_mem(const struct node *n)
 static struct cval arg_value(struct cg *cg, const struct node *n)
 {
 	uint32_t i = n->u.builtin.index;
+	if (cg->probe->uprobe && cg->probe->uprobe->usdt)
+		return cg_usdt_arg(cg, n);
 	if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING)
 		return cg_regval(ctx_load(cg, (int16_t)(8 * i)), n->type);
 	if (!ctx_is_regs(cg)) {

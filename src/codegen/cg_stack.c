@@ -111,8 +111,9 @@ void cg_note_pid(struct cg *cg)
 	ir_st(cg->ir, BPF_DW, rec, 0, ev);
 	vreg pid2 = cg_load(cg, BPF_DW, key);
 	ir_stx(cg->ir, BPF_DW, rec, 8, pid2);
+	struct ir_arg flags = cg_wake_flags(cg, false);
 	cg_callv(cg, BPF_FUNC_ringbuf_submit,
-		 (struct ir_arg[]){ IR_ARG(rec), IR_IMM(0) }, 2);
+		 (struct ir_arg[]){ IR_ARG(rec), flags }, 2);
 	ir_ja(cg->ir, done);
 	ir_place(cg->ir, lost);
 	cg_count_lost(cg);
@@ -214,8 +215,9 @@ static void ustack_sample_to(struct cg *cg, const struct type *t,
 		       len);
 	}
 	ir_place(cg->ir, copied);
+	struct ir_arg flags = cg_wake_flags(cg, false);
 	cg_callv(cg, BPF_FUNC_ringbuf_submit,
-		 (struct ir_arg[]){ IR_ARG(rec), IR_IMM(0) }, 2);
+		 (struct ir_arg[]){ IR_ARG(rec), flags }, 2);
 	ir_ja(cg->ir, done);
 
 	ir_place(cg->ir, lost);

@@ -7,23 +7,6 @@ static bool is_int(const struct type *t)
 	return t && t->kind == TYPE_INT;
 }
 
-static uint8_t alu_of(enum op op)
-{
-	switch (op) {
-	case OP_ADD: return BPF_ADD;
-	case OP_SUB: return BPF_SUB;
-	case OP_MUL: return BPF_MUL;
-	case OP_DIV: return BPF_DIV;
-	case OP_MOD: return BPF_MOD;
-	case OP_BAND: return BPF_AND;
-	case OP_BOR: return BPF_OR;
-	case OP_BXOR: return BPF_XOR;
-	case OP_SHL: return BPF_LSH;
-	case OP_SHR: return BPF_RSH;
-	default: return BPF_ADD;
-	}
-}
-
 static void assign_var(struct cg *cg, const struct node *st)
 {
 	const struct node *t = st->u.assign.target;
@@ -44,9 +27,9 @@ static void assign_var(struct cg *cg, const struct node *st)
 		return;
 	}
 	if (x.kind == CV_IMM && x.imm >= INT32_MIN && x.imm <= INT32_MAX)
-		ir_alui(cg->ir, alu_of(st->u.assign.op), r, r, x.imm);
+		ir_alui(cg->ir, cg_alu_code(st->u.assign.op), r, r, x.imm);
 	else
-		ir_alu(cg->ir, alu_of(st->u.assign.op), r, r, cg_reg(cg, x));
+		ir_alu(cg->ir, cg_alu_code(st->u.assign.op), r, r, cg_reg(cg, x));
 	cg_normalize(cg, r, vt);
 }
 

@@ -79,6 +79,7 @@ static int gen_probe(struct program *prog, struct probe *p,
 		.prog = prog, .probe = p, .pnode = pn, .ir = &ir,
 		.a = prog->arena, .d = d, .frame_limit = at->limit,
 		.use_scratch = at->scratch, .scratch_map = -1,
+		.mapfail_map = program_find_map(prog, SONDE_MAPFAIL_MAP),
 	};
 	int err;
 

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../base/file.h"
 #include "demangle.h"
 #include "usym_internal.h"
 
@@ -278,52 +279,6 @@ static struct ufile *usyms_vdso(struct usyms *u)
 
 /* ---- snapshots ----------------------------------------------------------- */
 
-static char *read_all(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 8192, n = 0;
-	char *buf;
-
-	*len = 0;
-	if (fd < 0)
-		return NULL;
-	buf = malloc(cap);
-	while (buf) {
-		ssize_t r;
-
-		if (n + 1 >= cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				errno = ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0) {
-			int e = errno;
-
-			free(buf);
-			buf = NULL;
-			errno = e;
-			break;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (buf) {
-		buf[n] = '\0';
-		*len = n;
-	}
-	return buf;
-}
-
 /* Parse the executable mappings of a maps text into P. */
 static int uproc_parse_maps(struct usyms *u, struct uproc *p, pid_t live_pid)
 {
@@ -424,7 +379,7 @@ int usym_process_remember(struct usyms *u, pid_t pid)
 	char *text;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	text = read_all(path, &len);
+	text = file_read(path, &len);
 	if (!text)
 		return errno == ENOENT ? -ESRCH : -errno;
 	if (len == 0) {         /* a kernel thread, or a zombie */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -159,22 +160,26 @@ static int load_one(struct engine *e, struct engine_probe *ep, char *log_buf)
  * keep the ring non-empty forever and starve signal and exit checks. */
 #define POLL_BUDGET 8192
 
+/* The longest a record waits in the ring when nothing wakes the reader:
+ * short enough that output looks immediate, long enough that an idle
+ * sonde costs nothing measurable. */
+#define DRAIN_INTERVAL_MS 10
+
 /* on_sample's way to stop libbpf's loop; the record in hand is consumed. */
 #define SAMPLE_BREAK (-ECANCELED)
 
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct engine *e = ctx;
-	if (++e->handled >= POLL_BUDGET)
-		return SAMPLE_BREAK;
-	if (e->ignore_events || !e->opts.on_event)
-		return 0;
-	if (e->opts.on_event(e->opts.event_ctx, data, size) == 1) {
+	/* Breaking out consumes the record in hand, so it is handled
+	 * first, whatever the reason to stop. */
+	if (!e->ignore_events && e->opts.on_event &&
+	    e->opts.on_event(e->opts.event_ctx, data, size) == 1) {
 		e->stopped = true;
 		e->ignore_events = true;
 		return SAMPLE_BREAK;
 	}
-	return 0;
+	return ++e->handled >= POLL_BUDGET ? SAMPLE_BREAK : 0;
 }
 
 static int ring_open(struct engine *e)
@@ -219,6 +224,7 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		return -ENOMEM;
 	e->prog = prog;
 	e->opts = *opts;
+	e->mapfail_map = -1;
 	engine_reader_init(e);
 	int r = libbpf_num_possible_cpus();
 	if (r < 0)
@@ -242,6 +248,7 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 	r = engine_globals_write(e);
 	if (r < 0)
 		goto fail;
+	engine_maps_mmap(e);
 
 	char *log_buf = malloc(VERIFIER_LOG_SIZE);
 	r = -ENOMEM;
@@ -262,6 +269,11 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 				break;
 			}
 			ep->has_req = true;
+			/* A user-space probe follows the traced process. */
+			if (ep->req.path && e->opts.pid > 0)
+				ep->req.pid = e->opts.pid;
+			else if (ep->req.path && e->opts.cpid > 0)
+				ep->req.pid = e->opts.cpid;
 		}
 		r = load_one(e, ep, log_buf);
 		if (r < 0 && ep->has_req && ep->req.optional) {
@@ -485,6 +497,16 @@ static int attach_perf(struct engine_probe *ep, const int *cpus, size_t ncpus)
 {
 	for (size_t i = 0; i < ncpus; i++) {
 		int pfd = perf_open(&ep->req, cpus[i]);
+		if (pfd < 0 && ep->req.path) {
+			log_error("probe %s: cannot attach a %s at %s+0x%llx%s: %s",
+				  ep->probe->name,
+				  ep->req.retprobe ? "uretprobe" : "uprobe",
+				  ep->req.path,
+				  (unsigned long long)ep->req.offset,
+				  ep->req.ref_ctr_offset ? " (with a semaphore)" : "",
+				  strerror(-pfd));
+			return pfd;
+		}
 		if (pfd < 0) {
 			bool no_pmu = ep->req.perf_type == PERF_TYPE_HARDWARE &&
 				      (pfd == -ENOENT || pfd == -EOPNOTSUPP);
@@ -551,6 +573,8 @@ int engine_attach(struct engine *e)
 					  strerror(-r));
 				break;
 			}
+			/* An event bound to a process counts on any CPU. */
+			cpu0 = ep->req.pid > 0 ? -1 : 0;
 			r = ep->req.all_cpus ?
 				attach_perf(ep, cpus, ncpus) :
 				attach_perf(ep, &cpu0, 1);
@@ -626,6 +650,17 @@ static int ring_result(struct engine *e, int r)
 	return r < 0 ? r : 0;
 }
 
+/* exit() whose record the ring could not take still ends the run. */
+static bool exit_lost(struct engine *e)
+{
+	return e->globals && !e->ignore_events && e->globals->exit_lost;
+}
+
+/* Records mostly arrive without a wake-up (codegen wake_flags), so the
+ * reader sleeps on the ring's epoll descriptor for at most the drain
+ * interval and then consumes whatever is there, woken early only by a
+ * burst (the ring a quarter full) or by exit(). After a poll that stopped
+ * on its budget the next one does not sleep at all. */
 int engine_poll(struct engine *e, int timeout_ms)
 {
 	if (!e->rb) {
@@ -634,8 +669,25 @@ int engine_poll(struct engine *e, int timeout_ms)
 			return -errno;
 		return 0;
 	}
+	if (timeout_ms < 0 || timeout_ms > DRAIN_INTERVAL_MS)
+		timeout_ms = DRAIN_INTERVAL_MS;
+	if (!e->backlog) {
+		if (e->globals)
+			__atomic_store_n(&e->globals->wake_armed, 1,
+					 __ATOMIC_SEQ_CST);
+		struct epoll_event ev;
+		if (epoll_wait(ring_buffer__epoll_fd(e->rb), &ev, 1,
+			       timeout_ms) < 0 && errno == EINTR)
+			return -EINTR;
+	}
 	e->handled = 0;
-	return ring_result(e, ring_buffer__poll(e->rb, timeout_ms));
+	int r = ring_result(e, ring_buffer__consume(e->rb));
+	e->backlog = e->handled >= POLL_BUDGET;
+	if (r == 0 && !e->backlog && exit_lost(e)) {
+		e->ignore_events = true;
+		return 1;
+	}
+	return r;
 }
 
 int engine_drain(struct engine *e)
@@ -663,6 +715,9 @@ unsigned long long engine_lost_events(struct engine *e)
 {
 	if (!e || e->prog->globals_map < 0)
 		return 0;
+	if (e->globals)
+		return __atomic_load_n(&e->globals->lost_events,
+				       __ATOMIC_RELAXED);
 	const struct map_spec *m = &e->prog->maps[e->prog->globals_map];
 	if (m->value_size < sizeof(struct sonde_globals))
 		return 0;

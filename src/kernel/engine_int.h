@@ -36,12 +36,21 @@ struct engine {
 	bool ignore_events;         /* after exit(), until END runs */
 	unsigned handled;           /* records seen in this poll */
 	struct map_reader reader;
+	/* mmapable arrays mapped into memory (NULL: read with syscalls) */
+	volatile struct sonde_globals *globals;
+	size_t globals_len;
+	int mapfail_map;            /* SONDE_MAPFAIL_MAP, or -1 */
+	uint64_t *mapfails;
+	size_t mapfails_len;
+	bool backlog;               /* the last poll stopped on its budget */
 };
 
 /* maps.c */
 int engine_maps_create(struct engine *e);
 int engine_globals_write(struct engine *e);
 void engine_maps_close(struct engine *e);
+/* Map the mmapable arrays (globals, failed-update counters). */
+void engine_maps_mmap(struct engine *e);
 void engine_reader_init(struct engine *e);
 /* BPF object names: [A-Za-z0-9_.], at most 15 characters; '@' becomes "AT_". */
 void engine_obj_name(char *out, size_t size, const char *name);

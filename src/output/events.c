@@ -35,6 +35,7 @@ void output_free(struct output *o)
 {
 	if (!o)
 		return;
+	free(o->map_warned);
 	stacks_free(o->stacks);
 	free(o);
 }
@@ -113,6 +114,39 @@ void output_message(struct output *o, const char *level, const char *msg)
 	for (const char *p = level; *p; p++)
 		fputc(toupper((unsigned char)*p), stderr);
 	fprintf(stderr, ": %s\n", msg);
+}
+
+/* bpftrace 0.17 has no words for this (with -k it repeats "Failed to
+ * map_update_elem: Argument list too long (-7)" at every failure), so
+ * sonde says it once per map, naming the map and the way out. */
+void output_check_maps(struct output *o)
+{
+	if (!o || !o->have_maps || !o->maps.failures)
+		return;
+	for (uint32_t i = 0; i < o->prog->nmaps; i++) {
+		const struct map_spec *m = &o->prog->maps[i];
+		if (m->name[0] != '@' || (o->map_warned && o->map_warned[i]))
+			continue;
+		uint64_t n = o->maps.failures(o->maps.ctx, i);
+		if (!n)
+			continue;
+		if (!o->map_warned) {
+			o->map_warned = calloc(o->prog->nmaps, 1);
+			if (!o->map_warned)
+				return;
+		}
+		o->map_warned[i] = 1;
+		uint32_t cap = o->maps.capacity ?
+			o->maps.capacity(o->maps.ctx, i) : 0;
+		char msg[512], size[48] = "";
+		if (cap)
+			snprintf(size, sizeof(size), " (%u entries)", cap);
+		snprintf(msg, sizeof(msg), "map %s is full%s: %llu update%s "
+			 "failed, new keys are dropped (BPFTRACE_MAP_KEYS_MAX "
+			 "raises the limit)", m->name, size,
+			 (unsigned long long)n, n == 1 ? "" : "s");
+		output_message(o, "warning", msg);
+	}
 }
 
 /* ---- events --------------------------------------------------------- */
@@ -277,6 +311,12 @@ static int map_op(struct output *o, const struct event_spec *e, bool clear)
 	if (e->map_id < 0 || (uint32_t)e->map_id >= o->prog->nmaps ||
 	    !o->have_maps)
 		return -EINVAL;
+	/* bpftrace 0.17 zeroes a count() map without keys on clear(),
+	 * so `@ = count(); clear(@)` still prints "@: 0" (observed). */
+	const struct map_spec *m = &o->prog->maps[e->map_id];
+	if (clear && !m->key_type && m->value_type &&
+	    m->value_type->kind == TYPE_COUNT)
+		clear = false;
 	int (*op)(void *, uint32_t) = clear ? o->maps.clear : o->maps.zero;
 	if (!op)
 		return -ENOTSUP;

@@ -28,6 +28,10 @@ struct map_reader {
 	int (*dump)(void *ctx, uint32_t map_id, struct map_snapshot *out);
 	int (*clear)(void *ctx, uint32_t map_id);  /* delete every key */
 	int (*zero)(void *ctx, uint32_t map_id);   /* keep keys, zero values */
+	/* Updates of the map that failed so far (it was full); may be NULL. */
+	uint64_t (*failures)(void *ctx, uint32_t map_id);
+	/* The most keys the map holds; may be NULL. */
+	uint32_t (*capacity)(void *ctx, uint32_t map_id);
 	/* One key (optional hooks: NULL when the reader cannot). VALUE has
 	 * the snapshot layout of one entry: nvalues * value_stride bytes.
 	 * lookup returns -ENOENT for a missing key. */
@@ -80,5 +84,7 @@ int output_flamegraph(struct output *o, FILE *svg, FILE *folded,
 void output_lost(struct output *o, uint64_t n);
 /* A run-time warning or error in the chosen format. */
 void output_message(struct output *o, const char *level, const char *msg);
+/* Warn, once per map, about user maps whose updates failed (full). */
+void output_check_maps(struct output *o);
 
 #endif

@@ -68,6 +68,8 @@ struct output {
 	struct output_hooks hooks;
 	bool have_hooks;
 	uint64_t lost;
+	uint8_t *map_warned;        /* per map: its "full" warning is out */
+	bool broken;                /* a write failed: the reader is gone */
 	struct stacks *stacks;      /* output_stacks_init, or NULL */
 };
 

@@ -7,6 +7,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "../base/file.h"
 #include "probe_util.h"
 
 #define TRACEFS "/sys/kernel/tracing"
@@ -41,41 +42,5 @@ const char *tracefs_dir(void)
 
 char *probe_read_file(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		if (n + 1 >= cap) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				errno = ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - n - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			free(buf);
-			buf = NULL;
-			errno = e;
-			break;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	int e = errno;
-	close(fd);
-	errno = e;
-	if (buf)
-		buf[n] = '\0';
-	return buf;
+	return file_read(path, NULL);
 }

@@ -177,6 +177,28 @@ struct event_spec {
 };
 
 struct provider;
+struct usdt_arg;   /* elf/elf.h */
+
+/* Where a user-space probe (uprobe, uretprobe, usdt) sits, as the code
+ * generator needs it: USDT arguments, uaddr(), the load bias of a
+ * position-independent file. Filled by the provider at expansion. */
+struct uprobe_info {
+	const char *path;          /* the file opened (/proc/PID/root/... with -p) */
+	uint64_t vaddr;            /* link-time address of the probed instruction */
+	uint64_t offset;           /* its file offset (the uprobe PMU's config2) */
+	uint64_t ref_ctr_offset;   /* USDT semaphore's file offset, or 0 */
+	bool retprobe;
+	bool usdt;
+	bool is_dyn;               /* ET_DYN: run-time address = vaddr + bias */
+	bool bias_known;           /* bias read from /proc/PID/maps (-p) */
+	uint64_t bias;
+	/* USDT: the site's arguments, symbols already folded into val with
+	 * symbol[0] kept non-zero to say "add the load bias". */
+	const struct usdt_arg *args;
+	uint32_t nargs;
+	int args_error;            /* USDT: -errno when the specs could not be used */
+	const char *args_text;     /* USDT: the note's argument string */
+};
 
 /* One expanded attach point with its own program. */
 struct probe {
@@ -192,6 +214,7 @@ struct probe {
 	uint32_t ninsns;
 	void *provider_data;       /* owned by the provider, arena-allocated */
 	const struct type *args_type; /* `args` record, or NULL (provider's args_type) */
+	const struct uprobe_info *uprobe; /* user-space probes, else NULL */
 };
 
 struct program {

@@ -245,6 +245,8 @@ struct cval cg_call_expr(struct cg *cg, const struct node *n)
 		ir_ldx(cg->ir, BPF_DW, d, cg->ctx, (int16_t)off);
 		return cg_regval(d, n->type);
 	}
+	case FN_UADDR:
+		return cg_uaddr(cg, n);
 	case FN_KADDR: {
 		/* Resolved now, as bpftrace does, from /proc/kallsyms. */
 		const char *sym = a->n && a->v[0]->kind == N_STR ?

@@ -225,7 +225,8 @@ void cg_str_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 			len = IR_ARG(l);
 		}
 	}
-	cg_callv(cg, BPF_FUNC_probe_read_str,
+	cg_callv(cg, cg_user_probe(cg) ? BPF_FUNC_probe_read_user_str :
+		 BPF_FUNC_probe_read_str,
 		(struct ir_arg[]){ cg_arg(dst), len, IR_ARG(ptr) }, 3);
 }
 
@@ -247,7 +248,8 @@ void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst)
 		ir_place(cg->ir, ok);
 	}
 	ir_stx(cg->ir, BPF_W, dst.base, (int16_t)dst.off, l);
-	cg_callv(cg, BPF_FUNC_probe_read,
+	cg_callv(cg, cg_user_probe(cg) ? BPF_FUNC_probe_read_user :
+		 BPF_FUNC_probe_read,
 		(struct ir_arg[]){ cg_arg(cg_at(dst, 4)), IR_ARG(l),
 				   IR_ARG(ptr) }, 3);
 }

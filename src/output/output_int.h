@@ -174,6 +174,11 @@ bool stackmaps_keyed_by_samples(const struct output *o,
 int stackmaps_canonicalize(struct output *o, const struct map_spec *m,
 			   struct map_snapshot *s);
 
+/* ---- flame.c ------------------------------------------------------- */
+
+/* Whether map M is drawn by output_flamegraph. */
+bool flame_map_qualifies(const struct map_spec *m);
+
 /* ---- sort.c ---------------------------------------------------------- */
 
 /* libstdc++'s std::sort (introsort, GCC 12), step for step: bpftrace

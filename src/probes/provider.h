@@ -18,6 +18,10 @@ struct expand_ctx {
 	struct arena *arena;
 	struct diags *diags;
 	int pid;                   /* -p PID or 0 */
+	/* Set by a provider just before emit() to give that probe its
+	 * user-space location (arena memory); compile.c copies it into the
+	 * probe. NULL for kernel probes. */
+	const struct uprobe_info *emit_uprobe;
 };
 
 /* What one kernel attachment needs to know about where it goes; filled by
@@ -35,8 +39,21 @@ struct attach_req {
 	uint64_t sample_period, sample_freq;
 	bool all_cpus;             /* one event per online CPU (else cpu 0) */
 	int pid;                   /* -1 for all processes */
+	/* ATTACH_PERF_EVENT on the uprobe PMU: what the config words encode
+	 * (for messages; the provider fills perf_config* as well). The engine
+	 * binds such an event to the traced process (-p, -c) when there is
+	 * one, and to every process (pid -1) otherwise. */
+	const char *path;          /* the file (NULL: not a uprobe) */
+	uint64_t offset, ref_ctr_offset;
+	bool retprobe;
 	/* ATTACH_TEST_RUN: when */
 	bool at_end;               /* END rather than BEGIN */
+	/* ATTACH_TRACING: the kernel function's BTF id in vmlinux (the
+	 * program is loaded with it as attach_btf_id). */
+	uint32_t btf_id;
+	/* One of many probes a wildcard matched: if the kernel refuses it,
+	 * warn and go on without it rather than fail the run. */
+	bool optional;
 };
 
 struct provider {
@@ -55,6 +72,10 @@ struct provider {
 	const struct type *(*args_type)(const struct probe *p,
 					struct expand_ctx *ctx);
 	enum bpf_prog_type prog_type;
+	enum bpf_attach_type expected_attach_type;  /* fentry/fexit */
+	/* Probe names keep the provider name as written when it is an
+	 * alias ("kfunc:f" stays "kfunc:f", as bpftrace 0.17 names it). */
+	bool keep_spelling;
 	/* Describe the kernel attachments of one probe (may be several, e.g.
 	 * one per CPU is expressed with all_cpus). Returns count or -errno. */
 	int (*attach)(const struct probe *p, struct attach_req *req);

@@ -11,18 +11,25 @@
 #include "probe_util.h"
 
 extern const struct provider provider_begin, provider_end,
+	provider_fentry, provider_fexit,
 	provider_hardware, provider_interval, provider_profile,
-	provider_software, provider_tracepoint;
+	provider_software, provider_tracepoint, provider_uprobe,
+	provider_uretprobe, provider_usdt;
 
 /* The order -l lists them in: alphabetical, like bpftrace. */
 const struct provider *const providers[] = {
 	&provider_begin,
 	&provider_end,
+	&provider_fentry,
+	&provider_fexit,
 	&provider_hardware,
 	&provider_interval,
 	&provider_profile,
 	&provider_software,
 	&provider_tracepoint,
+	&provider_uprobe,
+	&provider_uretprobe,
+	&provider_usdt,
 	NULL,
 };
 

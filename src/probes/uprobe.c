@@ -1,0 +1,222 @@
+/* uprobe.c - uprobe:PATH:FUNC [u:] and uretprobe:PATH:FUNC [ur:]: entry
+ * and return of a function in an ELF file. FUNC is a symbol (wildcards,
+ * C++ names demangled or not, by bpftrace 0.17's matching rule),
+ * SYMBOL+OFFSET or 0xADDR; PATH a path, a library or program name, or
+ * left out with -p (the process's executable). Attached as events of the
+ * uprobe PMU (user.c). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/log.h"
+#include "user.h"
+
+extern const struct provider provider_uprobe, provider_uretprobe;
+
+static const char *kind_of(const struct node *attach)
+{
+	const struct provider *pv = provider_find(attach->u.attach.provider);
+	return pv ? pv->name : "uprobe";
+}
+
+/* uprobe -> PATH ':' FUNC | FUNC (with -p) */
+static int uprobe_parse(struct node *attach, struct expand_ctx *ctx)
+{
+	const char *kind = kind_of(attach);
+	struct ap_parts parts;
+	if (user_split(ctx->arena, attach->u.attach.text, &parts) < 0)
+		return ap_error(attach, ctx, "unterminated quote in '%s'",
+				attach->u.attach.text);
+	const char *target = NULL, *func;
+	if (parts.n == 1 && ctx->pid > 0) {
+		func = parts.v[0];
+	} else if (parts.n >= 2) {
+		target = parts.v[0];
+		/* an unquoted C++ name keeps its "::" */
+		func = parts.v[1];
+		for (int i = 2; i < parts.n && i < AP_MAX_PARTS; i++)
+			func = arena_printf(ctx->arena, "%s:%s", func, parts.v[i]);
+	} else {
+		return ap_error(attach, ctx, "%s probe type requires 2 arguments",
+				kind);
+	}
+	if (target && !*target)
+		return ap_error(attach, ctx, "%s probe has an empty path", kind);
+	if (!*func)
+		return ap_error(attach, ctx, "%s probe has no function name", kind);
+	ap_set(attach, kind, target, func, 0);
+	return 0;
+}
+
+struct uprobe_expand {
+	struct expand_ctx *ctx;
+	const struct user_target *t;
+	const struct elf_file *ef;
+	bool ret;
+	int (*emit)(void *arg, const char *target, const char *func,
+		    uint64_t freq);
+	void *arg;
+};
+
+static int emit_at(struct uprobe_expand *x, const char *func, uint64_t vaddr,
+		   uint64_t offset)
+{
+	struct uprobe_info *u = user_info(x->ctx, x->t, x->ef, vaddr, offset);
+	u->retprobe = x->ret;
+	x->ctx->emit_uprobe = u;
+	int r = x->emit(x->arg, x->t->shown, func, 0);
+	x->ctx->emit_uprobe = NULL;
+	return r < 0 ? r : 0;
+}
+
+static int emit_sym(void *arg, const struct elf_sym *sym)
+{
+	struct uprobe_expand *x = arg;
+	return emit_at(x, sym->name, sym->addr, sym->offset);
+}
+
+/* "no function 'foo' in /bin/x; did you mean: fop, food?" */
+static int no_symbol(const struct node *attach, struct expand_ctx *ctx,
+		     const struct elf_file *ef, const char *kind,
+		     const char *func, const char *path, const char *why)
+{
+	const char *near[4];
+	size_t n = ap_has_wildcard(func) ? 0 : elf_suggest(ef, func, near, 4);
+	char hint[512] = "";
+	size_t len = 0;
+	for (size_t i = 0; i < n && len < sizeof(hint); i++)
+		len += (size_t)snprintf(hint + len, sizeof(hint) - len, "%s%s",
+					i ? ", " : "; did you mean: ", near[i]);
+	if (n && len < sizeof(hint))
+		snprintf(hint + len, sizeof(hint) - len, "?");
+	diag_error(ctx->diags, attach->pos, "NO_SYMBOL", "%s: %s '%s' in '%s'%s",
+		   kind, why, func, path, hint);
+	return -ENOENT;
+}
+
+static int uprobe_expand(const struct node *attach, struct expand_ctx *ctx,
+			 int (*emit)(void *arg, const char *target,
+				     const char *func, uint64_t freq),
+			 void *arg)
+{
+	const char *kind = attach->u.attach.provider;
+	const char *func = attach->u.attach.func;
+	struct user_target *t = arena_new(ctx->arena, struct user_target);
+	struct elf_file *ef;
+	int r = user_open(attach, ctx, kind, attach->u.attach.target, t, &ef);
+	if (r < 0)
+		return r;
+	struct uprobe_expand x = { .ctx = ctx, .t = t, .ef = ef,
+				   .ret = strcmp(kind, "uretprobe") == 0,
+				   .emit = emit, .arg = arg };
+	r = elf_match(ef, func, emit_sym, &x);
+	if (r == 0 && !ap_has_wildcard(func)) {
+		/* SYMBOL+OFF, 0xADDR, or an exact demangled name */
+		struct elf_loc loc;
+		r = elf_resolve(ef, func, &loc);
+		if (r == 0)
+			r = emit_at(&x, func, loc.addr, loc.offset);
+		else if (r == -ERANGE)
+			r = no_symbol(attach, ctx, ef, kind, func, t->shown,
+				      "offset past the end of the function in");
+		else if (r == -ENOENT && func[0] == '0' &&
+			 (func[1] == 'x' || func[1] == 'X'))
+			r = no_symbol(attach, ctx, ef, kind, func, t->shown,
+				      "no code at address");
+		else if (r == -EINVAL)
+			r = ap_error((struct node *)attach, ctx,
+				     "%s: malformed location '%s'", kind, func);
+		else
+			r = no_symbol(attach, ctx, ef, kind, func, t->shown,
+				      "no function");
+	} else if (r == 0) {
+		r = no_symbol(attach, ctx, ef, kind, func, t->shown,
+			      "no function matches");
+	}
+	elf_close(ef);
+	return r < 0 ? r : 0;
+}
+
+struct list_ctx {
+	const struct provider *pv;
+	const char *pattern;    /* over symbol names */
+	FILE *out;
+};
+
+static int list_file(void *arg, struct elf_file *ef, const char *shown)
+{
+	struct list_ctx *lc = arg;
+	size_t n;
+	const struct elf_sym *syms = elf_syms(ef, &n);
+	int found = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (lc->pattern && !elf_sym_match(&syms[i], lc->pattern))
+			continue;
+		fprintf(lc->out, "%s:%s:%s\n", lc->pv->name, shown,
+			syms[i].name);
+		found++;
+	}
+	return found;
+}
+
+/* -l: uprobe:PATH:FUNC, uprobe:FUNC with -p, or any pattern with -p
+ * (matched against the function names of the process's executable). */
+static int list_common(const struct provider *pv, const char *pattern,
+		       int pid, FILE *out)
+{
+	if (!provider_list_wants(pv, pattern))
+		return 0;
+	struct list_ctx lc = { .pv = pv, .out = out };
+	const char *target = NULL;
+	if (pattern && strchr(pattern, ':')) {
+		struct arena a;
+		arena_init(&a);
+		struct ap_parts parts;
+		int r = user_split(&a, pattern, &parts);
+		if (r == 0 && parts.n == 1 && pid > 0) {
+			lc.pattern = parts.v[0];
+		} else if (r == 0 && parts.n >= 2) {
+			target = parts.v[0];
+			lc.pattern = parts.v[1];
+			for (int i = 2; i < parts.n && i < AP_MAX_PARTS; i++)
+				lc.pattern = arena_printf(&a, "%s:%s", lc.pattern,
+							  parts.v[i]);
+		} else if (r == 0 && parts.n == 1) {
+			target = parts.v[0];
+		}
+		/* the strings live in the arena until the walk is done */
+		r = target || pid > 0 ?
+			user_list_files(pv->name, target, pid, true, list_file,
+					&lc) : 0;
+		arena_free(&a);
+		return r;
+	}
+	/* no provider: the pattern matches the function names */
+	lc.pattern = pattern;
+	return user_list_files(pv->name, NULL, pid, true, list_file, &lc);
+}
+
+static int uprobe_list(const char *pattern, int pid, FILE *out)
+{
+	return list_common(&provider_uprobe, pattern, pid, out);
+}
+
+const struct provider provider_uprobe = {
+	.name = "uprobe",
+	.alias = "u",
+	.parse = uprobe_parse,
+	.expand = uprobe_expand,
+	.prog_type = BPF_PROG_TYPE_KPROBE,
+	.attach = user_attach,
+	.list = uprobe_list,
+};
+
+const struct provider provider_uretprobe = {
+	.name = "uretprobe",
+	.alias = "ur",
+	.parse = uprobe_parse,
+	.expand = uprobe_expand,
+	.prog_type = BPF_PROG_TYPE_KPROBE,
+	.attach = user_attach,
+	.list = NULL,      /* bpftrace lists functions under uprobe only */
+};

@@ -236,9 +236,13 @@ static void on_signal(int sig)
 
 static void install_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	/* SA_RESTART: a write to a slow reader must not fail with EINTR
+	 * when the -c child exits or the user presses ^C (stdio drops the
+	 * buffered output of a failed write). The ring-buffer wait is
+	 * epoll_wait, which a signal interrupts whatever the flag says, so
+	 * signals still end the wait at once. */
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
 	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: a signal must interrupt the ring-buffer wait. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);

@@ -15,6 +15,7 @@ struct expand_state {
 	struct program *prog;
 	struct expand_ctx *ctx;
 	const struct provider *provider;
+	const char *spelling;      /* the provider name as written */
 	uint32_t block;
 	VEC(struct probe) probes;
 };
@@ -27,6 +28,8 @@ static const char *probe_name(struct arena *a, const char *provider,
 		return arena_printf(a, "%s:%s:%s", provider, target, func);
 	if (target)
 		return arena_printf(a, "%s:%s", provider, target);
+	if (func)
+		return arena_printf(a, "%s:%s", provider, func);
 	return arena_strdup(a, provider);
 }
 
@@ -35,23 +38,26 @@ static int expand_emit(void *arg, const char *target, const char *func,
 {
 	struct expand_state *st = arg;
 	struct arena *a = st->prog->arena;
+	const char *pname = st->provider->keep_spelling && st->spelling ?
+		st->spelling : st->provider->name;
 	struct probe p = {
 		.provider = st->provider,
-		.name = probe_name(a, st->provider->name, target, func),
+		.name = probe_name(a, pname, target, func),
 		.target = target ? arena_strdup(a, target) : NULL,
 		.func = func ? arena_strdup(a, func) : NULL,
 		.freq = freq,
 		.block = st->block,
 		.prog_type = st->provider->prog_type,
+		.expected_attach_type = st->provider->expected_attach_type,
 		.uprobe = st->ctx->emit_uprobe,
 	};
 	return vec_push(&st->probes, p);
 }
 
-/* Positional parameters in an attach point ("uprobe:$1:main") are
- * replaced by their text, as bpftrace does; a missing one by "". */
-static void substitute_positional(struct node *ap, struct arena *a,
-				  const struct compile_opts *o)
+/* Positional parameters in an attach point (uprobe:$1:main), replaced
+ * by their text as bpftrace does; a missing one is empty. */
+static void attach_positional(struct arena *a, struct node *ap,
+			      const struct compile_opts *o)
 {
 	const char *t = ap->u.attach.text;
 	if (!t || !strchr(t, '$'))
@@ -59,25 +65,42 @@ static void substitute_positional(struct node *ap, struct arena *a,
 	size_t cap = strlen(t) + 1;
 	for (int i = 0; i < o->npositional; i++)
 		cap += strlen(o->positional[i]);
-	char *out = arena_alloc(a, cap * 2), *w = out;
-	for (const char *p = t; *p;) {
-		if (p[0] == '$' && p[1] >= '1' && p[1] <= '9') {
+	char *out = arena_alloc(a, cap), *w = out;
+	bool changed = false;
+	for (const char *c = t; *c;) {
+		if (c[0] == '$' && c[1] >= '1' && c[1] <= '9') {
 			char *end;
-			long n = strtol(p + 1, &end, 10);
+			long n = strtol(c + 1, &end, 10);
 			const char *v = n >= 1 && n <= o->npositional ?
 				o->positional[n - 1] : "";
 			size_t len = strlen(v);
-			if ((size_t)(w - out) + len + strlen(end) >= cap * 2)
-				break;
 			memcpy(w, v, len);
 			w += len;
-			p = end;
+			c = end;
+			changed = true;
 			continue;
 		}
-		*w++ = *p++;
+		*w++ = *c++;
 	}
 	*w = '\0';
+	if (!changed)
+		return;
 	ap->u.attach.text = out;
+	/* the parts as the parser split them: provider:target:func:extra */
+	const char *parts[4] = { 0 };
+	const char *start = out;
+	int np = 0;
+	for (const char *c = out;; c++) {
+		if (*c == 0 || (*c == ':' && np < 3)) {
+			parts[np++] = arena_strndup(a, start, (size_t)(c - start));
+			start = c + 1;
+			if (!*c)
+				break;
+		}
+	}
+	ap->u.attach.target = parts[1];
+	ap->u.attach.func = parts[2];
+	ap->u.attach.extra = parts[3];
 }
 
 /* Expand every attach point of every probe block into concrete probes. */
@@ -93,7 +116,7 @@ static int expand_probes(struct node *root, struct program *prog,
 		struct node *probe = root->u.list.v[b];
 		for (uint32_t i = 0; i < probe->u.probe.attach.n; i++) {
 			struct node *ap = probe->u.probe.attach.v[i];
-			substitute_positional(ap, prog->arena, o);
+			attach_positional(prog->arena, ap, o);
 			const struct provider *pv =
 				provider_find(ap->u.attach.provider);
 			if (!pv) {
@@ -105,6 +128,7 @@ static int expand_probes(struct node *root, struct program *prog,
 				err = -EINVAL;
 				continue;
 			}
+			st.spelling = ap->u.attach.provider;
 			if (pv->parse && pv->parse(ap, &ctx) < 0) {
 				err = -EINVAL;
 				continue;

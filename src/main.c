@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -48,6 +49,8 @@ struct options {
 	enum buffering buffering;   /* -B */
 	bool quiet, dry_run, unsafe;
 	const char *dump;           /* ast | bpf */
+	const char *flamegraph;     /* --flamegraph=FILE.svg */
+	const char *folded;         /* --folded=FILE */
 	bool ustack_fp;             /* --ustack=fp */
 	uint32_t ustack_copy;       /* --ustack=dwarf:BYTES */
 	char **positional;
@@ -74,6 +77,10 @@ static void usage(FILE *f)
 	      "  -d, --dump=ast|bpf  print the AST or the bytecode, then exit\n"
 	      "  --dry-run         compile and check, attach nothing\n"
 	      "  --unsafe          allow system() and signal()\n"
+	      "  --flamegraph=FILE write an interactive SVG flame graph of the maps\n"
+	      "                    keyed by kstack/ustack (counts) to FILE at exit\n"
+	      "  --folded=FILE     the same stacks as folded text (flamegraph.pl,\n"
+	      "                    speedscope, inferno)\n"
 	      "  --ustack=dwarf[:BYTES]|fp\n"
 	      "                    how ustack walks user stacks: copy BYTES of stack\n"
 	      "                    (default 8192) and unwind them with the binaries'\n"
@@ -118,7 +125,8 @@ static int parse_ustack(const char *arg, struct options *o)
 /* Returns 0, or EXIT_SCRIPT with a message printed. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP, OPT_USTACK };
+	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP, OPT_USTACK,
+	       OPT_FLAMEGRAPH, OPT_FOLDED };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -126,6 +134,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "unsafe", no_argument, NULL, OPT_UNSAFE },
 		{ "dump", required_argument, NULL, 'd' },
 		{ "ustack", required_argument, NULL, OPT_USTACK },
+		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
+		{ "folded", required_argument, NULL, OPT_FOLDED },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -154,6 +164,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'l': o->list = true; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;
 		case OPT_UNSAFE: o->unsafe = true; break;
+		case OPT_FLAMEGRAPH: o->flamegraph = optarg; break;
+		case OPT_FOLDED: o->folded = optarg; break;
 		case OPT_USTACK:
 			if (parse_ustack(optarg, o) < 0)
 				return EXIT_SCRIPT;
@@ -224,9 +236,13 @@ static void on_signal(int sig)
 
 static void install_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	/* SA_RESTART: a write to a slow reader must not fail with EINTR
+	 * when the -c child exits or the user presses ^C (stdio drops the
+	 * buffered output of a failed write). The ring-buffer wait is
+	 * epoll_wait, which a signal interrupts whatever the flag says, so
+	 * signals still end the wait at once. */
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
 	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: a signal must interrupt the ring-buffer wait. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
@@ -238,6 +254,7 @@ static void install_signals(void)
 struct child {
 	pid_t pid;
 	int release_fd;
+	bool traced;        /* held at its exit (see child_hold_exit) */
 };
 
 static int child_spawn(const char *cmd, struct child *ch)
@@ -289,18 +306,90 @@ static void child_release(struct child *ch)
 	}
 }
 
-/* Reap the child if it has exited; true once it is gone. */
-static bool child_gone(struct child *ch)
+/* A user address means something only with the mappings of its
+ * process, which vanish when it exits. A -c command may well exit
+ * before sonde has read the last records about it (copied user stacks
+ * are unwound when read), so when the script keeps user stacks or
+ * symbols the child is held at its exit with ptrace (PTRACE_O_TRACEEXIT:
+ * the exit stop comes before its memory is torn down), the ring is
+ * drained, and only then is it let go. Other stops (signals, job
+ * control) pass through unchanged. Without ptrace (the command traces
+ * itself, say) sonde does without. */
+static void child_hold_exit(struct child *ch)
+{
+	if (ptrace(PTRACE_SEIZE, ch->pid, 0,
+		   PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL) == 0)
+		ch->traced = true;
+	else
+		log_info("-c: cannot hold the command at its exit (%s); "
+			 "stacks of its last moments may not be symbolized",
+			 strerror(errno));
+}
+
+static bool program_keeps_user_addresses(const struct program *prog)
+{
+	for (uint32_t i = 0; i < prog->nevents; i++)
+		if (prog->events[i].kind == EV_USTACK ||
+		    prog->events[i].kind == EV_NEW_PID)
+			return true;
+	return false;
+}
+
+/* Let a held child go on its own (sonde leaves before it ends): stop it
+ * for a moment to detach, passing on a signal it was about to get. */
+static void child_untrace(struct child *ch)
+{
+	if (ch->pid <= 0 || !ch->traced)
+		return;
+	ch->traced = false;
+	if (ptrace(PTRACE_INTERRUPT, ch->pid, 0, 0) < 0)
+		return;
+	for (;;) {
+		int status;
+		pid_t r = waitpid(ch->pid, &status, __WALL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || !WIFSTOPPED(status))
+			return;
+		int event = status >> 16;
+		int sig = event || WSTOPSIG(status) == SIGTRAP ? 0 :
+			WSTOPSIG(status);
+		ptrace(PTRACE_DETACH, ch->pid, 0, (void *)(uintptr_t)sig);
+		return;
+	}
+}
+
+/* Reap the child if it has exited, after draining the ring at its exit
+ * stop; true once it is gone. */
+static bool child_gone(struct child *ch, struct engine *e, bool block)
 {
 	if (ch->pid <= 0)
 		return false;
-	int status;
-	pid_t r = waitpid(ch->pid, &status, WNOHANG);
-	if (r == ch->pid || (r < 0 && errno == ECHILD)) {
-		ch->pid = 0;
-		return true;
+	for (;;) {
+		int status;
+		pid_t r = waitpid(ch->pid, &status, (block ? 0 : WNOHANG) | __WALL);
+		if (r == 0)
+			return false;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+			ch->pid = 0;
+			return true;
+		}
+		if (!WIFSTOPPED(status) || !ch->traced)
+			continue;
+		int event = status >> 16;
+		if (event == PTRACE_EVENT_EXIT) {
+			engine_drain(e);
+			ptrace(PTRACE_DETACH, ch->pid, 0, 0);
+			ch->traced = false;
+		} else if (event == PTRACE_EVENT_STOP) {
+			ptrace(PTRACE_LISTEN, ch->pid, 0, 0);   /* job control */
+		} else {
+			ptrace(PTRACE_CONT, ch->pid, 0,
+			       (void *)(uintptr_t)WSTOPSIG(status));
+		}
 	}
-	return false;
 }
 
 struct run_ctx {
@@ -332,6 +421,31 @@ static double now_ms(void)
 static bool process_alive(int pid)
 {
 	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+/* --flamegraph / --folded at exit. */
+static void write_flamegraphs(const struct options *o, struct output *out)
+{
+	if (!o->flamegraph && !o->folded)
+		return;
+	FILE *svg = NULL, *folded = NULL;
+	if (o->flamegraph && !(svg = fopen(o->flamegraph, "w")))
+		log_error("--flamegraph %s: %s", o->flamegraph, strerror(errno));
+	if (o->folded && !(folded = fopen(o->folded, "w")))
+		log_error("--folded %s: %s", o->folded, strerror(errno));
+	if (svg || folded) {
+		int r = output_flamegraph(out, svg, folded, NULL);
+		if (r == -ENOENT)
+			log_warn("no map is keyed by kstack or ustack with "
+				 "count(), sum() or integer values: the flame "
+				 "graph is empty");
+		else if (r < 0)
+			log_error("flame graph: %s", strerror(-r));
+	}
+	if (svg && fclose(svg) != 0)
+		log_error("--flamegraph %s: %s", o->flamegraph, strerror(errno));
+	if (folded && fclose(folded) != 0)
+		log_error("--folded %s: %s", o->folded, strerror(errno));
 }
 
 /* After a batch of output: 0, or -errno once the output refuses what is
@@ -428,6 +542,8 @@ static int run(const struct options *o, const struct program *prog)
 	}
 	if (engine_run_begin(e) < 0)
 		goto out;
+	if (ch.pid > 0 && program_keeps_user_addresses(prog))
+		child_hold_exit(&ch);
 	child_release(&ch);
 
 	double last_compact = now_ms(), last_check = last_compact;
@@ -460,8 +576,11 @@ static int run(const struct options *o, const struct program *prog)
 			log_error("reading events: %s", strerror(-r));
 			goto out;
 		}
-		if (o->cmd && child_exited && child_gone(&ch))
-			break;
+		if (o->cmd && child_exited) {
+			child_exited = 0;
+			if (child_gone(&ch, e, false))
+				break;
+		}
 		if (o->pid && !process_alive(o->pid))
 			break;
 	}
@@ -471,6 +590,7 @@ static int run(const struct options *o, const struct program *prog)
 	engine_drain(e);
 	output_check_maps(out);
 	output_print_maps(out);
+	write_flamegraphs(o, out);
 	unsigned long long lost = engine_lost_events(e);
 	if (lost)
 		output_lost(out, lost);
@@ -484,10 +604,14 @@ out:
 	output_free(out);
 	if (ch.release_fd >= 0)
 		close(ch.release_fd);   /* EOF: an unreleased child exits */
+	if (ch.pid > 0 && leave_child)
+		child_untrace(&ch);
 	if (ch.pid > 0 && !leave_child) {
 		if (ret != EXIT_OK)
 			kill(ch.pid, SIGTERM);
-		waitpid(ch.pid, NULL, 0);
+		/* the engine is gone: nothing to drain at its exit stop */
+		while (ch.pid > 0 && !child_gone(&ch, NULL, true))
+			;
 	}
 	if (outf && outf != stdout)
 		fclose(outf);

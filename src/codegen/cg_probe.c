@@ -123,6 +123,27 @@ static struct cval sarg_value(struct cg *cg, const struct node *n)
 	return cg_regval(d, n->type);
 }
 
+/* fexit: the return value is the record field "retval" (after the
+ * arguments; see probes/fentry.c). */
+static struct cval tracing_retval(struct cg *cg, const struct node *n)
+{
+	const struct type *rec = cg->probe->args_type;
+	for (uint32_t i = rec && rec->kind == TYPE_RECORD ? rec->nfields : 0;
+	     i-- > 0;) {
+		const struct record_field *f = &rec->rfields[i];
+		if (strcmp(f->name, "retval") != 0)
+			continue;
+		vreg d = ir_vreg(cg->ir);
+		ir_ldx(cg->ir, BPF_DW, d, cg->ctx, (int16_t)f->offset);
+		if (f->size < 8)
+			cg_normalize(cg, d, type_int(cg->a, f->size * 8,
+						     f->is_signed));
+		return cg_regval(d, n->type);
+	}
+	cg_error(cg, n->pos, "retval: %s returns nothing", cg->probe->name);
+	return cg_imm(0, n->type);
+}
+
 struct cval cg_builtin(struct cg *cg, const struct node *n)
 {
 	vreg r;
@@ -176,6 +197,8 @@ struct cval cg_builtin(struct cg *cg, const struct node *n)
 	case BI_RETVAL:
 		if (ctx_is_regs(cg))
 			return cg_regval(ctx_load(cg, PT_AX), t);
+		if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING)
+			return tracing_retval(cg, n);
 		break;
 	default:
 		break;
@@ -209,6 +232,13 @@ void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
 		return;
 	}
 	case BI_FUNC:
+		if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING) {
+			/* fentry/fexit: the traced function's address */
+			vreg ip = cg_call(cg, BPF_FUNC_get_func_ip,
+					  (struct ir_arg[]){ IR_ARG(cg->ctx) }, 1);
+			cg_store_int(cg, dst, cg_regval(ip, type_u64()));
+			return;
+		}
 		if (ctx_is_regs(cg)) {
 			/* KSYM: address; USYM: address, pid */
 			cg_store_int(cg, dst, cg_regval(ctx_load(cg, PT_IP),
@@ -283,7 +313,13 @@ struct cval cg_field(struct cg *cg, const struct node *n)
 	vreg d = ir_vreg(cg->ir);
 	bool direct = (f->size == 1 || f->size == 2 || f->size == 4 ||
 		       f->size == 8) && f->offset % f->size == 0;
-	if (direct && cg->probe->prog_type == BPF_PROG_TYPE_TRACEPOINT) {
+	/* fentry/fexit: the verifier checks context loads against BTF;
+	 * a pointer argument is read with a helper so it becomes a plain
+	 * number (a loaded one would be a typed kernel pointer, on which
+	 * arithmetic is refused). */
+	bool tracing = cg->probe->prog_type == BPF_PROG_TYPE_TRACING;
+	if (direct && (cg->probe->prog_type == BPF_PROG_TYPE_TRACEPOINT ||
+		       (tracing && !f->is_ptr))) {
 		ir_ldx(cg->ir, size_code(f->size), d, cg->ctx,
 		       (int16_t)f->offset);
 	} else {

@@ -135,8 +135,10 @@ static void ustack_sample_to(struct cg *cg, const struct type *t,
 		copy = PAGE;
 	const uint32_t hdr = (uint32_t)sizeof(struct sonde_ustack_record);
 	int ev = internal_event(cg, EV_USTACK, NULL);
+	/* A ring sized by the engine (max_entries 0) is megabytes per CPU;
+	 * one sized here must still hold a good number of samples. */
 	struct map_spec *ring = &prog->maps[prog->ringbuf_map];
-	if (ring->max_entries < RING_FOR_SAMPLES)
+	if (ring->max_entries && ring->max_entries < RING_FOR_SAMPLES)
 		ring->max_entries = RING_FOR_SAMPLES;
 
 	uint32_t lost = ir_label(cg->ir), done = ir_label(cg->ir);

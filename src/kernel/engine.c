@@ -105,6 +105,8 @@ static int load_one(struct engine *e, struct engine_probe *ep, char *log_buf)
 	engine_obj_name(name, sizeof(name), p->name);
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
 		    .expected_attach_type = p->expected_attach_type);
+	if (ep->has_req && ep->req.how == ATTACH_TRACING)
+		o.attach_btf_id = ep->req.btf_id;
 	/* Under -v the log is wanted even on success; otherwise load
 	 * without one (faster) and ask again only to explain a failure. */
 	if (log_verbose) {
@@ -133,12 +135,21 @@ static int load_one(struct engine *e, struct engine_probe *ep, char *log_buf)
 	}
 	char reason[512];
 	log_reason(log_buf, reason, sizeof(reason));
-	if (reason[0])
-		log_error("probe %s: the kernel verifier rejected the program: %s",
-			  p->name, reason);
+	void (*say)(const char *, ...) = log_error;
+	if (ep->has_req && ep->req.optional)
+		say = log_warn;     /* one of a wildcard's: skipped */
+	if (fd == -EPERM && !reason[0] &&
+	    p->prog_type == BPF_PROG_TYPE_TRACING)
+		say("probe %s: the kernel does not allow fentry/fexit programs "
+		    "here (loading one is 'not permitted' even to root: BPF "
+		    "trampolines or ftrace are disabled or locked down)%s",
+		    p->name, say == log_warn ? " (skipped)" : "");
+	else if (reason[0])
+		say("probe %s: the kernel verifier rejected the program: %s%s",
+		    p->name, reason, say == log_warn ? " (skipped)" : "");
 	else
-		log_error("probe %s: cannot load the program: %s", p->name,
-			  strerror(-fd));
+		say("probe %s: cannot load the program: %s%s", p->name,
+		    strerror(-fd), say == log_warn ? " (skipped)" : "");
 	if (log_verbose && log_buf[0])
 		fprintf(stderr, "verifier log for %s:\n%s", p->name, log_buf);
 	return fd;
@@ -246,11 +257,9 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct engine_probe *ep = &e->probes[i];
 		const struct provider *pv = ep->probe->provider;
-		r = load_one(e, ep, log_buf);
-		if (r < 0)
-			break;
-		/* Ask the provider now: BEGIN/END must be known before
-		 * attaching, and a bad probe is better found early. */
+		/* Ask the provider first: BEGIN/END must be known before
+		 * attaching, fentry/fexit programs are loaded for their
+		 * function, and a bad probe is better found early. */
 		if (pv && pv->attach) {
 			ep->req.pid = -1;
 			r = pv->attach(ep->probe, &ep->req);
@@ -266,6 +275,13 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 			else if (ep->req.path && e->opts.cpid > 0)
 				ep->req.pid = e->opts.cpid;
 		}
+		r = load_one(e, ep, log_buf);
+		if (r < 0 && ep->has_req && ep->req.optional) {
+			ep->skipped = true;
+			r = 0;
+		}
+		if (r < 0)
+			break;
 	}
 	free(log_buf);
 	if (r < 0)
@@ -448,6 +464,35 @@ static void detach_all(struct engine *e)
 	release_each(e, close_probe);
 }
 
+/* fentry/fexit: a BPF link to the function's trampoline (the program
+ * was loaded for that function); raw_tracepoint_open on kernels whose
+ * link_create does not take tracing programs. */
+static int attach_tracing(struct engine_probe *ep)
+{
+	int link = bpf_link_create(ep->prog_fd, 0,
+				   ep->probe->expected_attach_type, NULL);
+	if (link == -EINVAL || link == -EOPNOTSUPP)
+		link = bpf_raw_tracepoint_open(NULL, ep->prog_fd);
+	if (link < 0) {
+		if (ep->req.optional)
+			log_warn("probe %s: the kernel refuses to trace this "
+				 "function (%s); skipped", ep->probe->name,
+				 strerror(-link));
+		else
+			log_error("probe %s: cannot attach: %s%s",
+				  ep->probe->name, strerror(-link),
+				  link == -EINVAL || link == -EBUSY ?
+				  " (the function may not be traceable: notrace, "
+				  "or another tracer holds it)" : "");
+		return link;
+	}
+	if (vec_push(&ep->link_fds, link) < 0) {
+		close(link);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int attach_perf(struct engine_probe *ep, const int *cpus, size_t ncpus)
 {
 	for (size_t i = 0; i < ncpus; i++) {
@@ -467,9 +512,11 @@ static int attach_perf(struct engine_probe *ep, const int *cpus, size_t ncpus)
 				      (pfd == -ENOENT || pfd == -EOPNOTSUPP);
 			log_error("probe %s: cannot attach: perf_event_open "
 				  "(cpu %d): %s%s", ep->probe->name, cpus[i],
-				  strerror(-pfd), no_pmu ? " (this CPU has no "
-				  "such hardware counter; virtual machines "
-				  "often have none)" : "");
+				  strerror(-pfd), no_pmu ? " (this machine has "
+				  "no such hardware counter, virtual machines "
+				  "often have none; profile:hz:N or "
+				  "software:cpu-clock:N sample on the CPU clock "
+				  "instead)" : "");
 			return pfd;
 		}
 		if (vec_push(&ep->perf_fds, pfd) < 0) {
@@ -506,9 +553,19 @@ int engine_attach(struct engine *e)
 			r = -EOPNOTSUPP;
 			break;
 		}
+		if (ep->skipped)
+			continue;
 		switch (ep->req.how) {
 		case ATTACH_TEST_RUN:
 			continue;
+		case ATTACH_TRACING:
+			r = attach_tracing(ep);
+			if (r < 0 && ep->req.optional) {
+				ep->skipped = true;
+				r = 0;
+				continue;
+			}
+			break;
 		case ATTACH_PERF_EVENT:
 			if (ep->req.all_cpus && !cpus &&
 			    (r = online_cpus(&cpus, &ncpus)) < 0) {

@@ -19,6 +19,7 @@ struct engine_probe {
 	int prog_fd;
 	struct attach_req req;      /* from the provider at load time */
 	bool has_req;
+	bool skipped;               /* optional, and the kernel refused it */
 	VEC(int) perf_fds;          /* one per CPU when all_cpus */
 	VEC(int) link_fds;          /* -1 where PERF_EVENT_IOC_SET_BPF was used */
 };

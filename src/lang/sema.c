@@ -157,6 +157,34 @@ static bool block_is_user(struct sema *s)
 	return block_has_kind(s, user);
 }
 
+static const struct type *record_field_type(struct sema *s,
+					    const struct record_field *f);
+
+/* retval: u64, except in fexit probes, whose args record ends with the
+ * function's typed "retval" (int returns print signed, as bpftrace's
+ * kretfunc does). All probes of the block must agree. */
+static const struct type *retval_type(struct sema *s)
+{
+	const struct type *t = NULL;
+	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
+		const struct probe *p = &s->prog->probes[i];
+		if (p->block != s->block)
+			continue;
+		const struct type *rec = p->args_type;
+		const struct type *ft = NULL;
+		if (rec && rec->kind == TYPE_RECORD && rec->nfields &&
+		    strcmp(rec->rfields[rec->nfields - 1].name, "retval") == 0 &&
+		    strcmp(sema_probe_kind(s->a, p), "fexit") == 0)
+			ft = record_field_type(s, &rec->rfields[rec->nfields - 1]);
+		if (!ft)
+			return type_u64();
+		t = t ? type_unify(s->a, t, ft) : ft;
+		if (!t)
+			return type_u64();
+	}
+	return t ? t : type_u64();
+}
+
 static const struct type *builtin_type(struct sema *s, struct node *n)
 {
 	static const char *const arg_kinds[] = { "kprobe", "uprobe", "usdt",
@@ -234,6 +262,7 @@ static const struct type *builtin_type(struct sema *s, struct node *n)
 		return NULL;
 	}
 	case BI_RETVAL:
+		return retval_type(s);
 	default:
 		return type_u64();
 	}

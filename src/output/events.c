@@ -261,11 +261,24 @@ static int ev_cat(struct output *o, const struct event_spec *e,
 	}
 	FILE *f = fopen(path.s ? path.s : "", "r");
 	if (!f) {
-		/* bpftrace: on stderr, whatever the format; JSON still gets
-		 * an empty cat record. */
+		/* bpftrace: on stderr, whatever the format (a JSON line
+		 * with -f json); JSON still gets an empty cat record. */
+		int err = errno;
 		fflush(o->opts.out);
-		fprintf(stderr, "ERROR: failed to open file '%s': %s\n",
-			path.s ? path.s : "", strerror(errno));
+		if (json(o)) {
+			struct sbuf m = { 0 };
+			sbuf_printf(&m, "failed to open file '%s': %s",
+				    path.s ? path.s : "", strerror(err));
+			struct sbuf line = { 0 };
+			json_message(&line, "error", m.s ? m.s : "", m.n);
+			if (!line.oom)
+				fwrite(line.s, 1, line.n, stderr);
+			sbuf_free(&m);
+			sbuf_free(&line);
+		} else {
+			fprintf(stderr, "ERROR: failed to open file '%s': %s\n",
+				path.s ? path.s : "", strerror(err));
+		}
 	} else {
 		read_stream(f, &b);
 		fclose(f);

@@ -73,6 +73,13 @@ int output_print_maps(struct output *o);
  * per distinct stack, in the kernel maps (call it now and then while
  * probes run, so such maps do not fill up). 0 or -errno. */
 int output_compact(struct output *o);
+/* Flame graphs of every map keyed by a kstack/ustack (alone or with
+ * other keys) whose values are counts, sums or integers: folded stacks
+ * (flamegraph.pl, speedscope, inferno) to FOLDED and a self-contained
+ * interactive SVG to SVG (either may be NULL). -ENOENT when no map
+ * qualifies; 0 or -errno. */
+int output_flamegraph(struct output *o, FILE *svg, FILE *folded,
+		      const char *title);
 /* Events the ring could not hold. */
 void output_lost(struct output *o, uint64_t n);
 /* A run-time warning or error in the chosen format. */

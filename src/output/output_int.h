@@ -155,6 +155,8 @@ void stacks_new_pid(struct stacks *s, int64_t pid);
 int stacks_canon_of(struct stacks *s, uint64_t sample_id, uint64_t *canon_id,
 		    uint32_t *gen);
 uint32_t stacks_gen(struct stacks *s);
+/* Forget the samples that arrived before generation BEFORE. */
+void stacks_prune(struct stacks *s, uint32_t before);
 void stacks_next_gen(struct stacks *s);
 /* The frames of a KSTACK/USTACK value (innermost first, up to CAP) and,
  * for a user stack, its pid (-1 for kernel stacks). */
@@ -173,6 +175,11 @@ bool stackmaps_keyed_by_samples(const struct output *o,
  * the entries that become equal. 0 or -ENOMEM. */
 int stackmaps_canonicalize(struct output *o, const struct map_spec *m,
 			   struct map_snapshot *s);
+
+/* ---- flame.c ------------------------------------------------------- */
+
+/* Whether map M is drawn by output_flamegraph. */
+bool flame_map_qualifies(const struct map_spec *m);
 
 /* ---- sort.c ---------------------------------------------------------- */
 

@@ -227,6 +227,23 @@ out:
 	return r;
 }
 
+/* Whether some map keeps ustack values (@x = ustack) or keys that
+ * compaction cannot fold (arrays): their sample ids must stay known. */
+static bool samples_kept_elsewhere(const struct output *o)
+{
+	for (uint32_t i = 0; i < o->prog->nmaps; i++) {
+		const struct map_spec *m = &o->prog->maps[i];
+		if (!m->name || m->name[0] != '@')
+			continue;
+		if (type_has_kind(m->value_type, TYPE_USTACK))
+			return true;
+		if (type_has_kind(m->key_type, TYPE_USTACK) &&
+		    m->kind != MAP_HASH && m->kind != MAP_PERCPU_HASH)
+			return true;
+	}
+	return false;
+}
+
 int output_compact(struct output *o)
 {
 	if (!o || !o->stacks || !o->have_maps || !o->maps.dump ||
@@ -243,6 +260,13 @@ int output_compact(struct output *o)
 		if (r < 0 && !ret)
 			ret = r;
 	}
+	/* Samples from before the last generation have been folded by now
+	 * (events that carry them were printed as they came): only their
+	 * canonical stacks matter from here on, so the sample table stays
+	 * as small as one generation's samples. Not after a failed round,
+	 * whose entries still need their samples. */
+	if (ret == 0 && before >= 1 && !samples_kept_elsewhere(o))
+		stacks_prune(o->stacks, before - 1);
 	stacks_next_gen(o->stacks);
 	return ret;
 }

@@ -68,8 +68,10 @@ struct stacks {
 	struct known_pid *pids;
 	size_t npids, cap_pids;
 	uint32_t gen;
-	/* figures for -v */
+	/* figures for -v: every unwind, and the first of each process
+	 * (which also reads its mappings and files) apart */
 	uint64_t unwound, frames, unwind_ns;
+	uint64_t first_unwinds, first_ns;
 };
 
 static uint64_t now_ns(void)
@@ -286,6 +288,7 @@ int stacks_sample(struct stacks *s, const void *data, size_t size)
 	 * stack; kernel threads have none, as with bpf_get_stackid. */
 	if (pid > 0 && (r.regs[USTACK_REG_CS] & 3) == 3 && us.regs.ip) {
 		uint64_t t0 = now_ns();
+		bool first = !pid_slot(s, pid, false);
 		remember(s, pid, false);
 		if (!usyms_module(s->usyms, pid, us.regs.ip)) {
 			remember(s, pid, true);     /* new mappings? */
@@ -295,8 +298,14 @@ int stacks_sample(struct stacks *s, const void *data, size_t size)
 			ips[0] = us.regs.ip;
 			n = 1;
 		}
-		s->unwind_ns += now_ns() - t0;
-		s->unwound++;
+		uint64_t dt = now_ns() - t0;
+		if (first) {
+			s->first_unwinds++;
+			s->first_ns += dt;
+		} else {
+			s->unwind_ns += dt;
+			s->unwound++;
+		}
 		s->frames += (uint64_t)n;
 	}
 	long c = intern(s, pid, ips, (size_t)n);
@@ -318,6 +327,37 @@ int stacks_canon_of(struct stacks *s, uint64_t sample_id, uint64_t *canon_id,
 	if (gen)
 		*gen = e->gen;
 	return 0;
+}
+
+void stacks_prune(struct stacks *s, uint32_t before)
+{
+	if (!s || !s->nsamples)
+		return;
+	size_t kept = 0;
+	for (size_t i = 0; i < s->cap_samples; i++)
+		if (s->samples[i].id && s->samples[i].gen >= before)
+			kept++;
+	if (kept == s->nsamples)
+		return;
+	size_t cap = 1024;
+	while (cap < 2 * (kept + 1))
+		cap *= 2;
+	struct sample *v = calloc(cap, sizeof(*v));
+	if (!v)
+		return;     /* keep them all: correct, only bigger */
+	for (size_t i = 0; i < s->cap_samples; i++) {
+		const struct sample *e = &s->samples[i];
+		if (!e->id || e->gen < before)
+			continue;
+		size_t j = mix(0, e->id) & (cap - 1);
+		while (v[j].id)
+			j = (j + 1) & (cap - 1);
+		v[j] = *e;
+	}
+	free(s->samples);
+	s->samples = v;
+	s->cap_samples = cap;
+	s->nsamples = kept;
 }
 
 uint32_t stacks_gen(struct stacks *s)
@@ -488,12 +528,18 @@ void stacks_free(struct stacks *s)
 {
 	if (!s)
 		return;
-	if (s->unwound)
+	uint64_t all = s->unwound + s->first_unwinds;
+	if (all)
 		log_info("stacks: %llu user stacks unwound, %.1f frames and "
-			 "%.1f us each on average",
-			 (unsigned long long)s->unwound,
-			 (double)s->frames / (double)s->unwound,
-			 (double)s->unwind_ns / 1000.0 / (double)s->unwound);
+			 "%.1f us each on average (the first of each of %llu "
+			 "processes, which reads its files: %.1f ms)",
+			 (unsigned long long)all,
+			 (double)s->frames / (double)all,
+			 s->unwound ? (double)s->unwind_ns / 1000.0 /
+				      (double)s->unwound : 0.0,
+			 (unsigned long long)s->first_unwinds,
+			 s->first_unwinds ? (double)s->first_ns / 1e6 /
+				 (double)s->first_unwinds : 0.0);
 	for (size_t i = 0; i < s->ncanon; i++)
 		free(s->canon[i].ips);
 	free(s->canon);

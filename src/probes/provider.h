@@ -48,6 +48,12 @@ struct attach_req {
 	bool retprobe;
 	/* ATTACH_TEST_RUN: when */
 	bool at_end;               /* END rather than BEGIN */
+	/* ATTACH_TRACING: the kernel function's BTF id in vmlinux (the
+	 * program is loaded with it as attach_btf_id). */
+	uint32_t btf_id;
+	/* One of many probes a wildcard matched: if the kernel refuses it,
+	 * warn and go on without it rather than fail the run. */
+	bool optional;
 };
 
 struct provider {
@@ -66,6 +72,10 @@ struct provider {
 	const struct type *(*args_type)(const struct probe *p,
 					struct expand_ctx *ctx);
 	enum bpf_prog_type prog_type;
+	enum bpf_attach_type expected_attach_type;  /* fentry/fexit */
+	/* Probe names keep the provider name as written when it is an
+	 * alias ("kfunc:f" stays "kfunc:f", as bpftrace 0.17 names it). */
+	bool keep_spelling;
 	/* Describe the kernel attachments of one probe (may be several, e.g.
 	 * one per CPU is expressed with all_cpus). Returns count or -errno. */
 	int (*attach)(const struct probe *p, struct attach_req *req);

@@ -11,6 +11,7 @@
 #include "probe_util.h"
 
 extern const struct provider provider_begin, provider_end,
+	provider_fentry, provider_fexit,
 	provider_hardware, provider_interval, provider_profile,
 	provider_software, provider_tracepoint, provider_uprobe,
 	provider_uretprobe, provider_usdt;
@@ -19,6 +20,8 @@ extern const struct provider provider_begin, provider_end,
 const struct provider *const providers[] = {
 	&provider_begin,
 	&provider_end,
+	&provider_fentry,
+	&provider_fexit,
 	&provider_hardware,
 	&provider_interval,
 	&provider_profile,

@@ -51,6 +51,8 @@ static inline enum bpf_prog_type cgfx_prog_type(const char *name)
 
 /* When set, every uprobe/usdt probe gets this location (cg_usdt.c). */
 static const struct uprobe_info *cgfx_uprobe;
+/* prog->ustack_copy for the next compilations (0: frame pointers). */
+static uint32_t cgfx_ustack_copy;
 
 /* Returns 0 when the script compiled; diagnostics in f->d. */
 static inline int cgfx_compile(struct cgfx *f, const char *text)
@@ -63,6 +65,7 @@ static inline int cgfx_compile(struct cgfx *f, const char *text)
 	f->prog.arena = &f->a;
 	f->prog.strlen = 64;
 	f->prog.ringbuf_map = f->prog.globals_map = -1;
+	f->prog.ustack_copy = cgfx_ustack_copy;
 	f->root = parse_program(&f->a, text, &f->d);
 	if (!f->root || f->d.nerrors)
 		return f->rc = -1;

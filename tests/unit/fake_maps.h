@@ -164,6 +164,66 @@ static int fake_zero(void *ctx, uint32_t id)
 	return 0;
 }
 
+/* One key: lookup/update/remove, as the engine's reader does them. */
+static inline long fake_find(struct fmap *m, const void *key)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (memcmp(m->keys + i * m->ksize, key, m->ksize) == 0)
+			return (long)i;
+	return -1;
+}
+
+static int fake_lookup(void *ctx, uint32_t id, const void *key, void *value)
+{
+	struct fake *f = ctx;
+	struct fmap *m = &f->maps[id];
+	long i = fake_find(m, key);
+	if (i < 0)
+		return -ENOENT;
+	memcpy(value, m->vals + (size_t)i * m->stride * m->ncpu,
+	       m->stride * m->ncpu);
+	return 0;
+}
+
+static int fake_update(void *ctx, uint32_t id, const void *key,
+		       const void *value)
+{
+	struct fake *f = ctx;
+	struct fmap *m = &f->maps[id];
+	long i = fake_find(m, key);
+	if (i < 0) {
+		if (m->n == m->cap) {
+			m->cap = m->cap ? m->cap * 2 : 8;
+			m->keys = realloc(m->keys, m->cap * m->ksize);
+			m->vals = realloc(m->vals, m->cap * m->stride * m->ncpu);
+			if (!m->keys || !m->vals)
+				abort();
+		}
+		i = (long)m->n++;
+		memcpy(m->keys + (size_t)i * m->ksize, key, m->ksize);
+	}
+	memcpy(m->vals + (size_t)i * m->stride * m->ncpu, value,
+	       m->stride * m->ncpu);
+	return 0;
+}
+
+static int fake_remove(void *ctx, uint32_t id, const void *key)
+{
+	struct fake *f = ctx;
+	struct fmap *m = &f->maps[id];
+	long i = fake_find(m, key);
+	if (i < 0)
+		return -ENOENT;
+	size_t rest = m->n - (size_t)i - 1;
+	memmove(m->keys + (size_t)i * m->ksize, m->keys + (size_t)(i + 1) * m->ksize,
+		rest * m->ksize);
+	memmove(m->vals + (size_t)i * m->stride * m->ncpu,
+		m->vals + (size_t)(i + 1) * m->stride * m->ncpu,
+		rest * m->stride * m->ncpu);
+	m->n--;
+	return 0;
+}
+
 static inline void fake_init(struct fake *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -174,7 +234,10 @@ static inline void fake_init(struct fake *f)
 	f->prog.strlen = FAKE_STRLEN;
 	f->reader = (struct map_reader){ .ctx = f, .dump = fake_dump,
 					 .clear = fake_clear,
-					 .zero = fake_zero };
+					 .zero = fake_zero,
+					 .lookup = fake_lookup,
+					 .update = fake_update,
+					 .remove = fake_remove };
 }
 
 static inline void fake_fini(struct fake *f)

@@ -1,0 +1,209 @@
+/* btf.c - kernel functions from vmlinux BTF: lookup by name, arguments
+ * with their types and context slots, and wildcard listing. */
+
+/*
+ * A fentry/fexit program sees the traced function's arguments as an
+ * array of u64 (the trampoline's copy of the argument registers); an
+ * argument of up to 8 bytes takes one slot, a struct of 9 to 16 bytes
+ * passed by value takes two, and fexit finds the return value in the
+ * slot after the last argument. The program is loaded with the FUNC's
+ * BTF id (attach_btf_id) and the verifier checks every context access
+ * against the same BTF.
+ *
+ * vmlinux BTF is parsed once per process and kept: it is a few
+ * megabytes, immutable while the system runs, and wanted by the
+ * compiler (expansion, types) and by -l alike. The function index is
+ * sorted by name for lookups and listing.
+ */
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../probes/provider.h"
+#include "btf.h"
+
+struct kfunc_ent {
+	const char *name;
+	uint32_t id;
+};
+
+/* Process-wide: vmlinux BTF and its sorted function index, loaded on
+ * first use. */
+static struct {
+	struct btf *btf;
+	int err;                /* load failed with this */
+	struct kfunc_ent *funcs;
+	size_t nfuncs;
+} vmlinux;
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct kfunc_ent *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+static int vmlinux_load(void)
+{
+	if (vmlinux.btf)
+		return 0;
+	if (vmlinux.err)
+		return vmlinux.err;
+	struct btf *btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		vmlinux.err = errno == ENOENT ? -EOPNOTSUPP :
+			(errno ? -errno : -EOPNOTSUPP);
+		return vmlinux.err;
+	}
+	uint32_t n = btf__type_cnt(btf);
+	struct kfunc_ent *v = malloc(sizeof(*v) * (n ? n : 1));
+	if (!v) {
+		btf__free(btf);
+		return -ENOMEM;
+	}
+	size_t k = 0;
+	for (uint32_t id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		if (!t || !btf_is_func(t))
+			continue;
+		const char *name = btf__name_by_offset(btf, t->name_off);
+		if (!name || !*name)
+			continue;
+		v[k++] = (struct kfunc_ent){ name, id };
+	}
+	qsort(v, k, sizeof(*v), ent_cmp);
+	/* A name twice (static functions of different files): the first
+	 * id is the one the kernel resolves too. */
+	size_t out = 0;
+	for (size_t i = 0; i < k; i++)
+		if (out == 0 || strcmp(v[out - 1].name, v[i].name) != 0)
+			v[out++] = v[i];
+	vmlinux.btf = btf;
+	vmlinux.funcs = v;
+	vmlinux.nfuncs = out;
+	return 0;
+}
+
+static void decl_printf(void *ctx, const char *fmt, va_list ap)
+{
+	char *buf = ctx;
+	size_t n = strlen(buf);
+	if (n + 1 < sizeof(((struct kfunc_arg *)0)->decl))
+		vsnprintf(buf + n, sizeof(((struct kfunc_arg *)0)->decl) - n,
+			  fmt, ap);
+}
+
+/* TYPE_ID as C, without a name: "struct file *", "unsigned int". */
+static void type_decl(struct btf *btf, uint32_t type_id, char *out)
+{
+	out[0] = '\0';
+	if (type_id == 0) {
+		strcpy(out, "void");
+		return;
+	}
+	struct btf_dump *d = btf_dump__new(btf, decl_printf, out, NULL);
+	if (!d)
+		return;
+	LIBBPF_OPTS(btf_dump_emit_type_decl_opts, o, .field_name = "");
+	btf_dump__emit_type_decl(d, type_id, &o);
+	btf_dump__free(d);
+	size_t n = strlen(out);
+	while (n && out[n - 1] == ' ')
+		out[--n] = '\0';
+}
+
+static void classify(struct btf *btf, uint32_t type_id, struct kfunc_arg *a)
+{
+	type_decl(btf, type_id, a->decl);
+	int rid = btf__resolve_type(btf, type_id);
+	const struct btf_type *t = rid > 0 ? btf__type_by_id(btf, (uint32_t)rid)
+					   : NULL;
+	a->size = 8;
+	if (!t)
+		return;
+	if (btf_is_ptr(t)) {
+		a->is_ptr = a->is_scalar = true;
+		a->size = 8;
+	} else if (btf_is_int(t)) {
+		a->size = t->size;
+		a->is_signed = btf_int_encoding(t) & BTF_INT_SIGNED;
+		a->is_scalar = t->size <= 8;
+	} else if (btf_is_any_enum(t)) {
+		a->size = t->size;
+		a->is_signed = btf_kflag(t);
+		a->is_scalar = t->size <= 8;
+	} else {
+		int64_t sz = btf__resolve_size(btf, (uint32_t)rid);
+		a->size = sz > 0 ? (uint32_t)sz : 8;
+	}
+}
+
+int kbtf_func(const char *name, struct kfunc_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	int r = vmlinux_load();
+	if (r < 0)
+		return r;
+	struct kfunc_ent key = { name, 0 };
+	size_t lo = 0, hi = vmlinux.nfuncs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(vmlinux.funcs[mid].name, key.name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == vmlinux.nfuncs || strcmp(vmlinux.funcs[lo].name, name) != 0)
+		return -ENOENT;
+	struct btf *btf = vmlinux.btf;
+	const struct btf_type *f = btf__type_by_id(btf, vmlinux.funcs[lo].id);
+	const struct btf_type *proto = btf__type_by_id(btf, f->type);
+	if (!proto || !btf_is_func_proto(proto))
+		return -EINVAL;
+	out->name = vmlinux.funcs[lo].name;
+	out->btf_id = vmlinux.funcs[lo].id;
+	const struct btf_param *p = btf_params(proto);
+	uint32_t n = btf_vlen(proto), slot = 0;
+	if (n > KFUNC_MAX_ARGS)
+		return -E2BIG;
+	for (uint32_t i = 0; i < n; i++) {
+		struct kfunc_arg *a = &out->args[out->nargs];
+		if (p[i].type == 0)     /* "..." */
+			break;
+		const char *pn = btf__name_by_offset(btf, p[i].name_off);
+		a->name = pn && *pn ? pn : NULL;
+		classify(btf, p[i].type, a);
+		a->slot = slot;
+		slot += a->size > 8 ? (a->size + 7) / 8 : 1;
+		out->nargs++;
+	}
+	if (slot > KFUNC_MAX_ARGS)
+		return -E2BIG;
+	if (proto->type) {
+		out->has_ret = true;
+		out->ret.name = "retval";
+		classify(btf, proto->type, &out->ret);
+		out->ret.slot = slot;
+	}
+	return 0;
+}
+
+int kbtf_funcs_each(const char *pattern,
+		    int (*fn)(void *arg, const char *name), void *arg)
+{
+	int r = vmlinux_load();
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < vmlinux.nfuncs; i++) {
+		if (pattern && !provider_glob(pattern, vmlinux.funcs[i].name))
+			continue;
+		r = fn(arg, vmlinux.funcs[i].name);
+		if (r)
+			return r;
+	}
+	return 0;
+}

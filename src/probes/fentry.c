@@ -1,0 +1,338 @@
+/* fentry.c - fentry:FUNC and fexit:FUNC (bpftrace's kfunc/kretfunc):
+ * kernel function entry and return through BTF trampolines, with the
+ * arguments by name (args->name) and the return value (retval). */
+
+/*
+ * This kernel has no kprobes; BTF trampolines are how sonde sees kernel
+ * functions. A probe's program is of type BPF_PROG_TYPE_TRACING, loaded
+ * for one function (its BTF id) and attached with a BPF link. Its
+ * context is the function's arguments as u64 slots (kernel/btf.h), so
+ * `args` is a record of those slots: each argument at 8 * slot, and for
+ * fexit "retval" after them.
+ *
+ * Which functions can be traced is the kernel's call: BTF lists every
+ * function, tracefs's available_filter_functions the ones ftrace can
+ * patch. When that file is readable, wildcards and -l use it to leave
+ * out the others; when it is not (as here: a locked-down tracefs), every
+ * BTF function is offered, and a wildcard probe the kernel then refuses
+ * is skipped with a warning (the attach request says "optional"; expand
+ * marks such probes with freq = 1, a field fentry has no other use for).
+ * A function named without wildcards must attach or the run fails.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/log.h"
+#include "../kernel/btf.h"
+#include "probe_util.h"
+
+extern const struct provider provider_fentry, provider_fexit;
+
+static bool is_exit(const struct provider *pv)
+{
+	return pv == &provider_fexit;
+}
+
+/* ---- traceable functions (tracefs) ---------------------------------- */
+
+struct names {
+	char **v;
+	size_t n;
+	bool known;          /* the kernel told us */
+};
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* available_filter_functions: "name" or "name [module]" per line. */
+static void traceable_load(struct names *t)
+{
+	memset(t, 0, sizeof(*t));
+	const char *dir = tracefs_dir();
+	if (!dir)
+		return;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/available_filter_functions", dir);
+	char *text = probe_read_file(path);
+	if (!text)
+		return;
+	size_t cap = 0;
+	for (char *line = text, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		char *sp = strpbrk(line, " \t");
+		if (sp)
+			*sp = '\0';
+		if (!*line)
+			continue;
+		if (t->n == cap) {
+			size_t ncap = cap ? cap * 2 : 4096;
+			char **v = realloc(t->v, ncap * sizeof(*v));
+			if (!v)
+				break;
+			t->v = v;
+			cap = ncap;
+		}
+		t->v[t->n++] = line;
+		if (!nl)
+			break;
+	}
+	qsort(t->v, t->n, sizeof(*t->v), str_cmp);
+	t->known = true;
+	/* the names point into text, which lives as long as v */
+	if (!t->n) {
+		free(t->v);
+		t->v = NULL;
+		free(text);
+		return;
+	}
+	/* keep text alive: stash it in an extra slot at the end */
+	char **v = realloc(t->v, (t->n + 1) * sizeof(*v));
+	if (!v) {
+		free(t->v);
+		free(text);
+		memset(t, 0, sizeof(*t));
+		return;
+	}
+	t->v = v;
+	t->v[t->n] = text;
+}
+
+static void traceable_free(struct names *t)
+{
+	if (t->v && t->n)
+		free(t->v[t->n]);
+	free(t->v);
+}
+
+static bool traceable(const struct names *t, const char *name)
+{
+	if (!t->known)
+		return true;
+	return bsearch(&name, t->v, t->n, sizeof(*t->v), str_cmp) != NULL;
+}
+
+/* ---- hooks ------------------------------------------------------------ */
+
+/* fentry:FUNC */
+static int fentry_parse(struct node *attach, struct expand_ctx *ctx)
+{
+	struct ap_parts parts;
+	ap_split(ctx->arena, attach->u.attach.text, &parts);
+	const char *kind = attach->u.attach.provider;
+	if (parts.n != 2 || !parts.v[1][0])
+		return ap_error(attach, ctx, "%s probes take one kernel function: "
+				"'%s:FUNCTION' (got '%s')", kind, kind,
+				attach->u.attach.text);
+	const struct provider *pv = provider_find(kind);
+	ap_set(attach, pv ? pv->name : kind, NULL, parts.v[1], 0);
+	return 0;
+}
+
+struct expand_state {
+	int (*emit)(void *, const char *, const char *, uint64_t);
+	void *arg;
+	const struct names *traceable;
+	int err;
+};
+
+static int expand_one(void *arg, const char *name)
+{
+	struct expand_state *st = arg;
+	if (!traceable(st->traceable, name))
+		return 0;
+	int r = st->emit(st->arg, NULL, name, 1);
+	return r < 0 ? r : 0;
+}
+
+static int no_btf(const struct node *attach, struct expand_ctx *ctx, int r)
+{
+	if (r == -EOPNOTSUPP)
+		return ap_error((struct node *)attach, ctx, "%s: the kernel has "
+				"no BTF (/sys/kernel/btf/vmlinux), which fentry "
+				"and fexit need", attach->u.attach.text);
+	return ap_error((struct node *)attach, ctx, "%s: cannot read the "
+			"kernel's BTF: %s", attach->u.attach.text, strerror(-r));
+}
+
+static int fentry_expand(const struct node *attach, struct expand_ctx *ctx,
+			 int (*emit)(void *arg, const char *target,
+				     const char *func, uint64_t freq),
+			 void *arg)
+{
+	const char *func = attach->u.attach.func;
+	if (!ap_has_wildcard(func)) {
+		struct kfunc_info fi;
+		int r = kbtf_func(func, &fi);
+		if (r == -ENOENT)
+			return ap_error((struct node *)attach, ctx, "%s: no "
+					"kernel function '%s' (not in the "
+					"kernel's BTF)", attach->u.attach.text,
+					func);
+		if (r == -E2BIG)
+			return ap_error((struct node *)attach, ctx, "%s: '%s' "
+					"takes more arguments than a trampoline "
+					"can pass", attach->u.attach.text, func);
+		if (r < 0)
+			return no_btf(attach, ctx, r);
+		return emit(arg, NULL, func, 0);
+	}
+	struct names t;
+	traceable_load(&t);
+	struct expand_state st = { emit, arg, &t, 0 };
+	int r = kbtf_funcs_each(func, expand_one, &st);
+	traceable_free(&t);
+	if (r < 0 && r != -ENOMEM && r != -EINVAL)
+		return no_btf(attach, ctx, r);
+	return r;
+}
+
+static const struct type *fentry_args_type(const struct probe *p,
+					   struct expand_ctx *ctx)
+{
+	struct kfunc_info fi;
+	if (!p->func || kbtf_func(p->func, &fi) < 0)
+		return NULL;
+	bool ret = is_exit(p->provider) && fi.has_ret;
+	uint32_t n = fi.nargs + (ret ? 1 : 0);
+	struct record_field *f = arena_array(ctx->arena, struct record_field,
+					     n ? n : 1);
+	uint32_t k = 0;
+	for (uint32_t i = 0; i <= fi.nargs; i++) {
+		const struct kfunc_arg *a = i < fi.nargs ? &fi.args[i] :
+			ret ? &fi.ret : NULL;
+		if (!a || !a->name)
+			continue;
+		f[k++] = (struct record_field){
+			.name = arena_strdup(ctx->arena, a->name),
+			.offset = 8 * a->slot,
+			.size = a->size,
+			.is_signed = a->is_signed,
+			.is_ptr = a->is_ptr,
+			.decl = arena_printf(ctx->arena, "%s %s", a->decl,
+					     a->name),
+		};
+	}
+	struct type *t = arena_new(ctx->arena, struct type);
+	t->kind = TYPE_RECORD;
+	t->nfields = k;
+	t->rfields = f;
+	return t;
+}
+
+static int fentry_attach(const struct probe *p, struct attach_req *req)
+{
+	struct kfunc_info fi;
+	int r = kbtf_func(p->func, &fi);
+	if (r < 0)
+		return r;
+	req->how = ATTACH_TRACING;
+	req->btf_id = fi.btf_id;
+	req->optional = p->freq == 1;
+	return 1;
+}
+
+/* ---- -l ---------------------------------------------------------------- */
+
+struct list_state {
+	const char *prefix;      /* as the pattern spells it */
+	const struct names *traceable;
+	FILE *out;
+	int n;
+};
+
+static void list_args(const char *name, FILE *out)
+{
+	struct kfunc_info fi;
+	if (kbtf_func(name, &fi) < 0)
+		return;
+	for (uint32_t i = 0; i < fi.nargs; i++)
+		if (fi.args[i].name)
+			fprintf(out, "    %s %s\n", fi.args[i].decl,
+				fi.args[i].name);
+	if (fi.has_ret)
+		fprintf(out, "    %s retval\n", fi.ret.decl);
+}
+
+static int list_one(void *arg, const char *name)
+{
+	struct list_state *st = arg;
+	if (!traceable(st->traceable, name))
+		return 0;
+	fprintf(st->out, "%s:%s\n", st->prefix, name);
+	if (log_verbose)
+		list_args(name, st->out);
+	st->n++;
+	return 0;
+}
+
+static int fentry_list_common(const struct provider *pv, const char *pattern,
+			      FILE *out)
+{
+	if (!provider_list_wants(pv, pattern))
+		return 0;
+	const char *prefix = pv->name, *func = "*";
+	if (pattern) {
+		const char *colon = strchr(pattern, ':');
+		func = colon ? colon + 1 : pattern;
+		if (colon) {
+			for (const char *const *a = pv->aliases; a && *a; a++)
+				if (strlen(*a) == (size_t)(colon - pattern) &&
+				    strncmp(*a, pattern, strlen(*a)) == 0)
+					prefix = *a;
+		}
+	}
+	struct names t;
+	traceable_load(&t);
+	struct list_state st = { prefix, &t, out, 0 };
+	int r = kbtf_funcs_each(func, list_one, &st);
+	traceable_free(&t);
+	if (r < 0 && r != -EOPNOTSUPP)
+		log_warn("%s: cannot list kernel functions: %s", pv->name,
+			 strerror(-r));
+	return st.n;
+}
+
+static int fentry_list(const char *pattern, int pid, FILE *out)
+{
+	return fentry_list_common(&provider_fentry, pattern, out);
+}
+
+static int fexit_list(const char *pattern, int pid, FILE *out)
+{
+	return fentry_list_common(&provider_fexit, pattern, out);
+}
+
+static const char *const fentry_aliases[] = { "kfunc", NULL };
+static const char *const fexit_aliases[] = { "kretfunc", NULL };
+
+const struct provider provider_fentry = {
+	.name = "fentry",
+	.aliases = fentry_aliases,
+	.parse = fentry_parse,
+	.expand = fentry_expand,
+	.args_type = fentry_args_type,
+	.prog_type = BPF_PROG_TYPE_TRACING,
+	.expected_attach_type = BPF_TRACE_FENTRY,
+	.keep_spelling = true,
+	.attach = fentry_attach,
+	.list = fentry_list,
+};
+
+const struct provider provider_fexit = {
+	.name = "fexit",
+	.aliases = fexit_aliases,
+	.parse = fentry_parse,
+	.expand = fentry_expand,
+	.args_type = fentry_args_type,
+	.prog_type = BPF_PROG_TYPE_TRACING,
+	.expected_attach_type = BPF_TRACE_FEXIT,
+	.keep_spelling = true,
+	.attach = fentry_attach,
+	.list = fexit_list,
+};

@@ -93,9 +93,18 @@ static const char *usyms_intern(struct usyms *u, const char *s)
 	return u->strs[i];
 }
 
-/* The name to show for a raw symbol name: demangled when it is C++. */
+/* The name to show for a raw symbol name: without a symbol version
+ * ("__libc_start_main@@GLIBC_2.34" in a debug file's .symtab is
+ * "__libc_start_main", as bpftrace prints it), demangled when it is C++. */
 static const char *usyms_name(struct usyms *u, const char *raw)
 {
+	const char *at = strchr(raw, '@');
+	char buf[512];
+	if (at && at > raw && (size_t)(at - raw) < sizeof(buf)) {
+		memcpy(buf, raw, (size_t)(at - raw));
+		buf[at - raw] = '\0';
+		raw = buf;
+	}
 	char *d = elf_demangle(raw);
 	const char *s;
 

@@ -49,6 +49,9 @@ static inline enum bpf_prog_type cgfx_prog_type(const char *name)
 	return BPF_PROG_TYPE_RAW_TRACEPOINT;      /* BEGIN, END */
 }
 
+/* prog->ustack_copy for the next compilations (0: frame pointers). */
+static uint32_t cgfx_ustack_copy;
+
 /* Returns 0 when the script compiled; diagnostics in f->d. */
 static inline int cgfx_compile(struct cgfx *f, const char *text)
 {
@@ -60,6 +63,7 @@ static inline int cgfx_compile(struct cgfx *f, const char *text)
 	f->prog.arena = &f->a;
 	f->prog.strlen = 64;
 	f->prog.ringbuf_map = f->prog.globals_map = -1;
+	f->prog.ustack_copy = cgfx_ustack_copy;
 	f->root = parse_program(&f->a, text, &f->d);
 	if (!f->root || f->d.nerrors)
 		return f->rc = -1;

@@ -241,6 +241,27 @@ static void test_load_all(void)
 	}
 }
 
+/* Copied user stacks (the default ustack): the page-by-page copy into
+ * the ring record must pass in every context that can ask for one, with
+ * the smallest and the largest copies. */
+static void test_ustack_copy(void)
+{
+	static const uint32_t sizes[] = { 4096, 8192, 65536 };
+	const char *text = "uprobe:/bin/sh:main { @u[ustack] = count(); "
+		"printf(\"%s %s\\n\", ustack(3), ustack(perf)); print(ustack); "
+		"@v = ustack(5); } tracepoint:syscalls:sys_enter_openat "
+		"{ @t[ustack, kstack] = count(); } "
+		"profile:hz:99 { @p[comm, ustack] = count(); }";
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(*sizes); i++) {
+		char name[128];
+		cgfx_ustack_copy = sizes[i];
+		snprintf(name, sizeof(name), "verifier accepts: copied ustack, "
+			 "%u bytes, uprobe/tracepoint/profile", sizes[i]);
+		CHECK(verify(text) == 0, name);
+	}
+	cgfx_ustack_copy = 0;
+}
+
 /* Run BEGIN in the kernel and read the maps it wrote. */
 static void test_execute(void)
 {
@@ -316,6 +337,7 @@ int main(void)
 		return UNIT_DONE();
 	}
 	test_load_all();
+	test_ustack_copy();
 	test_execute();
 	test_corpus();
 	cgfx_free(&F);

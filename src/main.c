@@ -621,8 +621,16 @@ out:
 static int list_probes(const struct options *o)
 {
 	int found = 0;
+	if (o->pid && !process_alive(o->pid)) {
+		log_error("-p %d: no such process", o->pid);
+		return EXIT_RUNTIME;
+	}
+	/* -p alone (or with a pattern naming no provider) lists what that
+	 * process has: its user-space probes, as bpftrace does */
+	bool only_user = o->pid && (!o->list_pattern ||
+				    !strchr(o->list_pattern, ':'));
 	for (const struct provider *const *p = providers; *p; p++) {
-		if (!(*p)->list)
+		if (!(*p)->list || (only_user && !(*p)->user))
 			continue;
 		int r = (*p)->list(o->list_pattern, o->pid, stdout);
 		if (r > 0)
@@ -700,8 +708,8 @@ int main(int argc, char **argv)
 		log_info("compiled %u probes in %.1f ms", prog->nprobes,
 			 now_ms() - t0);
 	int ret;
-	if (!prog)
-		ret = EXIT_SCRIPT;
+	if (!prog)   /* a valid script naming what this system lacks: 2 */
+		ret = provider_env_errors(&d) ? EXIT_RUNTIME : EXIT_SCRIPT;
 	else if (o.dump && strcmp(o.dump, "bpf") == 0) {
 		program_dump_bpf(stdout, prog);
 		ret = EXIT_OK;

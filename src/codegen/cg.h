@@ -1,6 +1,6 @@
 /* cg.h - shared state of the code generator proper (AST to IR), split by
  * construct over cg_mem.c, cg_expr.c, cg_stmt.c, cg_call.c, cg_map.c,
- * cg_str.c, cg_probe.c and cg_usdt.c. Private to src/codegen/.
+ * cg_str.c, cg_probe.c, cg_usdt.c and cg_json.c. Private to src/codegen/.
  *
  * Values. An expression yields a `struct cval`: integers live in a vreg
  * or are constants; everything else (strings, tuples, buffers) lives in
@@ -150,6 +150,10 @@ struct cval cg_usdt_arg(struct cg *cg, const struct node *n);
 struct cval cg_uaddr(struct cg *cg, const struct node *n);
 /* uprobe, uretprobe or usdt: pointers are user addresses */
 bool cg_user_probe(const struct cg *cg);
+
+/* cg_json.c: json(document, path) into dst */
+void cg_json_to(struct cg *cg, const struct node *n, struct cmem dst,
+		const struct type *to);
 
 /* cg_map.c */
 struct cval cg_map_read(struct cg *cg, const struct node *map);

@@ -301,6 +301,9 @@ void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 	case FN_BUF:
 		cg_buf_call_to(cg, n, dst);
 		return;
+	case FN_JSON:
+		cg_json_to(cg, n, dst, to);
+		return;
 	case FN_KSYM:
 		cg_store_int(cg, dst, cg_expr(cg, a->v[0]));
 		return;

@@ -111,7 +111,10 @@ void cg_note_pid(struct cg *cg)
 	ir_st(cg->ir, BPF_DW, rec, 0, ev);
 	vreg pid2 = cg_load(cg, BPF_DW, key);
 	ir_stx(cg->ir, BPF_DW, rec, 8, pid2);
-	struct ir_arg flags = cg_wake_flags(cg, false);
+	/* Wake the reader now: the mappings must be read before the
+	 * process can exit (a -c child may live a millisecond). Once per
+	 * process, so it costs nothing in steady state. */
+	struct ir_arg flags = cg_wake_flags(cg, true);
 	cg_callv(cg, BPF_FUNC_ringbuf_submit,
 		 (struct ir_arg[]){ IR_ARG(rec), flags }, 2);
 	ir_ja(cg->ir, done);

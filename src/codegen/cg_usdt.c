@@ -158,9 +158,13 @@ struct cval cg_uaddr(struct cg *cg, const struct node *n)
 		elf_close(ef);
 	}
 	if (r < 0) {
-		cg_error(cg, a->pos, "uaddr(): no symbol '%s' in '%s'%s%s",
-			 a->u.str.s, u->path, r == -ENOENT ? "" : ": ",
-			 r == -ENOENT ? "" : strerror(-r));
+		/* the file lacks it: tagged like the providers' errors */
+		diag_error(cg->d, a->pos, r == -ENOENT ? "NO_SYMBOL" : "NOT_ELF",
+			   "uaddr(): no symbol '%s' in '%s'%s%s", a->u.str.s,
+			   u->path, r == -ENOENT ? "" : ": ",
+			   r == -ENOENT ? "" : strerror(-r));
+		if (!cg->err)
+			cg->err = -ENOENT;
 		return cg_imm(0, n->type);
 	}
 	vreg b = u->is_dyn ? load_bias(cg, n->pos, "uaddr()") : VR_NONE;

@@ -29,6 +29,7 @@ enum elf_sym_flag {
 	ELF_SYM_WEAK    = 1 << 1, /* STB_WEAK */
 	ELF_SYM_LOCAL   = 1 << 2, /* STB_LOCAL (static function) */
 	ELF_SYM_IFUNC   = 1 << 3, /* STT_GNU_IFUNC: the address is the resolver */
+	ELF_SYM_PLT     = 1 << 4, /* undefined, at its PLT entry (non-PIE) */
 };
 
 struct elf_sym {
@@ -42,7 +43,8 @@ struct elf_sym {
 
 /* Open an ELF executable or shared library and read its defined function
  * symbols (FUNC and IFUNC, global, weak and local, from .symtab and
- * .dynsym, duplicates merged). Returns 0 or -ENOENT/-EACCES (open),
+ * .dynsym, duplicates merged; a stripped file's separate debug file adds
+ * its .symtab; undefined functions with a PLT address are included). Returns 0 or -ENOENT/-EACCES (open),
  * -ENOEXEC (not an ELF file), -EINVAL (malformed), -ENOMEM. */
 int elf_open(const char *path, struct elf_file **out);
 void elf_close(struct elf_file *ef);

@@ -33,7 +33,12 @@ struct elf_file {
 	struct elf_sym *syms;     /* sorted by name */
 	size_t nsyms;
 	struct elf_sym **by_addr; /* the same, sorted by address */
+	int dbg_fd;               /* the separate debug file, or -1 */
+	Elf *dbg_elf;
 };
+
+/* debugfile.c */
+int elf__debug_open(Elf *e, const char *path, int *fd, Elf **out);
 
 static int elf_lib_init(void)
 {
@@ -56,6 +61,10 @@ void elf_close(struct elf_file *ef)
 		elf_end(ef->elf);
 	if (ef->fd >= 0)
 		close(ef->fd);
+	if (ef->dbg_elf)
+		elf_end(ef->dbg_elf);
+	if (ef->dbg_fd >= 0)
+		close(ef->dbg_fd);
 	free(ef->path);
 	free(ef);
 }
@@ -169,8 +178,12 @@ static int cmp_addr(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int read_symtab(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh,
-		       size_t *cap)
+/* Function symbols of one table of e (the file itself or its debug
+ * file; offsets always come from the file's own segments). Undefined
+ * functions with an address are PLT entries of a non-PIE program, which
+ * bpftrace lists and probes too. */
+static int read_symtab(struct elf_file *ef, Elf *e, Elf_Scn *scn,
+		       const GElf_Shdr *sh, size_t *cap)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	if (!data || sh->sh_entsize == 0)
@@ -185,14 +198,16 @@ static int read_symtab(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh,
 			break;
 		int type = GELF_ST_TYPE(s.st_info);
 		int bind = GELF_ST_BIND(s.st_info);
+		bool plt = s.st_shndx == SHN_UNDEF;
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-		    s.st_shndx == SHN_UNDEF || s.st_name == 0)
+		    (plt && !s.st_value) || s.st_name == 0)
 			continue;
-		const char *name = elf_strptr(ef->elf, sh->sh_link, s.st_name);
+		const char *name = elf_strptr(e, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
 		uint64_t off = 0;
-		if (sym_offset(ef, &s, &off) < 0)
+		if ((plt || e != ef->elf ? elf_vaddr_to_offset(ef, s.st_value, &off) :
+		     sym_offset(ef, &s, &off)) < 0)
 			continue; /* not in the file image: cannot be probed */
 		if (ef->nsyms == *cap) {
 			size_t ncap = *cap ? *cap * 2 : 256;
@@ -208,7 +223,8 @@ static int read_symtab(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh,
 			.flags = (dynamic ? ELF_SYM_DYNAMIC : 0) |
 				 (bind == STB_WEAK ? ELF_SYM_WEAK : 0) |
 				 (bind == STB_LOCAL ? ELF_SYM_LOCAL : 0) |
-				 (type == STT_GNU_IFUNC ? ELF_SYM_IFUNC : 0),
+				 (type == STT_GNU_IFUNC ? ELF_SYM_IFUNC : 0) |
+				 (plt ? ELF_SYM_PLT : 0),
 		};
 	}
 	return 0;
@@ -218,15 +234,30 @@ static int read_symbols(struct elf_file *ef)
 {
 	size_t cap = 0;
 	Elf_Scn *scn = NULL;
+	bool symtab = false;
 	while ((scn = elf_nextscn(ef->elf, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
 			return -EINVAL;
 		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
 			continue;
-		int err = read_symtab(ef, scn, &sh, &cap);
+		symtab |= sh.sh_type == SHT_SYMTAB;
+		int err = read_symtab(ef, ef->elf, scn, &sh, &cap);
 		if (err)
 			return err;
+	}
+	/* Stripped: the debug file's .symtab, when one is installed. */
+	if (!symtab && ef->nsegs &&
+	    elf__debug_open(ef->elf, ef->path, &ef->dbg_fd, &ef->dbg_elf) == 0) {
+		scn = NULL;
+		while ((scn = elf_nextscn(ef->dbg_elf, scn))) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+				continue;
+			int err = read_symtab(ef, ef->dbg_elf, scn, &sh, &cap);
+			if (err)
+				return err;
+		}
 	}
 	if (!ef->nsyms)
 		return 0;
@@ -236,8 +267,11 @@ static int read_symbols(struct elf_file *ef)
 	for (size_t r = 0; r < ef->nsyms; r++) {
 		if (w && strcmp(ef->syms[w - 1].name, ef->syms[r].name) == 0 &&
 		    ef->syms[w - 1].addr == ef->syms[r].addr) {
-			if (!ef->syms[w - 1].size)
-				ef->syms[w - 1].size = ef->syms[r].size;
+			struct elf_sym *k = &ef->syms[w - 1];
+			if (!k->size)
+				k->size = ef->syms[r].size;
+			/* exported, whichever table said so */
+			k->flags |= ef->syms[r].flags & ELF_SYM_DYNAMIC;
 			continue;
 		}
 		ef->syms[w++] = ef->syms[r];
@@ -264,6 +298,7 @@ int elf_open(const char *path, struct elf_file **out)
 	if (!ef)
 		return -ENOMEM;
 	ef->fd = -1;
+	ef->dbg_fd = -1;
 	ef->path = strdup(path);
 	if (!ef->path) {
 		err = -ENOMEM;

@@ -79,6 +79,8 @@ struct provider {
 	/* Describe the kernel attachments of one probe (may be several, e.g.
 	 * one per CPU is expressed with all_cpus). Returns count or -errno. */
 	int (*attach)(const struct probe *p, struct attach_req *req);
+	/* Probes in user space (uprobe, usdt): `-l -p PID` lists these. */
+	bool user;
 	/* -l: print every probe matching pattern; NULL pattern lists all. */
 	int (*list)(const char *pattern, int pid, FILE *out);
 };
@@ -86,6 +88,21 @@ struct provider {
 /* The table, in the order -l lists them. */
 extern const struct provider *const providers[];
 const struct provider *provider_find(const char *name);
+
+/* Diagnostics of probe expansion that say the SYSTEM lacks what a valid
+ * script names (exit status 2, as a run-time failure), rather than that
+ * the script is wrong (exit status 1). */
+#define PROBE_ENV_TAGS(X) \
+	X(NO_MATCH, "no tracepoint (or other probe) of that name here") \
+	X(NO_FILE, "the file a user-space probe names does not exist") \
+	X(NOT_ELF, "that file is not an x86-64 ELF file (or is malformed)") \
+	X(NO_SYMBOL, "no such function or symbol in that file") \
+	X(NO_PROBE, "no such USDT probe in that file or process") \
+	X(NO_PROCESS, "the -p process does not exist") \
+	X(NO_PERMISSION, "the file or process cannot be read")
+
+/* True when d has errors and every one has a PROBE_ENV_TAGS tag. */
+bool provider_env_errors(const struct diags *d);
 
 /* Shared by providers: glob match with '*' and '?'. */
 bool provider_glob(const char *pattern, const char *s);

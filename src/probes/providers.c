@@ -49,6 +49,28 @@ const struct provider *provider_find(const char *name)
 	return NULL;
 }
 
+bool provider_env_errors(const struct diags *d)
+{
+	static const char *const env[] = {
+#define X(tag, what) #tag,
+		PROBE_ENV_TAGS(X)
+#undef X
+	};
+	if (!d->nerrors)
+		return false;
+	for (size_t i = 0; i < d->list.n; i++) {
+		const struct diag *g = &d->list.v[i];
+		if (g->level != DIAG_ERROR)
+			continue;
+		bool hit = false;
+		for (size_t k = 0; k < sizeof(env) / sizeof(*env) && !hit; k++)
+			hit = g->tag && strcmp(g->tag, env[k]) == 0;
+		if (!hit)
+			return false;
+	}
+	return true;
+}
+
 /* Iterative glob: on a mismatch after '*', retry with the star eating
  * one more character. Linear in practice, no recursion. */
 bool provider_glob(const char *pattern, const char *s)

@@ -52,7 +52,8 @@ struct uprobe_expand {
 	struct expand_ctx *ctx;
 	const struct user_target *t;
 	const struct elf_file *ef;
-	bool ret;
+	bool ret, wild;
+	int emitted;
 	int (*emit)(void *arg, const char *target, const char *func,
 		    uint64_t freq);
 	void *arg;
@@ -69,9 +70,20 @@ static int emit_at(struct uprobe_expand *x, const char *func, uint64_t vaddr,
 	return r < 0 ? r : 0;
 }
 
+/* Parts of functions the compiler split off (foo.part.0) do not follow
+ * the calling convention; bpftrace neither lists nor expands them, and
+ * they are probed only by their exact name. */
+static bool split_part(const char *name)
+{
+	return strstr(name, ".part.") != NULL;
+}
+
 static int emit_sym(void *arg, const struct elf_sym *sym)
 {
 	struct uprobe_expand *x = arg;
+	if (split_part(sym->name) && x->wild)
+		return 0;
+	x->emitted++;
 	return emit_at(x, sym->name, sym->addr, sym->offset);
 }
 
@@ -108,9 +120,12 @@ static int uprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 		return r;
 	struct uprobe_expand x = { .ctx = ctx, .t = t, .ef = ef,
 				   .ret = strcmp(kind, "uretprobe") == 0,
+				   .wild = ap_has_wildcard(func),
 				   .emit = emit, .arg = arg };
 	r = elf_match(ef, func, emit_sym, &x);
-	if (r == 0 && !ap_has_wildcard(func)) {
+	if (r >= 0)
+		r = x.emitted;
+	if (r == 0 && !x.wild) {
 		/* SYMBOL+OFF, 0xADDR, or an exact demangled name */
 		struct elf_loc loc;
 		r = elf_resolve(ef, func, &loc);
@@ -151,6 +166,10 @@ static int list_file(void *arg, struct elf_file *ef, const char *shown)
 	int found = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (lc->pattern && !elf_sym_match(&syms[i], lc->pattern))
+			continue;
+		/* static functions of one name in several files: one line */
+		if ((i && strcmp(syms[i].name, syms[i - 1].name) == 0) ||
+		    split_part(syms[i].name))
 			continue;
 		fprintf(lc->out, "%s:%s:%s\n", lc->pv->name, shown,
 			syms[i].name);
@@ -207,6 +226,7 @@ const struct provider provider_uprobe = {
 	.parse = uprobe_parse,
 	.expand = uprobe_expand,
 	.prog_type = BPF_PROG_TYPE_KPROBE,
+	.user = true,
 	.attach = user_attach,
 	.list = uprobe_list,
 };
@@ -217,6 +237,7 @@ const struct provider provider_uretprobe = {
 	.parse = uprobe_parse,
 	.expand = uprobe_expand,
 	.prog_type = BPF_PROG_TYPE_KPROBE,
+	.user = true,
 	.attach = user_attach,
 	.list = NULL,      /* bpftrace lists functions under uprobe only */
 };

@@ -163,6 +163,14 @@ static int usdt_expand(const struct node *attach, struct expand_ctx *ctx,
 				 .arg = arg, .near_dist = 4 };
 	split_func(attach->u.attach.func, prov, sizeof(prov), &x.name);
 	x.prov = prov[0] ? prov : NULL;
+	/* -p PID with usdt:A:B where A is no file: PROVIDER:NAME over the
+	 * process, as bpftrace reads it */
+	char path[PATH_MAX];
+	if (ctx->pid > 0 && target && !x.prov && !strchr(target, '/') &&
+	    elf_resolve_target(target, ctx->pid, path, sizeof(path)) == -ENOENT) {
+		x.prov = target;
+		target = NULL;
+	}
 	int r;
 	const char *where;
 	if (!target || (ctx->pid > 0 && ap_has_wildcard(target))) {
@@ -239,13 +247,13 @@ static int list_file(void *arg, struct elf_file *ef, const char *shown)
 		r = -ENOMEM;
 	if (k)
 		qsort(names, k, sizeof(*names), cmp_str);
-	for (size_t i = 0; i < k; i++) {
+	for (size_t i = 0; i < k; i++)
 		if (r >= 0 && (i == 0 || strcmp(names[i], names[i - 1]) != 0)) {
 			fprintf(lc->out, "%s\n", names[i]);
 			r++;
 		}
+	for (size_t i = 0; i < k; i++)
 		free(names[i]);
-	}
 	free(names);
 	usdt_probes_free(v, n);
 	return r;
@@ -290,6 +298,7 @@ const struct provider provider_usdt = {
 	.parse = usdt_parse,
 	.expand = usdt_expand,
 	.prog_type = BPF_PROG_TYPE_KPROBE,
+	.user = true,
 	.attach = user_attach,
 	.list = usdt_list,
 };

@@ -52,6 +52,13 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3;
 	static const char *items[] = { "apple", "pear", "plum" };
+	/* Touch the strings first: a tracer reads them with a helper that
+	 * cannot fault a page in, and this one has not been touched yet. */
+	volatile char touch = 0;
+	for (int i = 0; i < 3; i++) {
+		const char *volatile item = items[i];
+		touch ^= item[0];
+	}
 	for (int i = 0; i < n; i++) {
 		struct order o = { .id = 100 + i, .qty = i * 2, .item = items[i % 3] };
 		g_counter++;

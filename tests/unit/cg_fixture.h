@@ -49,6 +49,8 @@ static inline enum bpf_prog_type cgfx_prog_type(const char *name)
 	return BPF_PROG_TYPE_RAW_TRACEPOINT;      /* BEGIN, END */
 }
 
+/* When set, every uprobe/usdt probe gets this location (cg_usdt.c). */
+static const struct uprobe_info *cgfx_uprobe;
 /* prog->ustack_copy for the next compilations (0: frame pointers). */
 static uint32_t cgfx_ustack_copy;
 /* Add SONDE_MAPFAIL_MAP after sema, as compile() does. */
@@ -90,6 +92,8 @@ static inline int cgfx_compile(struct cgfx *f, const char *text)
 			pr->prog_type = cgfx_prog_type(pr->name);
 			if (pr->prog_type == BPF_PROG_TYPE_TRACEPOINT)
 				pr->args_type = &cgfx_rec;
+			if (pr->prog_type == BPF_PROG_TYPE_KPROBE)
+				pr->uprobe = cgfx_uprobe;
 		}
 	}
 	f->prog.nblocks = f->root->u.list.n;
@@ -135,6 +139,8 @@ struct emu {
 	uint32_t record_size[EMU_MAX_RECORDS];
 	uint32_t nrecords;
 	uint8_t scratch[4096] __attribute__((aligned(8)));
+	/* other (per-CPU) array maps, one value each */
+	uint8_t arrays[16][512] __attribute__((aligned(8)));
 	uint64_t pid_tgid, ktime;
 	const uint8_t *tp_record;     /* tracepoint context */
 	/* delivery: what bpf_ringbuf_query answers, the flags each record
@@ -160,6 +166,8 @@ static inline uint8_t *emu_find(struct emu *e, uint32_t map, const uint8_t *key)
 			return i < 64 && i < s->max_entries ?
 				(uint8_t *)&e->mapfails[i] : NULL;
 		}
+		if (strcmp(s->name, ".scratch") && map < 16 && s->value_size <= 512)
+			return e->arrays[map];
 		return e->scratch;
 	}
 	for (uint32_t i = 0; i < m->n; i++)

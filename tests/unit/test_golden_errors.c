@@ -8,6 +8,7 @@
 #include <dirent.h>
 
 #include "lang/diag_tags.h"
+#include "probes/provider.h"
 #include "lang_fixture.h"
 #include "unit.h"
 
@@ -15,7 +16,10 @@ static const char *const known_tags[] = {
 #define X(tag, what) #tag,
 	LANG_DIAG_TAGS(X)
 #undef X
-	"BAD_PROBE", "NO_MATCH",   /* from probe expansion (compile.c) */
+	"BAD_PROBE",               /* from probe expansion (compile.c) */
+#define X(tag, what) #tag,
+	PROBE_ENV_TAGS(X)          /* and the providers (exit status 2) */
+#undef X
 	NULL,
 };
 

@@ -217,6 +217,11 @@ static const struct { const char *name, *text; } cases[] = {
 	{ "stacks", "uprobe:/bin/sh:main { @u[ustack] = count(); @k[kstack(perf, 5)] = count(); "
 	  "printf(\"%s\\n\", ustack(3)); } tracepoint:syscalls:sys_enter_openat "
 	  "{ @t[kstack] = count(); } interval:s:1 { @i[kstack, ustack] = count(); }" },
+	{ "json", "BEGIN { $d = str(\"{\\\"a\\\":{\\\"b\\\":[1,2,{\\\"c\\\":3}]}}\"); "
+	  "printf(\"%s %s\\n\", json($d, \"a.b[2].c\"), json($d, \"a\")); "
+	  "@[json($d, \"a.b[0]\")] = count(); if (json($d, \"x\") == \"3\") { exit(); } }" },
+	{ "json of a user string", "uprobe:/bin/sh:main { printf(\"%s\\n\", "
+	  "json(str(arg0), \"k[3].v\")); }" },
 	{ "interval", "interval:s:1 { @ticks = count(); printf(\"%d\\n\", elapsed); }" },
 	{ "big strings via scratch", "BEGIN { $a = str(\"a\"); $b = str(\"b\"); $c = str(\"c\"); "
 	  "$d = str(\"d\"); $e = str(\"e\"); $f = str(\"f\"); $g = str(\"g\"); "

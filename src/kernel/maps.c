@@ -21,14 +21,28 @@
  * printf records) the reader's 10 ms timer leaves about 160 KiB in the
  * ring, and the quarter-full wake-up comes at a quarter of the ring; the
  * rest is headroom for the reader's own stalls (printing a big map, a
- * slow disk). 512 KiB per CPU, 4 MiB at least: 250 ms of stall at that
- * rate before a record is lost. BPFTRACE_PERF_RB_PAGES (bpftrace's pages
+ * slow disk). 512 KiB per CPU, 4 MiB at least (unless every probe runs
+ * once, below): 250 ms of stall at that rate before a record is lost. BPFTRACE_PERF_RB_PAGES (bpftrace's pages
  * per CPU) overrides it. The kernel wants a power of two. */
 #define RING_PER_CPU (512u * 1024)
 #define RING_MIN (4u << 20)
 #define RING_MAX (256u << 20)
 
-static uint32_t ring_size(void)
+/* True when every probe runs once, in sonde's own thread (BEGIN, END):
+ * nothing writes to the ring while the reader waits, so it only has to
+ * hold what one run writes and the throughput floor above is waste
+ * (twice over in RSS: the kernel maps the ring's data pages twice). */
+static bool program_runs_once(const struct program *prog)
+{
+	for (uint32_t i = 0; i < prog->nprobes; i++) {
+		const char *pv = prog->probes[i].provider->name;
+		if (strcmp(pv, "BEGIN") && strcmp(pv, "END"))
+			return false;
+	}
+	return true;
+}
+
+static uint32_t ring_size(const struct program *prog)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	int ncpus = libbpf_num_possible_cpus();
@@ -37,7 +51,7 @@ static uint32_t ring_size(void)
 	if (ncpus < 1)
 		ncpus = 1;
 	uint64_t want = (uint64_t)RING_PER_CPU * (uint64_t)ncpus;
-	if (want < RING_MIN)
+	if (want < RING_MIN && !program_runs_once(prog))
 		want = RING_MIN;
 	const char *env = getenv("BPFTRACE_PERF_RB_PAGES");
 	if (env) {
@@ -77,7 +91,7 @@ static bool is_percpu(enum map_kind kind)
 	return kind == MAP_PERCPU_HASH || kind == MAP_PERCPU_ARRAY;
 }
 
-static int map_create(const struct map_spec *m)
+static int map_create(const struct program *prog, const struct map_spec *m)
 {
 	enum bpf_map_type type;
 	uint32_t key = m->key_size, value = m->value_size;
@@ -92,7 +106,7 @@ static int map_create(const struct map_spec *m)
 	case MAP_RINGBUF:
 		type = BPF_MAP_TYPE_RINGBUF;
 		key = value = 0;
-		max = m->max_entries ? m->max_entries : ring_size();
+		max = m->max_entries ? m->max_entries : ring_size(prog);
 		break;
 	default:
 		return -EINVAL;
@@ -141,7 +155,7 @@ static void *maps_create_run(void *arg)
 		unsigned i = atomic_fetch_add(&w->next, 1);
 		if (i >= prog->nmaps || atomic_load(&w->failed))
 			break;
-		int fd = map_create(&prog->maps[i]);
+		int fd = map_create(prog, &prog->maps[i]);
 		w->e->map_fds[i] = fd;
 		if (fd < 0) {
 			int expect = 0;

@@ -17,11 +17,18 @@ expect_match() {
 		nok "$1" "[$(printf %s "$2" | head -c 400)] does not match /$3/"; fi
 }
 
-# BPF programs loaded right now, system-wide (for "nothing left behind").
-bpf_prog_count() {
-	if command -v bpftool >/dev/null 2>&1; then
-		bpftool prog show 2>/dev/null | grep -c '^[0-9]*:'
-	else
-		echo 0
-	fi
+# The highest BPF program id loaded now (ids only grow), 0 if none.
+bpf_max_prog_id() {
+	bpftool prog show 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p' | sort -n | tail -1 | grep . || echo 0
+}
+
+# bpf_progs_left SINCE_ID NAME_REGEX: how many programs loaded after
+# SINCE_ID with a matching name are still loaded. Counting only these
+# keeps "nothing left behind" checks true while other programs (another
+# suite, a helper, the system) come and go.
+bpf_progs_left() {
+	bpftool prog show 2>/dev/null |
+		awk -v since="$1" -v re="$2" '/^[0-9]+:/ { id = $1 + 0;
+			for (i = 1; i < NF; i++) if ($i == "name") name = $(i + 1);
+			if (id > since && name ~ re) n++ } END { print n + 0 }'
 }

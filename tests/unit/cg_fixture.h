@@ -53,6 +53,8 @@ static inline enum bpf_prog_type cgfx_prog_type(const char *name)
 static const struct uprobe_info *cgfx_uprobe;
 /* prog->ustack_copy for the next compilations (0: frame pointers). */
 static uint32_t cgfx_ustack_copy;
+/* Add SONDE_MAPFAIL_MAP after sema, as compile() does. */
+static bool cgfx_mapfails;
 
 /* Returns 0 when the script compiled; diagnostics in f->d. */
 static inline int cgfx_compile(struct cgfx *f, const char *text)
@@ -98,6 +100,14 @@ static inline int cgfx_compile(struct cgfx *f, const char *text)
 	struct sema_opts o = { .unsafe = true };
 	if (sema_check(f->root, &f->prog, &o, &f->d) || f->d.nerrors)
 		return f->rc = -2;
+	if (cgfx_mapfails) {
+		struct map_spec fails = {
+			.name = SONDE_MAPFAIL_MAP, .kind = MAP_ARRAY,
+			.key_size = 4, .value_size = 8,
+			.max_entries = f->prog.nmaps, .mmapable = true,
+		};
+		program_add_map(&f->prog, &fails);
+	}
 	if (codegen_program(f->root, &f->prog, &f->d) || f->d.nerrors)
 		return f->rc = -3;
 	return f->rc = 0;
@@ -133,6 +143,12 @@ struct emu {
 	uint8_t arrays[16][512] __attribute__((aligned(8)));
 	uint64_t pid_tgid, ktime;
 	const uint8_t *tp_record;     /* tracepoint context */
+	/* delivery: what bpf_ringbuf_query answers, the flags each record
+	 * was submitted with, and failures to inject */
+	uint64_t rb_avail, rb_size;
+	uint64_t submit_flags[EMU_MAX_RECORDS];
+	bool reserve_fails, update_fails;
+	uint64_t mapfails[64];
 };
 
 static struct emu *emu_cur;
@@ -144,6 +160,12 @@ static inline uint8_t *emu_find(struct emu *e, uint32_t map, const uint8_t *key)
 	if (s->kind == MAP_ARRAY || s->kind == MAP_PERCPU_ARRAY) {
 		if (map == (uint32_t)e->prog->globals_map)
 			return (uint8_t *)&e->globals;
+		if (!strcmp(s->name, SONDE_MAPFAIL_MAP)) {
+			uint32_t i;
+			memcpy(&i, key, 4);
+			return i < 64 && i < s->max_entries ?
+				(uint8_t *)&e->mapfails[i] : NULL;
+		}
 		if (strcmp(s->name, ".scratch") && map < 16 && s->value_size <= 512)
 			return e->arrays[map];
 		return e->scratch;
@@ -166,6 +188,8 @@ static inline uint64_t emu_helper(struct interp *in, int id)
 		uint32_t map = (uint32_t)r[1];
 		const struct map_spec *s = &e->prog->maps[map];
 		uint8_t *v = emu_find(e, map, (uint8_t *)(uintptr_t)r[2]);
+		if (e->update_fails)
+			return (uint64_t)-7;      /* -E2BIG: the map is full */
 		if (!v) {
 			struct emu_map *m = &e->maps[map];
 			if (m->n == EMU_MAX_ENTRIES)
@@ -193,14 +217,20 @@ static inline uint64_t emu_helper(struct interp *in, int id)
 		return (uint64_t)-2;
 	}
 	case BPF_FUNC_ringbuf_reserve:
-		if (e->nrecords == EMU_MAX_RECORDS)
+		if (e->nrecords == EMU_MAX_RECORDS || e->reserve_fails)
 			return 0;
 		e->record_size[e->nrecords] = (uint32_t)r[2];
 		e->records[e->nrecords] = malloc(r[2]);
 		memset(e->records[e->nrecords], 0xa5, r[2]);
 		return (uint64_t)(uintptr_t)e->records[e->nrecords++];
 	case BPF_FUNC_ringbuf_submit:
+		for (uint32_t i = 0; i < e->nrecords; i++)
+			if (e->records[i] == (uint8_t *)(uintptr_t)r[1])
+				e->submit_flags[i] = r[2];
 		return 0;
+	case BPF_FUNC_ringbuf_query:
+		return r[2] == BPF_RB_AVAIL_DATA ? e->rb_avail :
+		       r[2] == BPF_RB_RING_SIZE ? e->rb_size : 0;
 	case BPF_FUNC_get_current_pid_tgid:
 		return e->pid_tgid;
 	case BPF_FUNC_get_current_uid_gid:
@@ -244,6 +274,7 @@ static inline void emu_init(struct emu *e, const struct program *prog)
 	e->pid_tgid = (1234ull << 32) | 1235;
 	e->ktime = 1000000;
 	e->globals.start_ns = 400000;
+	e->rb_size = 4u << 20;
 }
 
 static inline void emu_free(struct emu *e)

@@ -81,9 +81,11 @@ static struct got expand(const char *text, int pid)
 	if (g.r == 0)
 		g.r = pv->expand(n, &ctx, emit, &g);
 	if (g.d.list.n) {
-		g.msg = g.d.list.v[0].msg;
+		/* Copied: the diagnostics are freed here, the arena lives on. */
+		g.msg = arena_strdup(&A, g.d.list.v[0].msg);
 		g.tag = g.d.list.v[0].tag;
 	}
+	diags_free(&g.d);
 	return g;
 }
 

@@ -116,6 +116,17 @@ static int load_one(struct engine *e, struct engine_probe *ep, char *log_buf)
 		log_buf[0] = '\0';
 	}
 	int fd = bpf_prog_load(p->prog_type, name, "GPL", insns, p->ninsns, &o);
+	if (fd == -ENOSPC && log_verbose) {
+		/* The kernel fails a load whose log does not fit, however
+		 * good the program: -v must not change what loads. */
+		log_info("probe %s: verifier log longer than %u bytes, "
+			 "loading without it", p->name, VERIFIER_LOG_SIZE);
+		o.log_buf = NULL;
+		o.log_size = 0;
+		o.log_level = 0;
+		fd = bpf_prog_load(p->prog_type, name, "GPL", insns,
+				   p->ninsns, &o);
+	}
 	if (fd < 0 && !log_verbose) {
 		o.log_buf = log_buf;
 		o.log_size = VERIFIER_LOG_SIZE;

@@ -15,6 +15,8 @@
 #include "cg.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../elf/elf.h"
@@ -47,6 +49,29 @@ static vreg load_bias(struct cg *cg, struct pos pos, const char *what)
 	ir_ldx(cg->ir, BPF_DW, b, cg->ctx, (int16_t)cg_reg_offset("ip"));
 	ir_alui(cg->ir, BPF_SUB, b, b, (int64_t)u->vaddr);
 	return b;
+}
+
+/* An error at pos, unless the same one is already there: every site of a
+ * USDT probe is a probe of its own, compiled from the same block. */
+static void usdt_error(struct cg *cg, struct pos pos, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void usdt_error(struct cg *cg, struct pos pos, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!cg->err)
+		cg->err = -EINVAL;
+	for (size_t i = 0; i < cg->d->list.n; i++) {
+		const struct diag *g = &cg->d->list.v[i];
+		if (g->pos.line == pos.line && g->pos.col == pos.col &&
+		    strcmp(g->msg, msg) == 0)
+			return;
+	}
+	diag_error(cg->d, pos, "CODEGEN", "%s", msg);
 }
 
 /* Keep the low `size` bytes, extended by sign or zero. */
@@ -97,7 +122,7 @@ struct cval cg_usdt_arg(struct cg *cg, const struct node *n)
 	const struct uprobe_info *u = cg->probe->uprobe;
 	uint32_t i = n->u.builtin.index;
 	if (u->args_error) {
-		cg_error(cg, n->pos, "%s: cannot read its arguments ('%s'): %s",
+		usdt_error(cg, n->pos, "%s: cannot read its arguments ('%s'): %s",
 			 cg->probe->name, u->args_text ? u->args_text : "",
 			 u->args_error == -ENOTSUP ?
 			 "an argument form sonde does not support" :
@@ -107,7 +132,7 @@ struct cval cg_usdt_arg(struct cg *cg, const struct node *n)
 		return cg_imm(0, n->type);
 	}
 	if (i >= u->nargs) {
-		cg_error(cg, n->pos, "arg%u does not exist: %s has %u argument%s",
+		usdt_error(cg, n->pos, "arg%u does not exist: %s has %u argument%s",
 			 i, cg->probe->name, u->nargs, u->nargs == 1 ? "" : "s");
 		return cg_imm(0, n->type);
 	}

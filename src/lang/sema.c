@@ -114,7 +114,11 @@ static const struct type *var_read(struct sema *s, struct node *n)
 /* ---------------------------------------------------------------- */
 /* expressions                                                       */
 
-static bool block_has_kind(struct sema *s, const char *const *kinds)
+/* The first probe of the block whose kind is not in `kinds` (its kind
+ * in *kind), or NULL when every probe's kind is listed. */
+static const struct probe *block_probe_outside(struct sema *s,
+					       const char *const *kinds,
+					       const char **kind)
 {
 	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
 		const struct probe *p = &s->prog->probes[i];
@@ -125,29 +129,26 @@ static bool block_has_kind(struct sema *s, const char *const *kinds)
 		for (int j = 0; kinds[j]; j++)
 			if (strcmp(kinds[j], k) == 0)
 				ok = true;
-		if (!ok)
-			return false;
+		if (!ok) {
+			*kind = k;
+			return p;
+		}
 	}
-	return true;
+	return NULL;
 }
 
-/* The first probe of the block whose kind is not in `kinds`, for the
- * message, or "". */
+static bool block_has_kind(struct sema *s, const char *const *kinds)
+{
+	const char *k;
+	return !block_probe_outside(s, kinds, &k);
+}
+
+/* The kind of the first probe outside `kinds`, for the message, or "". */
 static const char *block_other_kind(struct sema *s, const char *const *kinds)
 {
-	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
-		const struct probe *p = &s->prog->probes[i];
-		if (p->block != s->block)
-			continue;
-		const char *k = sema_probe_kind(s->a, p);
-		bool ok = false;
-		for (int j = 0; kinds[j]; j++)
-			if (strcmp(kinds[j], k) == 0)
-				ok = true;
-		if (!ok)
-			return k;
-	}
-	return "";
+	const char *k = "";
+	block_probe_outside(s, kinds, &k);
+	return k;
 }
 
 static bool block_is_user(struct sema *s)

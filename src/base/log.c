@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 int log_verbose;
 int log_json;
@@ -66,4 +67,11 @@ void log_info(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_v("", "info", fmt, ap);
 	va_end(ap);
+}
+
+double log_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }

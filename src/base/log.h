@@ -19,4 +19,8 @@ void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Printed only under -v. */
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Milliseconds on a monotonic clock from an arbitrary start, for the -v
+ * phase timings. */
+double log_now_ms(void);
+
 #endif

@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +25,13 @@
 #include <unistd.h>
 
 #include "../base/log.h"
+#include "../base/parallel.h"
 #include "engine_int.h"
 
 #define VERIFIER_LOG_SIZE (4u << 20)
 #define DEFAULT_MAX_PROBES 512
+/* Fewer programs than this load on the caller's thread alone. */
+#define PROGS_PARALLEL_MIN 4
 
 /* The last line of a verifier log that says why, not the statistics the
  * kernel appends after it. */
@@ -85,21 +87,29 @@ static int patch_maps(struct engine *e, const struct probe *p,
 	return 0;
 }
 
-static int load_one(struct engine *e, struct engine_probe *ep, char *log_buf)
+/* Load one probe's program: ep->prog_fd, or ep->load_err and (when the
+ * verifier said why) ep->verifier_log. Runs on parallel_for's threads,
+ * so it prints nothing; report_load() speaks for it afterwards. */
+static int load_one(void *ctx, unsigned i)
 {
+	struct engine *e = ctx;
+	struct engine_probe *ep = &e->probes[i];
 	const struct probe *p = ep->probe;
 	if (!p->insns || !p->ninsns) {
-		log_error("probe %s: no code was generated", p->name);
-		return -EINVAL;
+		ep->load_err = -ENOEXEC;
+		return 0;
 	}
 	struct bpf_insn *insns = malloc(p->ninsns * sizeof(*insns));
-	if (!insns)
-		return -ENOMEM;
+	if (!insns) {
+		ep->load_err = -ENOMEM;
+		return 0;
+	}
 	memcpy(insns, p->insns, p->ninsns * sizeof(*insns));
 	int r = patch_maps(e, p, insns);
 	if (r < 0) {
 		free(insns);
-		return r;
+		ep->load_err = r;
+		return 0;
 	}
 	char name[16];
 	engine_obj_name(name, sizeof(name), p->name);
@@ -107,63 +117,66 @@ static int load_one(struct engine *e, struct engine_probe *ep, char *log_buf)
 		    .expected_attach_type = p->expected_attach_type);
 	if (ep->has_req && ep->req.how == ATTACH_TRACING)
 		o.attach_btf_id = ep->req.btf_id;
-	/* Under -v the log is wanted even on success; otherwise load
-	 * without one (faster) and ask again only to explain a failure. */
-	if (log_verbose) {
-		o.log_buf = log_buf;
-		o.log_size = VERIFIER_LOG_SIZE;
-		o.log_level = 1;
-		log_buf[0] = '\0';
-	}
+	/* Load without a verifier log (faster: the log costs the verifier
+	 * as much again) and ask again with one only to explain a failure;
+	 * -v prints that log whole. */
 	int fd = bpf_prog_load(p->prog_type, name, "GPL", insns, p->ninsns, &o);
-	if (fd == -ENOSPC && log_verbose) {
-		/* The kernel fails a load whose log does not fit, however
-		 * good the program: -v must not change what loads. */
-		log_info("probe %s: verifier log longer than %u bytes, "
-			 "loading without it", p->name, VERIFIER_LOG_SIZE);
-		o.log_buf = NULL;
-		o.log_size = 0;
-		o.log_level = 0;
-		fd = bpf_prog_load(p->prog_type, name, "GPL", insns,
-				   p->ninsns, &o);
-	}
-	if (fd < 0 && !log_verbose) {
-		o.log_buf = log_buf;
+	if (fd < 0 && (ep->verifier_log = malloc(VERIFIER_LOG_SIZE))) {
+		o.log_buf = ep->verifier_log;
 		o.log_size = VERIFIER_LOG_SIZE;
 		o.log_level = 1;
-		log_buf[0] = '\0';
+		ep->verifier_log[0] = '\0';
 		int fd2 = bpf_prog_load(p->prog_type, name, "GPL", insns,
 					p->ninsns, &o);
 		if (fd2 >= 0)     /* cannot happen twice in a row, but be safe */
 			fd = fd2;
 	}
 	free(insns);
-	if (fd >= 0) {
+	if (fd >= 0)
 		ep->prog_fd = fd;
+	else
+		ep->load_err = fd;
+	return 0;
+}
+
+/* What load_one did, said in probe order: 0, or the load's error. */
+static int report_load(struct engine_probe *ep)
+{
+	const struct probe *p = ep->probe;
+	int err = ep->load_err;
+	char *log = ep->verifier_log;
+	ep->verifier_log = NULL;
+	if (!err) {
 		log_info("probe %s: loaded (%u instructions)", p->name,
 			 p->ninsns);
+		free(log);
 		return 0;
 	}
-	char reason[512];
-	log_reason(log_buf, reason, sizeof(reason));
+	char reason[512] = "";
+	if (log)
+		log_reason(log, reason, sizeof(reason));
 	void (*say)(const char *, ...) = log_error;
 	if (ep->has_req && ep->req.optional)
 		say = log_warn;     /* one of a wildcard's: skipped */
-	if (fd == -EPERM && !reason[0] &&
-	    p->prog_type == BPF_PROG_TYPE_TRACING)
+	const char *skipped = say == log_warn ? " (skipped)" : "";
+	if (!p->insns || !p->ninsns)
+		say("probe %s: no code was generated%s", p->name, skipped);
+	else if (err == -EPERM && !reason[0] &&
+		 p->prog_type == BPF_PROG_TYPE_TRACING)
 		say("probe %s: the kernel does not allow fentry/fexit programs "
 		    "here (loading one is 'not permitted' even to root: BPF "
 		    "trampolines or ftrace are disabled or locked down)%s",
-		    p->name, say == log_warn ? " (skipped)" : "");
+		    p->name, skipped);
 	else if (reason[0])
 		say("probe %s: the kernel verifier rejected the program: %s%s",
-		    p->name, reason, say == log_warn ? " (skipped)" : "");
+		    p->name, reason, skipped);
 	else
 		say("probe %s: cannot load the program: %s%s", p->name,
-		    strerror(-fd), say == log_warn ? " (skipped)" : "");
-	if (log_verbose && log_buf[0])
-		fprintf(stderr, "verifier log for %s:\n%s", p->name, log_buf);
-	return fd;
+		    strerror(-err), skipped);
+	if (log_verbose && log && log[0])
+		fprintf(stderr, "verifier log for %s:\n%s", p->name, log);
+	free(log);
+	return err;
 }
 
 /* Records handled per poll before returning to the caller: a probe that
@@ -253,48 +266,57 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		e->probes[i].prog_fd = -1;
 	}
 
+	double t0 = log_now_ms();
 	r = engine_maps_create(e);
 	if (r < 0)
 		goto fail;
+	log_info("created %u maps in %.1f ms", prog->nmaps, log_now_ms() - t0);
 	r = engine_globals_write(e);
 	if (r < 0)
 		goto fail;
 	engine_maps_mmap(e);
 
-	char *log_buf = malloc(VERIFIER_LOG_SIZE);
-	r = -ENOMEM;
-	if (!log_buf)
-		goto fail;
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct engine_probe *ep = &e->probes[i];
 		const struct provider *pv = ep->probe->provider;
 		/* Ask the provider first: BEGIN/END must be known before
 		 * attaching, fentry/fexit programs are loaded for their
 		 * function, and a bad probe is better found early. */
-		if (pv && pv->attach) {
-			ep->req.pid = -1;
-			r = pv->attach(ep->probe, &ep->req);
-			if (r < 0) {
-				log_error("probe %s: cannot attach: %s",
-					  ep->probe->name, strerror(-r));
-				break;
-			}
-			ep->has_req = true;
-			/* A user-space probe follows the traced process. */
-			if (ep->req.path && e->opts.pid > 0)
-				ep->req.pid = e->opts.pid;
-			else if (ep->req.path && e->opts.cpid > 0)
-				ep->req.pid = e->opts.cpid;
+		if (!pv || !pv->attach)
+			continue;
+		ep->req.pid = -1;
+		r = pv->attach(ep->probe, &ep->req);
+		if (r < 0) {
+			log_error("probe %s: cannot attach: %s",
+				  ep->probe->name, strerror(-r));
+			goto fail;
 		}
-		r = load_one(e, ep, log_buf);
+		ep->has_req = true;
+		/* A user-space probe follows the traced process. */
+		if (ep->req.path && e->opts.pid > 0)
+			ep->req.pid = e->opts.pid;
+		else if (ep->req.path && e->opts.cpid > 0)
+			ep->req.pid = e->opts.cpid;
+	}
+	/* The verifier checks privileged programs in parallel, and a
+	 * script's programs are independent: load them on every CPU, then
+	 * say what happened in probe order. */
+	parallel_for(e->nprobes, e->nprobes < PROGS_PARALLEL_MIN ? 1 : 0,
+		     load_one, e);
+	r = 0;
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct engine_probe *ep = &e->probes[i];
+		if (r < 0) {            /* after a failure: only clean up */
+			free(ep->verifier_log);
+			ep->verifier_log = NULL;
+			continue;
+		}
+		r = report_load(ep);
 		if (r < 0 && ep->has_req && ep->req.optional) {
 			ep->skipped = true;
 			r = 0;
 		}
-		if (r < 0)
-			break;
 	}
-	free(log_buf);
 	if (r < 0)
 		goto fail;
 
@@ -424,48 +446,25 @@ static void close_probe(struct engine_probe *ep)
 #define RELEASE_THREADS 16
 #define RELEASE_PER_THREAD_MIN 8
 
-struct release_slice {
+struct release_work {
 	struct engine *e;
 	void (*fn)(struct engine_probe *ep);
-	uint32_t from, to;
 };
 
-static void *release_slice_run(void *arg)
+static int release_one(void *ctx, unsigned i)
 {
-	struct release_slice *s = arg;
-	for (uint32_t i = s->from; i < s->to; i++)
-		s->fn(&s->e->probes[i]);
-	return NULL;
+	struct release_work *w = ctx;
+	w->fn(&w->e->probes[i]);
+	return 0;
 }
 
 static void release_each(struct engine *e, void (*fn)(struct engine_probe *))
 {
-	pthread_t tid[RELEASE_THREADS];
-	struct release_slice sl[RELEASE_THREADS];
-	uint32_t nt = e->nprobes / RELEASE_PER_THREAD_MIN;
-	if (nt > RELEASE_THREADS)
-		nt = RELEASE_THREADS;
-	if (nt < 2) {
-		for (uint32_t i = 0; i < e->nprobes; i++)
-			fn(&e->probes[i]);
-		return;
-	}
-	uint32_t per = (e->nprobes + nt - 1) / nt, started = 0;
-	for (uint32_t k = 0; k < nt; k++) {
-		uint32_t from = k * per, to = from + per;
-		if (from >= e->nprobes)
-			break;
-		sl[k] = (struct release_slice){ e, fn, from,
-						 to > e->nprobes ? e->nprobes : to };
-		/* A thread that cannot start leaves its slice to us. */
-		if (pthread_create(&tid[k], NULL, release_slice_run, &sl[k]) != 0)
-			release_slice_run(&sl[k]);
-		else
-			started |= 1u << k;
-	}
-	for (uint32_t k = 0; k < nt; k++)
-		if (started & (1u << k))
-			pthread_join(tid[k], NULL);
+	struct release_work w = { e, fn };
+	unsigned threads = e->nprobes / RELEASE_PER_THREAD_MIN;
+	if (threads > RELEASE_THREADS)
+		threads = RELEASE_THREADS;
+	parallel_for(e->nprobes, threads ? threads : 1, release_one, &w);
 }
 
 static void detach_all(struct engine *e)
@@ -748,9 +747,11 @@ void engine_free(struct engine *e)
 		return;
 	detach_all(e);
 	ring_buffer__free(e->rb);
-	for (uint32_t i = 0; i < e->nprobes; i++)
+	for (uint32_t i = 0; i < e->nprobes; i++) {
 		if (e->probes[i].prog_fd >= 0)
 			close(e->probes[i].prog_fd);
+		free(e->probes[i].verifier_log);
+	}
 	free(e->probes);
 	engine_maps_close(e);
 	free(e);

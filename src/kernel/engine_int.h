@@ -20,6 +20,8 @@ struct engine_probe {
 	struct attach_req req;      /* from the provider at load time */
 	bool has_req;
 	bool skipped;               /* optional, and the kernel refused it */
+	int load_err;               /* the program's load failed: -errno */
+	char *verifier_log;         /* why, until the failure is reported */
 	VEC(int) perf_fds;          /* one per CPU when all_cpus */
 	VEC(int) link_fds;          /* -1 where PERF_EVENT_IOC_SET_BPF was used */
 };

@@ -85,4 +85,4 @@ bench: $(BUILD)/sonde
 clean:
 	rm -rf build build-san
 
--include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BINS:=.d)

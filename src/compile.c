@@ -195,7 +195,9 @@ static void add_user_map_limits(struct program *prog, uint32_t keys_max)
 		if (m->name[0] != '@')
 			continue;
 		any = true;
-		if (keys_max && (m->kind == MAP_HASH || m->kind == MAP_PERCPU_HASH))
+		/* A keyless map is already as small as it can be. */
+		bool hash = m->kind == MAP_HASH || m->kind == MAP_PERCPU_HASH;
+		if (keys_max && hash && (m->nkeys || keys_max < m->max_entries))
 			m->max_entries = keys_max;
 	}
 	if (!any)
@@ -222,7 +224,8 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 
 	struct sema_opts sopts = { .positional = o->positional,
 				   .npositional = o->npositional,
-				   .unsafe = o->unsafe };
+				   .unsafe = o->unsafe,
+				   .no_child = !o->child };
 	struct node *root = parse_program(a, o->text, d);
 	if (!root || d->nerrors)
 		goto fail;

@@ -410,14 +410,6 @@ static int on_event(void *arg, const void *data, size_t size)
 	return 0;
 }
 
-/* Milliseconds since an arbitrary start, for the -v phase timings. */
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static bool process_alive(int pid)
 {
 	return kill(pid, 0) == 0 || errno == EPERM;
@@ -512,10 +504,10 @@ static int run(const struct options *o, const struct program *prog)
 
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
 				  .on_event = on_event, .event_ctx = &rc };
-	double t0 = now_ms();
+	double t0 = log_now_ms();
 	if (engine_load(prog, &eo, &e) < 0)
 		goto out;
-	double t1 = now_ms();
+	double t1 = log_now_ms();
 	struct output_opts oo = { .format = o->format, .out = outf,
 				  .unsafe = o->unsafe };
 	out = output_new(prog, &oo, engine_map_reader(e));
@@ -534,7 +526,7 @@ static int run(const struct options *o, const struct program *prog)
 	if (engine_attach(e) < 0)
 		goto out;
 	log_info("loaded %u maps and %u programs in %.1f ms, attached in %.1f ms",
-		 prog->nmaps, prog->nprobes, t1 - t0, now_ms() - t1);
+		 prog->nmaps, prog->nprobes, t1 - t0, log_now_ms() - t1);
 	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED")) {
 		/* bpftrace's tooling waits for this exact line on stdout. */
 		printf("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n");
@@ -546,7 +538,7 @@ static int run(const struct options *o, const struct program *prog)
 		child_hold_exit(&ch);
 	child_release(&ch);
 
-	double last_compact = now_ms(), last_check = last_compact;
+	double last_compact = log_now_ms(), last_check = last_compact;
 	int oerr = 0;
 	while (!rc.exit_requested && !stop_requested) {
 		int r = engine_poll(e, 100);
@@ -560,15 +552,15 @@ static int run(const struct options *o, const struct program *prog)
 			goto out;
 		}
 		/* A full map says so once, soon after it fills. */
-		if (now_ms() - last_check >= 1000) {
+		if (log_now_ms() - last_check >= 1000) {
 			output_check_maps(out);
-			last_check = now_ms();
+			last_check = log_now_ms();
 		}
 		/* Maps keyed by user-stack samples merge their entries in
 		 * the kernel now and then, so they do not fill up. */
-		if (now_ms() - last_compact >= 250) {
+		if (log_now_ms() - last_compact >= 250) {
 			output_compact(out);
-			last_compact = now_ms();
+			last_compact = log_now_ms();
 		}
 		if (r == 1)
 			break;
@@ -696,17 +688,18 @@ int main(int argc, char **argv)
 	struct compile_opts co = {
 		.name = src.name, .text = src.text,
 		.positional = o.positional, .npositional = o.npositional,
-		.pid = o.pid, .unsafe = o.unsafe, .strlen = env_strlen(),
+		.pid = o.pid, .child = o.cmd != NULL, .unsafe = o.unsafe,
+		.strlen = env_strlen(),
 		.map_keys_max = env_map_keys_max(),
 		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,
 		.ustack_fp = o.ustack_fp, .ustack_copy = o.ustack_copy,
 	};
-	double t0 = now_ms();
+	double t0 = log_now_ms();
 	struct program *prog = compile(&co, &d);
 	diags_print(&d, stderr);
 	if (prog)
 		log_info("compiled %u probes in %.1f ms", prog->nprobes,
-			 now_ms() - t0);
+			 log_now_ms() - t0);
 	int ret;
 	if (!prog)   /* a valid script naming what this system lacks: 2 */
 		ret = provider_env_errors(&d) ? EXIT_RUNTIME : EXIT_SCRIPT;

@@ -222,6 +222,12 @@ static const struct type *builtin_type(struct sema *s, struct node *n)
 		return NULL;
 	}
 
+	if (n->u.builtin.id == BI_CPID && s->opts && s->opts->no_child) {
+		sema_error(s, n->pos, "BAD_BUILTIN",
+			   "cpid is the pid of the child started with -c, and "
+			   "there is no -c here");
+		return NULL;
+	}
 	switch (n->u.builtin.id) {
 	case BI_COMM:
 		return type_str(s->a, 16);
@@ -749,6 +755,18 @@ static void check_probe(struct sema *s, struct node *p, uint32_t b)
 	}
 }
 
+/* Check every block until no type changes (or MAX_PASSES). */
+static void infer(struct sema *s, struct node *root)
+{
+	for (int pass = 0; pass < MAX_PASSES; pass++) {
+		s->changed = false;
+		for (uint32_t b = 0; b < root->u.list.n; b++)
+			check_probe(s, root->u.list.v[b], b);
+		if (!s->changed)
+			break;
+	}
+}
+
 int sema_check(struct node *root, struct program *prog,
 	       const struct sema_opts *opts, struct diags *d)
 {
@@ -764,13 +782,21 @@ int sema_check(struct node *root, struct program *prog,
 		return -ENOMEM;
 	unsigned before = d->nerrors;
 
-	for (int pass = 0; pass < MAX_PASSES; pass++) {
-		s.changed = false;
-		for (uint32_t b = 0; b < nb; b++)
-			check_probe(&s, root->u.list.v[b], b);
-		if (!s.changed)
-			break;
+	infer(&s, root);
+	/* What is still untyped is assigned only from itself (`@n = @n +
+	 * 1`), where bpftrace reads an unset map as integer 0: such maps
+	 * are uint64 (as bpftrace 0.17 prints `@n = @n - 5`: 2^64 - 5),
+	 * and the types that follow from them are inferred. */
+	bool defaulted = false;
+	for (size_t i = 0; i < s.maps.n; i++) {
+		struct sema_map *m = &s.maps.v[i];
+		if (!m->value && m->assigned_untyped) {
+			m->value = type_u64();
+			defaulted = true;
+		}
 	}
+	if (defaulted)
+		infer(&s, root);
 	sema_add_maps(&s);
 	s.final = true;
 	for (uint32_t b = 0; b < nb; b++)

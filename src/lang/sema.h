@@ -18,6 +18,7 @@ struct sema_opts {
 	char **positional;     /* $1.. as given on the command line */
 	int npositional;
 	bool unsafe;           /* allow system() and signal() */
+	bool no_child;         /* no -c: cpid has no value and is refused */
 };
 
 /* Check `root` (N_PROGRAM) against the already expanded probes in `prog`

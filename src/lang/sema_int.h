@@ -15,6 +15,7 @@ struct sema_map {
 	uint32_t nkeys;
 	const struct type *key;     /* tuple of key types (nkeys >= 1) */
 	const struct type *value;   /* NULL until some assignment types it */
+	bool assigned_untyped;      /* assigned a value of no type yet */
 	int32_t id;                 /* index in prog->maps, -1 until final */
 };
 

@@ -9,6 +9,9 @@
 #include "../compile.h"
 
 #define MAP_MAX_ENTRIES 4096
+/* bpftrace 0.17's log2 buckets: below 0, 0, then [2^k, 2^(k+1)) for k up
+ * to 31 and everything from 2^32 on (cg_map.c hist_bucket). */
+#define HIST_BUCKETS 34
 
 /* Values that can live in a variable, a map or a record. */
 bool sema_storable(const struct type *t)
@@ -169,6 +172,8 @@ void sema_map_assign(struct sema *s, struct node *map, const struct type *t,
 void sema_map_set(struct sema *s, struct sema_map *m, struct node *map,
 		  const struct type *t, struct pos at)
 {
+	if (m && !t)
+		m->assigned_untyped = true;
 	if (!m || !t)
 		return;
 	t = map_int(s, t);
@@ -220,6 +225,30 @@ static uint32_t value_size(const struct type *t)
 	}
 }
 
+/* Entries a map needs. A keyed map gets the default capacity; a keyless
+ * one has one key, or one per bucket for a histogram, so it is sized to
+ * that: the kernel allocates a hash map's buckets up front, and 4096 of
+ * them cost ~0.1 ms to create where one costs ~5 us (bench/run's
+ * 1,000-line script has hundreds of keyless maps). */
+static uint32_t max_entries(const struct sema_map *m)
+{
+	if (m->nkeys)
+		return MAP_MAX_ENTRIES;
+	switch (m->value->kind) {
+	case TYPE_HIST:
+		return HIST_BUCKETS;
+	case TYPE_LHIST: {
+		const struct type *t = m->value;
+		int64_t step = t->lhist_step > 0 ? t->lhist_step : 1;
+		uint64_t n = (uint64_t)(t->lhist_max - t->lhist_min) /
+			(uint64_t)step + 2;
+		return n < MAP_MAX_ENTRIES ? (uint32_t)n : MAP_MAX_ENTRIES;
+	}
+	default:
+		return 1;
+	}
+}
+
 static int cmp_map_name(const void *a, const void *b)
 {
 	const struct sema_map *const *x = a, *const *y = b;
@@ -250,7 +279,7 @@ void sema_add_maps(struct sema *s)
 				(bucket ? 8 : 0),
 			.value_type = m->value,
 			.value_size = value_size(m->value),
-			.max_entries = MAP_MAX_ENTRIES,
+			.max_entries = max_entries(m),
 			.nkeys = m->nkeys,
 		};
 		m->id = program_add_map(s->prog, &spec);

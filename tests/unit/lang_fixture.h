@@ -80,8 +80,9 @@ static int lang_fx_run(struct lang_fx *f, const char *text, char **pos,
 				    .key_size = 4, .max_entries = 1,
 				    .value_size = sizeof(struct sonde_globals) };
 	f->prog.globals_map = program_add_map(&f->prog, &globals);
+	/* as on the command line without -c */
 	struct sema_opts o = { .positional = pos, .npositional = npos,
-			       .unsafe = unsafe };
+			       .unsafe = unsafe, .no_child = true };
 	return f->rc = sema_check(f->root, &f->prog, &o, &f->d);
 }
 

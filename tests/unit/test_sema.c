@@ -135,6 +135,12 @@ int main(void)
 	CHECK(m && m->key_size == 16 && m->value_type->lhist_min == 0 &&
 	      m->value_type->lhist_max == 100 && m->value_type->lhist_step == 10,
 	      "lhist parameters");
+	/* keyless maps hold one entry, or one per bucket */
+	CHECK(map("@b")->max_entries == 1 && map("@c")->max_entries == 1 &&
+	      map("@st")->max_entries == 1, "keyless maps: one entry");
+	CHECK(map("@h")->max_entries == 4096, "keyed hist: default size");
+	CHECK(map("@l")->max_entries == 12, "keyless lhist: (100-0)/10 + 2 "
+	      "buckets");
 	m = map("@m");
 	CHECK(m && m->value_size == 16 && !m->value_type->is_signed,
 	      "min of unsigned");
@@ -234,6 +240,14 @@ int main(void)
 	CHECK(fails("BEGIN { foo(1) }", "BAD_CALL"), "unknown function");
 	CHECK(fails("BEGIN { exit(1) }", "ARG_COUNT"), "exit takes none");
 	CHECK(fails("BEGIN { @x = count(1) }", "ARG_COUNT"), "count takes none");
+	CHECK(passes("BEGIN { @n = @n + 1 }") &&
+	      map("@n")->value_type->kind == TYPE_INT &&
+	      !map("@n")->value_type->is_signed, "a map assigned from itself "
+	      "is uint64, as in bpftrace");
+	CHECK(fails("BEGIN { @x = @y + 1 }", "UNDEF_MAP"),
+	      "a map read but never assigned");
+	CHECK(passes("BEGIN { @kh = hist(3) }") && map("@kh")->max_entries == 34,
+	      "keyless hist: one entry per log2 bucket");
 	CHECK(fails("BEGIN { @x = hist() }", "ARG_COUNT"), "hist needs one");
 	CHECK(fails("BEGIN { @x = sum(\"a\") }", "ARG_TYPE"), "sum of a string");
 	CHECK(fails("BEGIN { $m = 1; @x = lhist(1, $m, 10, 1) }", "ARG_TYPE"),

@@ -110,6 +110,9 @@ vreg cg_call(struct cg *cg, int helper, const struct ir_arg *args, int n);
 void cg_callv(struct cg *cg, int helper, const struct ir_arg *args, int n);
 /* The u64 at `off` in struct sonde_globals (0 if the map is missing). */
 vreg cg_global(struct cg *cg, uint32_t off);
+/* A pointer to the .globals record (struct sonde_globals), or 0 if the
+ * lookup failed; the caller checks both, and that prog->globals_map >= 0. */
+vreg cg_globals_ptr(struct cg *cg);
 
 /* cg_expr.c */
 struct cval cg_expr(struct cg *cg, const struct node *n);

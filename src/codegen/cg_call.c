@@ -61,12 +61,7 @@ static void count_lost_kind(struct cg *cg, enum event_kind kind)
 {
 	if (cg->prog->globals_map < 0)
 		return;
-	struct cg_mark mk = cg_mark(cg);
-	struct cmem key = cg_alloc(cg, 8);
-	ir_st(cg->ir, BPF_W, key.base, (int16_t)key.off, 0);
-	vreg p = cg_call(cg, BPF_FUNC_map_lookup_elem,
-			 (struct ir_arg[]){ IR_MAP(cg->prog->globals_map),
-					    cg_arg(key) }, 2);
+	vreg p = cg_globals_ptr(cg);
 	uint32_t skip = ir_label(cg->ir);
 	ir_jcci(cg->ir, BPF_JEQ, p, 0, skip);
 	vreg one = ir_vreg(cg->ir);
@@ -77,7 +72,6 @@ static void count_lost_kind(struct cg *cg, enum event_kind kind)
 		ir_st(cg->ir, BPF_DW, p,
 		      (int16_t)offsetof(struct sonde_globals, exit_lost), 1);
 	ir_place(cg->ir, skip);
-	cg_release(cg, mk);
 }
 
 void cg_count_lost(struct cg *cg)
@@ -119,13 +113,7 @@ struct ir_arg cg_wake_flags(struct cg *cg, bool now)
 		 * reader, which is harmless. */
 		int16_t armed = (int16_t)offsetof(struct sonde_globals,
 						  wake_armed);
-		struct cg_mark mk = cg_mark(cg);
-		struct cmem key = cg_alloc(cg, 8);
-		ir_st(cg->ir, BPF_W, key.base, (int16_t)key.off, 0);
-		vreg g = cg_call(cg, BPF_FUNC_map_lookup_elem,
-				 (struct ir_arg[]){ IR_MAP(cg->prog->globals_map),
-						    cg_arg(key) }, 2);
-		cg_release(cg, mk);
+		vreg g = cg_globals_ptr(cg);
 		ir_jcci(cg->ir, BPF_JEQ, g, 0, quiet);
 		vreg a = ir_vreg(cg->ir);
 		ir_ldx(cg->ir, BPF_DW, a, g, armed);

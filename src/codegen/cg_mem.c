@@ -210,22 +210,28 @@ void cg_callv(struct cg *cg, int helper, const struct ir_arg *args, int n)
 	ir_call(cg->ir, VR_NONE, helper, args, n);
 }
 
-vreg cg_global(struct cg *cg, uint32_t off)
+vreg cg_globals_ptr(struct cg *cg)
 {
-	vreg r = ir_vreg(cg->ir);
-	ir_movi(cg->ir, r, 0);
-	if (cg->prog->globals_map < 0)
-		return r;
 	struct cg_mark mk = cg_mark(cg);
 	struct cmem key = cg_alloc(cg, 8);
 	ir_st(cg->ir, BPF_W, key.base, (int16_t)key.off, 0);
 	vreg p = cg_call(cg, BPF_FUNC_map_lookup_elem,
 			 (struct ir_arg[]){ IR_MAP(cg->prog->globals_map),
 					    cg_arg(key) }, 2);
+	cg_release(cg, mk);
+	return p;
+}
+
+vreg cg_global(struct cg *cg, uint32_t off)
+{
+	vreg r = ir_vreg(cg->ir);
+	ir_movi(cg->ir, r, 0);
+	if (cg->prog->globals_map < 0)
+		return r;
+	vreg p = cg_globals_ptr(cg);
 	uint32_t skip = ir_label(cg->ir);
 	ir_jcci(cg->ir, BPF_JEQ, p, 0, skip);
 	ir_ldx(cg->ir, BPF_DW, r, p, (int16_t)off);
 	ir_place(cg->ir, skip);
-	cg_release(cg, mk);
 	return r;
 }

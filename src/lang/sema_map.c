@@ -60,6 +60,22 @@ struct sema_map *sema_map_find(struct sema *s, const char *name)
 	return NULL;
 }
 
+/* The map n names, added on first sight; n learns its id. */
+static struct sema_map *map_entry(struct sema *s, struct node *n)
+{
+	struct sema_map *m = sema_map_find(s, n->u.map.name);
+	if (!m) {
+		struct sema_map nm = { .name = n->u.map.name, .pos = n->pos,
+				       .id = -1 };
+		if (vec_push(&s->maps, nm))
+			return NULL;
+		m = &s->maps.v[s->maps.n - 1];
+		s->changed = true;
+	}
+	n->u.map.map_id = m->id;
+	return m;
+}
+
 struct sema_map *sema_map_ref(struct sema *s, struct node *n)
 {
 	/* Keys first: they may mention other maps, which can grow the
@@ -83,16 +99,9 @@ struct sema_map *sema_map_ref(struct sema *s, struct node *n)
 		}
 	}
 
-	struct sema_map *m = sema_map_find(s, n->u.map.name);
-	if (!m) {
-		struct sema_map nm = { .name = n->u.map.name, .pos = n->pos,
-				       .id = -1 };
-		if (vec_push(&s->maps, nm))
-			return NULL;
-		m = &s->maps.v[s->maps.n - 1];
-		s->changed = true;
-	}
-	n->u.map.map_id = m->id;
+	struct sema_map *m = map_entry(s, n);
+	if (!m)
+		return NULL;
 	if (m->keys_known && m->nkeys != nk) {
 		sema_error(s, n->pos, "MAP_KEY_MISMATCH",
 			   "%s used with %u key%s here but %u at line %u",
@@ -144,16 +153,9 @@ struct sema_map *sema_map_defined(struct sema *s, struct node *n)
 
 struct sema_map *sema_map_whole(struct sema *s, struct node *n)
 {
-	struct sema_map *m = sema_map_find(s, n->u.map.name);
-	if (!m) {
-		struct sema_map nm = { .name = n->u.map.name, .pos = n->pos,
-				       .id = -1 };
-		if (vec_push(&s->maps, nm))
-			return NULL;
-		m = &s->maps.v[s->maps.n - 1];
-		s->changed = true;
-	}
-	n->u.map.map_id = m->id;
+	struct sema_map *m = map_entry(s, n);
+	if (!m)
+		return NULL;
 	if (!m->value) {
 		sema_error(s, n->pos, "UNDEF_MAP",
 			   "map %s is used but never assigned", n->u.map.name);
@@ -212,19 +214,6 @@ const struct type *sema_map_read(struct sema *s, struct node *n)
 	return n->type = m->value;
 }
 
-/* Map value sizes per program.h. */
-static uint32_t value_size(const struct type *t)
-{
-	switch (t->kind) {
-	case TYPE_COUNT: case TYPE_SUM: case TYPE_HIST: case TYPE_LHIST:
-		return 8;
-	case TYPE_MIN: case TYPE_MAX: case TYPE_AVG: case TYPE_STATS:
-		return 16;
-	default:
-		return t->size;
-	}
-}
-
 /* Entries a map needs. A keyed map gets the default capacity; a keyless
  * one has one key, or one per bucket for a histogram, so it is sized to
  * that: the kernel allocates a hash map's buckets up front, and 4096 of
@@ -278,7 +267,7 @@ void sema_add_maps(struct sema *s)
 			.key_size = (m->nkeys ? m->key->size : 8) +
 				(bucket ? 8 : 0),
 			.value_type = m->value,
-			.value_size = value_size(m->value),
+			.value_size = type_map_value_size(m->value),
 			.max_entries = max_entries(m),
 			.nkeys = m->nkeys,
 		};

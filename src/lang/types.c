@@ -185,3 +185,15 @@ bool type_has_kind(const struct type *t, enum type_kind k)
 				return true;
 	return false;
 }
+
+uint32_t type_map_value_size(const struct type *t)
+{
+	switch (t->kind) {
+	case TYPE_COUNT: case TYPE_SUM: case TYPE_HIST: case TYPE_LHIST:
+		return 8;
+	case TYPE_MIN: case TYPE_MAX: case TYPE_AVG: case TYPE_STATS:
+		return 16;
+	default:
+		return t->size;
+	}
+}

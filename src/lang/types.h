@@ -87,6 +87,9 @@ const struct type *type_simple(struct arena *a, enum type_kind kind,
 			       uint32_t size);
 
 bool type_is_agg(const struct type *t);
+/* The bytes a map value of type t takes (layouts in program.h: an
+ * aggregation's per-CPU slot, else the value itself). */
+uint32_t type_map_value_size(const struct type *t);
 /* Whether t is of kind k or is a tuple with such a field (nested too). */
 bool type_has_kind(const struct type *t, enum type_kind k);
 bool type_equal(const struct type *a, const struct type *b);

@@ -577,19 +577,6 @@ static long gather_hist(const struct mctx *mc, const struct map_snapshot *s,
 
 /* ---- printing one map ---------------------------------------------- */
 
-/* The value bytes a map of this type must hold (program.h). */
-static size_t agg_value_size(const struct type *t)
-{
-	switch (t->kind) {
-	case TYPE_COUNT: case TYPE_SUM: case TYPE_HIST: case TYPE_LHIST:
-		return 8;
-	case TYPE_MIN: case TYPE_MAX: case TYPE_AVG: case TYPE_STATS:
-		return 16;
-	default:
-		return t->size;
-	}
-}
-
 enum map_shape { SHAPE_PLAIN, SHAPE_HIST, SHAPE_STATS };
 
 static enum map_shape shape_of(const struct type *t)
@@ -712,7 +699,7 @@ static int print_snapshot(struct output *o, const struct map_spec *m,
 	}
 	if (m->key_type && m->nkeys && m->key_type->size > mc.ksize)
 		return -EINVAL;    /* the keys are not what the spec says */
-	size_t need = agg_value_size(mc.vt);
+	size_t need = type_map_value_size(mc.vt);
 	if (s->n && (s->value_size < need || s->value_stride < s->value_size))
 		return -EINVAL;
 

@@ -5,7 +5,10 @@
 #include "cg.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #include "../elf/symbolize.h"
 
@@ -212,6 +215,22 @@ void cg_call_stmt(struct cg *cg, const struct node *n)
 	}
 }
 
+/* The id the kernel gives a cgroup v2 directory (bpf_get_current_cgroup_id
+ * and the cgroup builtin return it): its file handle, as bpftrace
+ * resolves cgroupid(path) when it compiles. */
+static int cgroup_id(const char *path, uint64_t *id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh.handle_bytes = sizeof(uint64_t) };
+	int mount_id;
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) < 0)
+		return -errno;
+	memcpy(id, h.fh.f_handle, sizeof(*id));
+	return 0;
+}
+
 struct cval cg_call_expr(struct cg *cg, const struct node *n)
 {
 	const struct node_list *a = &n->u.call.args;
@@ -252,6 +271,23 @@ struct cval cg_call_expr(struct cg *cg, const struct node *n)
 		ir_movi(cg->ir, d, (int64_t)addr);
 		return cg_regval(d, n->type);
 	}
+	case FN_CGROUPID: {
+		const char *path = a->n && a->v[0]->kind == N_STR ?
+			a->v[0]->u.str.s : "";
+		uint64_t id = 0;
+		int r = cgroup_id(path, &id);
+		if (r == -EOVERFLOW)   /* a handle longer than a cgroup id */
+			cg_error(cg, n->pos, "cgroupid(): '%s' is not a directory "
+				 "of a cgroup v2 file system", path);
+		else if (r < 0)
+			cg_error(cg, n->pos, "cgroupid(): cannot read the id of "
+				 "cgroup '%s': %s", path, strerror(-r));
+		if (r < 0)
+			return cg_imm(0, n->type);
+		vreg d = ir_vreg(cg->ir);
+		ir_movi(cg->ir, d, (int64_t)id);
+		return cg_regval(d, n->type);
+	}
 	case FN_SIGNAL: {
 		struct cval sig = cg_expr(cg, a->v[0]);
 		vreg s = cg_reg(cg, sig);
@@ -276,6 +312,29 @@ struct cval cg_call_expr(struct cg *cg, const struct node *n)
 	return cg_imm(0, n->type);
 }
 
+/* ntop([family,] addr) as TYPE_INET: u64 family, then 16 address bytes
+ * (types.h). Without a family, an integer or 4 bytes are IPv4 and 16
+ * bytes IPv6; an integer address is its low four bytes, in memory order
+ * (bpftrace's ntop(0x0100007f) is 127.0.0.1). */
+static void ntop_to(struct cg *cg, const struct node *n, struct cmem dst)
+{
+	const struct node_list *a = &n->u.call.args;
+	const struct node *addr = a->v[a->n - 1];
+	bool bytes = addr->type->kind == TYPE_STR;
+	cg_zero(cg, dst, 24);
+	if (a->n == 2)
+		cg_store_int(cg, dst, cg_expr(cg, a->v[0]));
+	else
+		cg_store_int(cg, dst, cg_imm(bytes && addr->type->size == 16 ?
+					     AF_INET6 : AF_INET, type_u64()));
+	if (bytes) {
+		cg_expr_to(cg, addr, cg_at(dst, 8), addr->type);
+		return;
+	}
+	vreg v = cg_reg(cg, cg_expr(cg, addr));
+	ir_stx(cg->ir, BPF_W, dst.base, (int16_t)(dst.off + 8), v);
+}
+
 void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct type *to)
 {
@@ -298,6 +357,9 @@ void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 	case FN_KSTACK:
 	case FN_USTACK:
 		cg_stack_to(cg, n->type, dst);
+		return;
+	case FN_NTOP:
+		ntop_to(cg, n, dst);
 		return;
 	case FN_USYM: {
 		cg_store_int(cg, dst, cg_expr(cg, a->v[0]));

@@ -159,7 +159,8 @@ static bool block_is_user(struct sema *s)
 }
 
 static const struct type *record_field_type(struct sema *s,
-					    const struct record_field *f);
+					    const struct record_field *f,
+					    bool bytes);
 
 /* retval: u64, except in fexit probes, whose args record ends with the
  * function's typed "retval" (int returns print signed, as bpftrace's
@@ -176,7 +177,8 @@ static const struct type *retval_type(struct sema *s)
 		if (rec && rec->kind == TYPE_RECORD && rec->nfields &&
 		    strcmp(rec->rfields[rec->nfields - 1].name, "retval") == 0 &&
 		    strcmp(sema_probe_kind(s->a, p), "fexit") == 0)
-			ft = record_field_type(s, &rec->rfields[rec->nfields - 1]);
+			ft = record_field_type(s, &rec->rfields[rec->nfields - 1],
+					       false);
 		if (!ft)
 			return type_u64();
 		t = t ? type_unify(s->a, t, ft) : ft;
@@ -275,16 +277,19 @@ static const struct type *builtin_type(struct sema *s, struct node *n)
 	}
 }
 
-/* The type a record field loads as. */
+/* The type a record field loads as; with `bytes`, an array of bytes
+ * (__u8 saddr[4]) loads as its bytes, typed as a string of that size. */
 static const struct type *record_field_type(struct sema *s,
-					    const struct record_field *f)
+					    const struct record_field *f,
+					    bool bytes)
 {
 	if (f->is_data_loc)
 		return type_str(s->a, s->prog->strlen);
 	if (f->is_char_array)
 		return type_str(s->a, f->array_len ? f->array_len : f->size);
 	if (f->array_len)
-		return NULL;
+		return bytes && f->size == f->array_len ?
+			type_str(s->a, f->size) : NULL;
 	switch (f->size) {
 	case 1: case 2: case 4: case 8: break;
 	default: return NULL;
@@ -302,7 +307,8 @@ static const struct type *record_field_type(struct sema *s,
 /* args->name / args.name: the field must exist in the record of every
  * probe of the block; the types unify (a wildcard over tracepoints whose
  * fields differ in width). */
-static const struct type *field_type(struct sema *s, struct node *n)
+static const struct type *field_type(struct sema *s, struct node *n,
+				     bool bytes)
 {
 	struct node *base = n->u.field.base;
 	if (base->kind != N_BUILTIN || base->u.builtin.id != BI_ARGS) {
@@ -339,7 +345,8 @@ static const struct type *field_type(struct sema *s, struct node *n)
 				   "the probe", n->u.field.name);
 			return NULL;
 		}
-		const struct type *ft = record_field_type(s, &rec->rfields[k]);
+		const struct type *ft = record_field_type(s, &rec->rfields[k],
+							  bytes);
 		if (!ft) {
 			sema_error(s, n->pos, "UNSUPPORTED",
 				   "field '%s' of %s: arrays and odd-sized fields "
@@ -553,6 +560,11 @@ static const struct type *incdec(struct sema *s, struct node *n)
 	return ty;
 }
 
+const struct type *sema_field_bytes(struct sema *s, struct node *n)
+{
+	return n->type = field_type(s, n, true);
+}
+
 const struct type *sema_expr(struct sema *s, struct node *n)
 {
 	const struct type *t = NULL;
@@ -569,7 +581,7 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 	case N_UNOP: t = unop(s, n); break;
 	case N_TERNARY: t = ternary(s, n); break;
 	case N_CALL: t = sema_call(s, n); break;
-	case N_FIELD: t = field_type(s, n); break;
+	case N_FIELD: t = field_type(s, n, false); break;
 	case N_TUPLE_INDEX: {
 		const struct type *b = sema_expr(s, n->u.tindex.base);
 		if (!b)

@@ -682,18 +682,24 @@ const struct type *sema_call(struct sema *s, struct node *n)
 		return NULL;
 	}
 	case FN_NTOP: {
+		/* ntop([family,] addr): addr an integer (IPv4, its low four
+		 * bytes) or the 4 or 16 bytes of an address (IPv4, IPv6). */
 		if (!argc_ok(s, n, 1, 2))
 			return NULL;
-		for (uint32_t i = 0; i < nargs(n); i++) {
-			const struct type *a = sema_expr(s, arg(n, i));
-			if (a && !is_int(a) && !(i == nargs(n) - 1 && is_str(a))) {
-				sema_error(s, arg(n, i)->pos, "ARG_TYPE",
-					   "ntop() expects an address, not '%s'",
-					   sema_tname(s, a));
-				return NULL;
-			}
+		uint32_t last = nargs(n) - 1;
+		if (last && !int_arg(s, n, 0, "the address family"))
+			return NULL;
+		struct node *an = arg(n, last);
+		const struct type *a = an->kind == N_FIELD ?
+			sema_field_bytes(s, an) : sema_expr(s, an);
+		if (a && !is_int(a) &&
+		    !(is_str(a) && (a->size == 4 || a->size == 16))) {
+			sema_error(s, an->pos, "ARG_TYPE",
+				   "ntop() expects an integer or the 4 or 16 bytes "
+				   "of an address, not '%s'", sema_tname(s, a));
+			return NULL;
 		}
-		return type_simple(s->a, TYPE_INET, 24);
+		return a ? type_simple(s->a, TYPE_INET, 24) : NULL;
 	}
 	case FN_SIZEOF:
 		return call_sizeof(s, n);

@@ -51,6 +51,9 @@ void sema_error(struct sema *s, struct pos pos, const char *tag,
 const char *sema_tname(struct sema *s, const struct type *t);
 
 const struct type *sema_expr(struct sema *s, struct node *n);
+/* args->name, where a byte array (__u8 addr[16]) is also accepted and
+ * typed as a string of its bytes: what ntop() takes. */
+const struct type *sema_field_bytes(struct sema *s, struct node *n);
 /* Map reference: checks keys, returns the entry (value may be NULL). */
 struct sema_map *sema_map_ref(struct sema *s, struct node *n);
 /* A map read as a value, or used by delete/print: must be assigned

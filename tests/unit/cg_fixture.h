@@ -23,8 +23,10 @@ static const struct record_field cgfx_fields[] = {
 	  .array_len = 16 },
 	{ .name = "filename", .offset = 48, .size = 4, .is_data_loc = true },
 	{ .name = "small", .offset = 52, .size = 2, .is_signed = true },
+	{ .name = "addr6", .offset = 56, .size = 16, .array_len = 16 },
+	{ .name = "addr4", .offset = 72, .size = 4, .array_len = 4 },
 };
-static const struct type cgfx_rec = { .kind = TYPE_RECORD, .nfields = 5,
+static const struct type cgfx_rec = { .kind = TYPE_RECORD, .nfields = 7,
 				      .rfields = cgfx_fields };
 
 struct cgfx {

@@ -20,13 +20,15 @@ static const struct record_field fx_fields[] = {
 	{ .name = "comm", .offset = 32, .size = 16, .is_char_array = true,
 	  .array_len = 16 },
 	{ .name = "filename", .offset = 48, .size = 4, .is_data_loc = true },
+	{ .name = "addr", .offset = 52, .size = 16, .array_len = 16 },
+	{ .name = "ports", .offset = 68, .size = 8, .array_len = 4 },
 };
 static const struct record_field fx_fields2[] = {
 	{ .name = "fd", .offset = 8, .size = 8 },
 	{ .name = "comm", .offset = 16, .size = 16, .is_char_array = true,
 	  .array_len = 16 },
 };
-static const struct type fx_rec = { .kind = TYPE_RECORD, .nfields = 4,
+static const struct type fx_rec = { .kind = TYPE_RECORD, .nfields = 6,
 				    .rfields = fx_fields };
 static const struct type fx_rec2 = { .kind = TYPE_RECORD, .nfields = 2,
 				     .rfields = fx_fields2 };

@@ -324,6 +324,17 @@ int main(void)
 	CHECK_STR(tn(value(14)->type), "string[20]",
 		  "probe is a string as long as the probe name");
 	CHECK(value(15)->type->is_ptr, "curtask is a pointer");
+	CHECK(passes("tracepoint:a:b { $a = ntop(args->addr); "
+		     "$b = ntop(10, args->addr); $c = ntop(0x0100007f); }"),
+	      "ntop of an integer and of a 16-byte array");
+	CHECK(fails("tracepoint:a:b { $a = ntop(args->ports); }", "UNSUPPORTED"),
+	      "ntop of an array that is not bytes");
+	CHECK(fails("tracepoint:a:b { $a = args->addr; }", "UNSUPPORTED"),
+	      "a byte array outside ntop()");
+	CHECK(fails("BEGIN { $a = ntop(\"abcdefgh\"); }", "ARG_TYPE"),
+	      "ntop of 9 bytes");
+	CHECK(fails("BEGIN { $a = ntop(\"a\", 1); }", "ARG_TYPE"),
+	      "ntop with a string family");
 
 	/* builtins per probe type */
 	CHECK(fails("BEGIN { $x = retval }", "BAD_BUILTIN"), "retval in BEGIN");

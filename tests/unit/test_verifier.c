@@ -204,6 +204,10 @@ static const struct { const char *name, *text; } cases[] = {
 	{ "tracepoint fields", "tracepoint:syscalls:sys_enter_openat { "
 	  "printf(\"%d %p %s %s %d\\n\", args->fd, args->buf, args->comm, args->filename, "
 	  "args->small); @f[args->filename] = count(); @p[str(args->buf)] = count(); }" },
+	{ "ntop", "tracepoint:syscalls:sys_enter_openat { printf(\"%s %s %s %s\\n\", "
+	  "ntop(args->addr6), ntop(args->addr4), ntop(2, args->fd), "
+	  "ntop(args->small, args->addr6)); @[ntop(args->addr4)] = count(); } "
+	  "BEGIN { $a = ntop(0x0100007f); print($a); }" },
 	{ "tracepoint predicate", "tracepoint:syscalls:sys_enter_openat "
 	  "/args->fd > 2 && comm != \"cat\"/ { @[comm] = count(); }" },
 	{ "uprobe args", "uprobe:/bin/sh:main { printf(\"%d %d %d %d %d %d %d %d\\n\", "

@@ -130,6 +130,11 @@ static int load_one(void *ctx, unsigned i)
 					p->ninsns, &o);
 		if (fd2 >= 0)     /* cannot happen twice in a row, but be safe */
 			fd = fd2;
+		/* Kept until reported: only as long as what was written. */
+		char *fit = realloc(ep->verifier_log,
+				    strlen(ep->verifier_log) + 1);
+		if (fit)
+			ep->verifier_log = fit;
 	}
 	free(insns);
 	if (fd >= 0)

@@ -18,6 +18,7 @@ static const struct record_field fields[] = {
 	{ .name = "comm", .offset = 32, .size = 16, .is_char_array = true,
 	  .array_len = 16 },
 	{ .name = "filename", .offset = 48, .size = 4, .is_data_loc = true },
+	{ .name = "addr", .offset = 52, .size = 16, .array_len = 16 },
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -51,7 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		prog.nprobes = nb;
 		prog.nblocks = nb;
 		static char *pos[] = { "42", "hello" };
-		struct sema_opts opts = { .positional = pos, .npositional = 2 };
+		struct sema_opts opts = { .positional = pos, .npositional = 2,
+					  .no_child = size % 2 };
 		sema_check(root, &prog, &opts, &d);
 	}
 	if (root) {

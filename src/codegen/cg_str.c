@@ -235,7 +235,18 @@ void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst)
 {
 	uint32_t cap = n->type->size - 4;
 	cg_zero(cg, dst, n->type->size);
-	vreg ptr = cg_reg(cg, cg_expr(cg, n->u.call.args.v[0]));
+	const struct node *src = n->u.call.args.v[0];
+	struct ir_arg from;
+	int helper = cg_user_probe(cg) ? BPF_FUNC_probe_read_user :
+		BPF_FUNC_probe_read;
+	if (src->type->kind == TYPE_STR) {   /* bytes of a string: BPF memory */
+		struct cmem m = cg_alloc(cg, src->type->size);
+		cg_expr_to(cg, src, m, src->type);
+		from = cg_arg(m);
+		helper = BPF_FUNC_probe_read_kernel;
+	} else {
+		from = IR_ARG(cg_reg(cg, cg_expr(cg, src)));
+	}
 	struct cval lv = cg_expr(cg, n->u.call.args.v[1]);
 	vreg l = ir_vreg(cg->ir);
 	if (lv.kind == CV_IMM) {
@@ -248,8 +259,6 @@ void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst)
 		ir_place(cg->ir, ok);
 	}
 	ir_stx(cg->ir, BPF_W, dst.base, (int16_t)dst.off, l);
-	cg_callv(cg, cg_user_probe(cg) ? BPF_FUNC_probe_read_user :
-		 BPF_FUNC_probe_read,
-		(struct ir_arg[]){ cg_arg(cg_at(dst, 4)), IR_ARG(l),
-				   IR_ARG(ptr) }, 3);
+	cg_callv(cg, helper,
+		(struct ir_arg[]){ cg_arg(cg_at(dst, 4)), IR_ARG(l), from }, 3);
 }

@@ -644,11 +644,20 @@ const struct type *sema_call(struct sema *s, struct node *n)
 	case FN_BUF: {
 		if (!argc_ok(s, n, 2, 2))
 			return NULL;
-		const struct type *a = int_arg(s, n, 0, "the pointer");
+		/* buf(ptr, len), or buf(string, len): its first bytes */
+		const struct type *a = sema_expr(s, arg(n, 0));
+		if (a && !is_int(a) && !is_str(a)) {
+			sema_error(s, arg(n, 0)->pos, "ARG_TYPE",
+				   "buf() expects a pointer or a string, not '%s'",
+				   sema_tname(s, a));
+			return NULL;
+		}
 		const struct type *l = int_arg(s, n, 1, "the length");
 		if (!a || !l)
 			return NULL;
 		uint32_t len = s->prog->strlen;
+		if (is_str(a) && a->size < len)
+			len = a->size;
 		if (arg(n, 1)->kind == N_INT && arg(n, 1)->u.ival < len)
 			len = (uint32_t)arg(n, 1)->u.ival;
 		return type_simple(s->a, TYPE_BUF, 4 + len);

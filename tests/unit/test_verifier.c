@@ -204,6 +204,8 @@ static const struct { const char *name, *text; } cases[] = {
 	{ "tracepoint fields", "tracepoint:syscalls:sys_enter_openat { "
 	  "printf(\"%d %p %s %s %d\\n\", args->fd, args->buf, args->comm, args->filename, "
 	  "args->small); @f[args->filename] = count(); @p[str(args->buf)] = count(); }" },
+	{ "buf of strings", "BEGIN { $n = 2; printf(\"%r %r %r\\n\", buf(\"abc\", 3), "
+	  "buf(comm, $n), buf(\"xyz\", $n)); @b[buf(\"k\", 1)] = count(); }" },
 	{ "ntop", "tracepoint:syscalls:sys_enter_openat { printf(\"%s %s %s %s\\n\", "
 	  "ntop(args->addr6), ntop(args->addr4), ntop(2, args->fd), "
 	  "ntop(args->small, args->addr6)); @[ntop(args->addr4)] = count(); } "

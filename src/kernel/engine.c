@@ -300,7 +300,8 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		/* A user-space probe follows the traced process. */
 		if (ep->req.path && e->opts.pid > 0)
 			ep->req.pid = e->opts.pid;
-		else if (ep->req.path && e->opts.cpid > 0)
+		else if (ep->req.path && ep->req.child_only &&
+			 e->opts.cpid > 0)
 			ep->req.pid = e->opts.cpid;
 	}
 	/* The verifier checks privileged programs in parallel, and a

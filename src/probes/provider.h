@@ -41,11 +41,15 @@ struct attach_req {
 	int pid;                   /* -1 for all processes */
 	/* ATTACH_PERF_EVENT on the uprobe PMU: what the config words encode
 	 * (for messages; the provider fills perf_config* as well). The engine
-	 * binds such an event to the traced process (-p, -c) when there is
-	 * one, and to every process (pid -1) otherwise. */
+	 * binds such an event to the traced process (-p) when there is one,
+	 * with -c to the child only if child_only, and to every process
+	 * (pid -1) otherwise: bpftrace 0.17 binds USDT probes to a -c command
+	 * but attaches uprobes for every process (scripts filter with
+	 * /pid == cpid/), and sonde does the same. */
 	const char *path;          /* the file (NULL: not a uprobe) */
 	uint64_t offset, ref_ctr_offset;
 	bool retprobe;
+	bool child_only;
 	/* ATTACH_TEST_RUN: when */
 	bool at_end;               /* END rather than BEGIN */
 	/* ATTACH_TRACING: the kernel function's BTF id in vmlinux (the

@@ -317,6 +317,7 @@ int user_attach(const struct probe *p, struct attach_req *req)
 	req->offset = u->offset;
 	req->ref_ctr_offset = u->ref_ctr_offset;
 	req->retprobe = u->retprobe;
+	req->child_only = u->usdt;
 	return 1;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "elf_testutil.h"
 #include "output/stackfmt.h"
 
 static const char kallsyms[] =
@@ -105,8 +106,7 @@ static void test_cxx(void)
 		"overloaded(int)+24",
 		"overloaded(double)+29",
 	};
-	char self[PATH_MAX], prog[PATH_MAX + 16], want[PATH_MAX + 1024];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char prog[PATH_MAX + 16], want[PATH_MAX + 1024];
 	uint64_t a[6];
 	struct stackfmt f = { .user = true, .indent = STACKFMT_INDENT_VALUE };
 	int fds[2], got = 0, i;
@@ -114,11 +114,7 @@ static void test_cxx(void)
 	FILE *in;
 	pid_t pid;
 
-	if (n <= 0)
-		return;
-	self[n] = '\0';
-	snprintf(prog, sizeof(prog), "%s/progs/cxx_stack", dirname(self));
-	if (access(prog, X_OK) != 0 || pipe(fds) < 0) {
+	if (!test_prog_beside("cxx_stack", prog, sizeof(prog)) || pipe(fds) < 0) {
 		printf("ok - ustack of a C++ program # SKIP cxx_stack not built (make check)\n");
 		return;
 	}

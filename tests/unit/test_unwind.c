@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "elf_testutil.h"
 #include "elf/symbolize.h"
 
 #define MAX_FRAMES 128
@@ -29,21 +30,8 @@ struct capture {
 	size_t maps_len;
 };
 
-static const char *helper_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	snprintf(path, sizeof(path), "%s/progs/%s", dirname(self), name);
-	return access(path, X_OK) == 0 ? path : NULL;
-}
-
 /* Run PROG FILE and read the capture it writes; returns the child's pid. */
-static pid_t run_capture(const char *prog, struct capture *c)
+static pid_t run_target(const char *prog, struct capture *c)
 {
 	char file[] = "/tmp/sonde-unwind-XXXXXX", magic[8];
 	int fd = mkstemp(file), status;
@@ -130,7 +118,7 @@ static void test_target(const char *prog, const char *what, int bench)
 	struct capture c;
 	char name[160];
 	int n, i, ok;
-	pid_t pid = run_capture(prog, &c);
+	pid_t pid = run_target(prog, &c);
 
 	snprintf(name, sizeof(name), "%s: capture written", what);
 	CHECK(pid > 0, name);
@@ -305,8 +293,12 @@ static void test_python(void)
 
 int main(void)
 {
-	const char *nofp = helper_path("unwind_target");
-	const char *fp = helper_path("unwind_target_fp");
+	/* two buffers: both paths are used after both lookups */
+	char nofp_buf[PATH_MAX + 16], fp_buf[PATH_MAX + 16];
+	const char *nofp = test_prog_beside("unwind_target", nofp_buf,
+					    sizeof(nofp_buf));
+	const char *fp = test_prog_beside("unwind_target_fp", fp_buf,
+					  sizeof(fp_buf));
 	struct usyms *u = usyms_new();
 	struct unwind_sample empty = { .pid = getpid(), .tid = getpid() };
 	uint64_t ips[4];

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "elf_testutil.h"
 #include "elf/symbolize.h"
 
 static __attribute__((noinline)) int marker_fn(int x)
@@ -22,19 +23,6 @@ static __attribute__((noinline)) int marker_fn(int x)
 	return x * 3;
 }
 
-/* build/tests/progs/NAME next to this test binary, or NULL. */
-static const char *helper_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	snprintf(path, sizeof(path), "%s/progs/%s", dirname(self), name);
-	return access(path, X_OK) == 0 ? path : NULL;
-}
 
 /* Start PROG addrs; read the three return addresses it prints. */
 static pid_t start_addrs(const char *prog, uint64_t addrs[3])
@@ -231,7 +219,8 @@ static void test_perf_map(void)
 
 int main(void)
 {
-	const char *cxx = helper_path("cxx_stack");
+	char cxx_buf[PATH_MAX + 16];
+	const char *cxx = test_prog_beside("cxx_stack", cxx_buf, sizeof(cxx_buf));
 
 	/* main's caller lives only in libc's separate debug file */
 	libc_caller = (uint64_t)(uintptr_t)__builtin_return_address(0);

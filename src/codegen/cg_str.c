@@ -240,8 +240,12 @@ void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst)
 	int helper = cg_user_probe(cg) ? BPF_FUNC_probe_read_user :
 		BPF_FUNC_probe_read;
 	if (src->type->kind == TYPE_STR) {   /* bytes of a string: BPF memory */
-		struct cmem m = cg_alloc(cg, src->type->size);
-		cg_expr_to(cg, src, m, src->type);
+		struct cval v = cg_expr(cg, src);   /* a variable: no copy */
+		struct cmem m = v.m;
+		if (v.kind != CV_MEM) {
+			m = cg_alloc(cg, src->type->size);
+			cg_store(cg, m, v, src->type);
+		}
 		from = cg_arg(m);
 		helper = BPF_FUNC_probe_read_kernel;
 	} else {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "compile.h"
 #include "output/output.h"
 
@@ -465,19 +466,7 @@ static inline char *read_golden(const char *name)
 	char path[1024];
 	snprintf(path, sizeof(path), "%s/tests/data/output/%s",
 		 dir ? dir : ".", name);
-	FILE *fp = fopen(path, "r");
-	if (!fp)
-		return NULL;
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *mem = open_memstream(&buf, &n);
-	char chunk[4096];
-	size_t r;
-	while ((r = fread(chunk, 1, sizeof(chunk), fp)) > 0)
-		fwrite(chunk, 1, r, mem);
-	fclose(fp);
-	fclose(mem);
-	return buf;
+	return file_read(path, NULL);
 }
 
 #endif

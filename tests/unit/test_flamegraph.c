@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "base/file.h"
 #include "output/flamegraph.h"
 #include "output/stackfmt.h"
 
@@ -102,28 +103,6 @@ static void test_folded(void)
 	flamegraph_free(fg);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	if (buf)
-		buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 static int have(const char *cmd)
 {
 	char buf[256];
@@ -152,7 +131,7 @@ static void test_svg_script(const char *svg_path)
 		"    a.querySelector(\"rect\").getAttribute(\"width\") + \" hidden=\" + hid +\n"
 		"    \" parents=\" + par + \" \" + matchedtxt.firstChild.nodeValue + \" END\";\n"
 		"});\n]]></script>\n";
-	char html[64], cmd[1024], *svg = slurp(svg_path), *at, *dom;
+	char html[64], cmd[1024], *svg = file_read(svg_path, NULL), *at, *dom;
 	FILE *f;
 
 	if (!have("chromium")) {
@@ -171,7 +150,7 @@ static void test_svg_script(const char *svg_path)
 	}
 	snprintf(cmd, sizeof(cmd), "timeout 60 chromium --headless --no-sandbox --disable-gpu"
 		 " --dump-dom file://%s 2>/dev/null > %s.dom", html, html);
-	dom = f && system(cmd) == 0 ? (snprintf(cmd, sizeof(cmd), "%s.dom", html), slurp(cmd)) : NULL;
+	dom = f && system(cmd) == 0 ? (snprintf(cmd, sizeof(cmd), "%s.dom", html), file_read(cmd, NULL)) : NULL;
 	/* "a" zoomed to the full 1180 px; all, main faded; the 4 frames outside
 	 * hidden; b and d under it hold 50 of 59 samples */
 	CHECK(dom && strstr(dom, "RESULT w=1180.0 hidden=4 parents=2 Matched: 84.7% END"),
@@ -200,7 +179,7 @@ static void test_svg(void)
 	CHECK(out && flamegraph_write_svg(fg, out, &o) == 0, "SVG written");
 	if (out)
 		fclose(out);
-	svg = slurp(path);
+	svg = file_read(path, NULL);
 	CHECK(svg && strstr(svg, "<title>all (59 samples, 100.00%)</title>"),
 	      "root frame with every sample");
 	CHECK(svg && strstr(svg, "<title>c (42 samples, 71.19%)</title>"),

@@ -7,6 +7,7 @@
  * The directory is $SONDE_SRCDIR/tests/golden, else tests/golden. */
 #include <dirent.h>
 
+#include "base/file.h"
 #include "lang/diag_tags.h"
 #include "probes/provider.h"
 #include "lang_fixture.h"
@@ -22,23 +23,6 @@ static const char *const known_tags[] = {
 #undef X
 	NULL,
 };
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	char tmp[4096];
-	size_t n;
-	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
-		fwrite(tmp, 1, n, m);
-	fclose(m);
-	fclose(f);
-	return buf;
-}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -58,7 +42,7 @@ static void check_err(const char *dir, const char *file)
 	snprintf(kname, sizeof(kname), "golden %s: tag %s is documented", file,
 		 tag);
 	CHECK(known, kname);
-	char *text = slurp(path);
+	char *text = file_read(path, NULL);
 	struct lang_fx f;
 	lang_fx_run(&f, text ? text : "", NULL, 0, false);
 	bool has = false, placed = false;
@@ -83,7 +67,7 @@ static void check_tst(const char *dir, const char *file)
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	snprintf(want_path, sizeof(want_path), "%.*s.ast",
 		 (int)(strlen(path) - 3), path);
-	char *text = slurp(path);
+	char *text = file_read(path, NULL);
 	struct lang_fx f;
 	lang_fx_run(&f, text ? text : "", NULL, 0, false);
 	snprintf(name, sizeof(name), "golden %s checks", file);
@@ -104,7 +88,7 @@ static void check_tst(const char *dir, const char *file)
 			fclose(o);
 		}
 	}
-	char *want = slurp(want_path);
+	char *want = file_read(want_path, NULL);
 	snprintf(name, sizeof(name), "golden %s dump matches .ast", file);
 	CHECK(want && !strcmp(want, got), name);
 	if (want && strcmp(want, got))

@@ -4,6 +4,7 @@
 #include <glob.h>
 #include <stdlib.h>
 
+#include "base/file.h"
 #include "probes/tracepoint_format.h"
 #include "unit.h"
 
@@ -13,16 +14,7 @@ static char *slurp(const char *name)
 	char path[512];
 	snprintf(path, sizeof(path), "%s/tests/data/tracepoint/%s",
 		 root ? root : ".", name);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *buf = calloc(1, 65536);
-	if (buf && fread(buf, 1, 65535, f) == 0) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
+	return file_read(path, NULL);
 }
 
 static const struct record_field *field(const struct type *t, const char *name)

@@ -244,12 +244,3 @@ fail:
 	program_free(prog);
 	return NULL;
 }
-
-void program_free(struct program *p)
-{
-	if (!p)
-		return;
-	struct arena *a = p->arena;
-	arena_free(a);
-	free(a);
-}

@@ -26,13 +26,7 @@ struct compile_opts {
 };
 
 /* Returns the program, or NULL with every diagnostic in `d`. The caller
- * frees it with program_free(). */
+ * frees it with program_free() (program.h). */
 struct program *compile(const struct compile_opts *opts, struct diags *d);
-void program_free(struct program *p);
-
-/* Table helpers used by sema and codegen. Return the new index. */
-int program_add_map(struct program *p, const struct map_spec *m);
-int program_add_event(struct program *p, const struct event_spec *e);
-int program_find_map(const struct program *p, const char *name);
 
 #endif

@@ -1,5 +1,5 @@
 /* program.c - the tables of a compiled program: maps and events. */
-#include "compile.h"
+#include "program.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -47,4 +47,13 @@ void program_stack_map_name(char *buf, unsigned long size, uint32_t limit)
 		snprintf(buf, size, "%s", SONDE_STACK_MAP);
 	else
 		snprintf(buf, size, "%s_%u", SONDE_STACK_MAP, limit);
+}
+
+void program_free(struct program *p)
+{
+	if (!p)
+		return;
+	struct arena *a = p->arena;
+	arena_free(a);
+	free(a);
 }

@@ -53,7 +53,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
-#include "lang/types.h"
+#include "types.h"
 
 #define SONDE_STRLEN_DEFAULT 64
 
@@ -233,5 +233,13 @@ struct program {
 	 * CFI); 0 walks frame pointers in the kernel (bpf_get_stackid). */
 	uint32_t ustack_copy;
 };
+
+/* The program's tables, filled by sema and codegen. The add functions
+ * return the new index; find returns it or -ENOENT. */
+int program_add_map(struct program *p, const struct map_spec *m);
+int program_add_event(struct program *p, const struct event_spec *e);
+int program_find_map(const struct program *p, const char *name);
+/* Frees the program and everything its arena owns. NULL is a no-op. */
+void program_free(struct program *p);
 
 #endif

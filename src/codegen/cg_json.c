@@ -34,7 +34,7 @@
 
 #include <string.h>
 
-#include "../compile.h"
+#include "../program.h"
 
 #define JSON_MAX_STEPS 16
 #define JSON_MAX_KEY 128

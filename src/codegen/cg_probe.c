@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "../compile.h"
+#include "../program.h"
 
 /* struct pt_regs on x86-64 (uprobes, kprobes, perf events: a perf
  * event's context starts with the registers). */

@@ -29,7 +29,7 @@
 
 #include <stddef.h>
 
-#include "../compile.h"
+#include "../program.h"
 
 #define PAGE 4096
 #define RING_FOR_SAMPLES (8u << 20)

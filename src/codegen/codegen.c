@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compile.h"
+#include "../program.h"
 #include "asm.h"
 #include "cg.h"
 #include "regalloc.h"

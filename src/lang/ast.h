@@ -9,7 +9,7 @@
 
 #include "../base/arena.h"
 #include "../base/diag.h"
-#include "types.h"
+#include "../types.h"
 
 /* Builtin variables. One X-macro list so the name table, the semantic
  * pass and codegen stay in step. ARG covers arg0..argN (index in

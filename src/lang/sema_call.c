@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compile.h"
+#include "../program.h"
 
 static const char *const agg_names[] = {
 	"count", "sum", "avg", "min", "max", "stats", "hist", "lhist", NULL,

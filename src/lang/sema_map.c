@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compile.h"
+#include "../program.h"
 
 #define MAP_MAX_ENTRIES 4096
 /* bpftrace 0.17's log2 buckets: below 0, 0, then [2^k, 2^(k+1)) for k up

@@ -10,7 +10,7 @@
 
 #include "../elf/symbolize.h"
 
-/* Same numbering as type.stack_mode in lang/types.h. */
+/* Same numbering as type.stack_mode in types.h. */
 enum stack_mode {
 	STACK_MODE_BPFTRACE = 0,        /* "    name+off" */
 	STACK_MODE_PERF = 1,            /* "\t7f12ab name+off (module)" */

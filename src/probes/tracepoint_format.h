@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "../base/arena.h"
-#include "../lang/types.h"
+#include "../types.h"
 
 /* Parse a format file's text. The common_ fields are skipped, as
  * bpftrace does (BPF cannot read them through `args`). On success

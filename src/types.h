@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../base/arena.h"
+#include "base/arena.h"
 
 #define TYPE_KINDS(X) \
 	X(NONE, "none")         /* no value: statement-only calls */ \

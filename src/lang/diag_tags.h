@@ -32,6 +32,11 @@
 	X(AGG_READ, "aggregation map used as a value") \
 	X(AGG_CONTEXT, "aggregation function not assigned to a map") \
 	X(BAD_CONTROL, "break/continue outside a while loop") \
-	X(UNSUPPORTED, "construct sonde does not implement (struct casts, &, [])")
+	X(UNSUPPORTED, "construct sonde does not implement (struct casts, &, [])") \
+	X(STRING_TOO_LONG, "string literal held as a value longer than BPFTRACE_STRLEN - 1") \
+	X(TOO_LARGE, "tuple, map key or event record over 8 KiB (SEMA_VALUE_MAX)") \
+	/* the diagnostics themselves (base/diag.c) */ \
+	X(TOO_MANY_ERRORS, "more errors than are shown (20): the rest are counted") \
+	X(TOO_MANY_WARNINGS, "more warnings than are shown (20): the rest are counted")
 
 #endif

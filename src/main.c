@@ -622,7 +622,7 @@ static int list_probes(const struct options *o)
 	bool only_user = o->pid && (!o->list_pattern ||
 				    !strchr(o->list_pattern, ':'));
 	for (const struct provider *const *p = providers; *p; p++) {
-		if (!(*p)->list || (only_user && !(*p)->user))
+		if (!(*p)->list || (only_user && !((*p)->caps & PROBE_USER_MEM)))
 			continue;
 		int r = (*p)->list(o->list_pattern, o->pid, stdout);
 		if (r > 0)

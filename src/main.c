@@ -13,24 +13,31 @@
 #include <unistd.h>
 #include <wordexp.h>
 
+#include "base/cancel.h"
 #include "base/diag.h"
 #include "base/file.h"
 #include "base/log.h"
+#include "base/outfile.h"
 #include "codegen/codegen.h"
 #include "compile.h"
 #include "kernel/engine.h"
 #include "options.h"
 #include "output/output.h"
+#include "preflight.h"
 #include "probes/provider.h"
 
-/* Process-wide: set by the signal handlers, read by the event loop. */
-static volatile sig_atomic_t stop_requested;
+/* Process-wide: set by the signal handler, read by the event loop (a
+ * stop signal sets base/cancel.h's cancel_signal). */
 static volatile sig_atomic_t child_exited;
 
-static char *read_file(const char *path)
+/* run()'s result when a signal stopped it before the run began: main
+ * releases everything, then dies of that signal (cancel_die). */
+#define RUN_INTERRUPTED (-1)
+
+static char *read_file(const char *path, size_t *len)
 {
-	return strcmp(path, "-") == 0 ? file_read_fd(0, NULL) :
-					 file_read(path, NULL);
+	return strcmp(path, "-") == 0 ? file_read_fd(0, len) :
+					 file_read(path, len);
 }
 
 static void on_signal(int sig)
@@ -38,7 +45,7 @@ static void on_signal(int sig)
 	if (sig == SIGCHLD)
 		child_exited = 1;
 	else
-		stop_requested = 1;
+		cancel_request(sig);
 }
 
 static void install_signals(void)
@@ -222,16 +229,26 @@ static bool process_alive(int pid)
 	return kill(pid, 0) == 0 || errno == EPERM;
 }
 
+/* An output file, or NULL with the reason printed. */
+static FILE *open_output(const char *option, const char *path)
+{
+	const char *why;
+	FILE *f = outfile_open(path, &why);
+	if (!f)
+		log_error("%s %s: %s", option, path, why ? why : strerror(errno));
+	return f;
+}
+
 /* --flamegraph / --folded at exit. */
 static void write_flamegraphs(const struct options *o, struct output *out)
 {
 	if (!o->flamegraph && !o->folded)
 		return;
 	FILE *svg = NULL, *folded = NULL;
-	if (o->flamegraph && !(svg = fopen(o->flamegraph, "w")))
-		log_error("--flamegraph %s: %s", o->flamegraph, strerror(errno));
-	if (o->folded && !(folded = fopen(o->folded, "w")))
-		log_error("--folded %s: %s", o->folded, strerror(errno));
+	if (o->flamegraph)
+		svg = open_output("--flamegraph", o->flamegraph);
+	if (o->folded)
+		folded = open_output("--folded", o->folded);
 	if (svg || folded) {
 		int r = output_flamegraph(out, svg, folded, NULL);
 		if (r == -ENOENT)
@@ -289,17 +306,11 @@ static int run(const struct options *o, const struct program *prog)
 	int ret = EXIT_RUNTIME;
 	bool leave_child = false;
 
-	if (o->pid && !process_alive(o->pid)) {
-		log_error("-p %d: no such process", o->pid);
+	/* From here on there is something to undo: a stop signal sets
+	 * the cancel flag, which every step checks (see base/cancel.h). */
+	install_signals();
+	if (o->out_file && !(outf = open_output("-o", o->out_file)))
 		return EXIT_RUNTIME;
-	}
-	if (o->out_file) {
-		outf = fopen(o->out_file, "w");
-		if (!outf) {
-			log_error("-o %s: %s", o->out_file, strerror(errno));
-			return EXIT_RUNTIME;
-		}
-	}
 	/* Records are formatted into a buffer and written in batches; with
 	 * -B none every record is one write as soon as it is formatted. */
 	if (o->buffering == BUF_NONE)
@@ -308,12 +319,14 @@ static int run(const struct options *o, const struct program *prog)
 		setvbuf(outf, NULL, _IOFBF, 1 << 16);
 	if (o->cmd && child_spawn(o->cmd, &ch) < 0)
 		goto out;
+	if (cancel_requested())
+		goto cancelled;
 
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
 				  .on_event = on_event, .event_ctx = &rc };
 	double t0 = log_now_ms();
 	if (engine_load(prog, &eo, &e) < 0)
-		goto out;
+		goto failed;
 	double t1 = log_now_ms();
 	struct output_opts oo = { .format = o->format, .out = outf,
 				  .unsafe = o->unsafe };
@@ -331,7 +344,7 @@ static int run(const struct options *o, const struct program *prog)
 		output_attaching(out, prog->nprobes);
 	fflush(outf);
 	if (engine_attach(e) < 0)
-		goto out;
+		goto failed;
 	log_info("loaded %u maps and %u programs in %.1f ms, attached in %.1f ms",
 		 prog->nmaps, prog->nprobes, t1 - t0, log_now_ms() - t1);
 	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED")) {
@@ -339,15 +352,21 @@ static int run(const struct options *o, const struct program *prog)
 		printf("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n");
 		fflush(stdout);
 	}
+	/* The last moment to give up without having run anything: BEGIN
+	 * and the -c command have not started. */
+	if (cancel_requested())
+		goto cancelled;
 	if (engine_run_begin(e) < 0)
 		goto out;
 	if (ch.pid > 0 && program_keeps_user_addresses(prog))
 		child_hold_exit(&ch);
+	if (cancel_requested())
+		goto cancelled;
 	child_release(&ch);
 
 	double last_compact = log_now_ms(), last_check = last_compact;
 	int oerr = 0;
-	while (!rc.exit_requested && !stop_requested) {
+	while (!rc.exit_requested && !cancel_requested()) {
 		int r = engine_poll(e, 100);
 		oerr = output_status(outf, o->buffering != BUF_FULL);
 		if (oerr < 0) {
@@ -396,6 +415,13 @@ static int run(const struct options *o, const struct program *prog)
 	oerr = output_status(outf, true);
 	ret = oerr < 0 ? output_failed(oerr, o) : EXIT_OK;
 	leave_child = oerr < 0;
+	goto out;
+failed:
+	/* a step that saw the cancel flag gave up: not a failure */
+	if (!cancel_requested())
+		goto out;
+cancelled:
+	ret = RUN_INTERRUPTED;
 out:
 	if (outf)
 		fflush(outf);
@@ -407,7 +433,7 @@ out:
 		child_untrace(&ch);
 	if (ch.pid > 0 && !leave_child) {
 		if (ret != EXIT_OK)
-			kill(ch.pid, SIGTERM);
+			kill(ch.pid, SIGTERM);   /* unreleased: it never ran */
 		/* the engine is gone: nothing to drain at its exit stop */
 		while (ch.pid > 0 && !child_gone(&ch, NULL, true))
 			;
@@ -420,10 +446,6 @@ out:
 static int list_probes(const struct options *o)
 {
 	int found = 0;
-	if (o->pid && !process_alive(o->pid)) {
-		log_error("-p %d: no such process", o->pid);
-		return EXIT_RUNTIME;
-	}
 	/* -p alone (or with a pattern naming no provider) lists what that
 	 * process has: its user-space probes, as bpftrace does */
 	bool only_user = o->pid && (!o->list_pattern ||
@@ -438,19 +460,28 @@ static int list_probes(const struct options *o)
 	return EXIT_OK;
 }
 
+/* Until run() begins, nothing needs undoing: SIGINT and SIGTERM keep
+ * their default action and end sonde at once, as they end bpftrace
+ * while it compiles. */
 int main(int argc, char **argv)
 {
+	preflight_std_fds();
 	struct options o = { 0 };
 	int r = options_parse(argc, argv, &o);
 	if (r)
 		return r;
-	install_signals();
+	/* What would fail only after attaching fails now. */
+	if (o.pid && preflight_pid(o.pid) < 0)
+		return EXIT_RUNTIME;
 	if (o.list)
 		return list_probes(&o);
+	if (o.cmd && preflight_command(o.cmd) < 0)
+		return EXIT_RUNTIME;
 
 	char *file_text = NULL;
+	size_t file_len = 0;
 	if (o.script_file) {
-		file_text = read_file(o.script_file);
+		file_text = read_file(o.script_file, &file_len);
 		if (!file_text) {
 			log_error("cannot read script '%s': %s", o.script_file,
 				  strerror(errno));
@@ -463,6 +494,12 @@ int main(int argc, char **argv)
 	};
 	struct diags d;
 	diags_init(&d, &src);
+	if (file_text && diag_check_nul(&d, file_text, file_len)) {
+		diags_print(&d, stderr);
+		diags_free(&d);
+		free(file_text);
+		return EXIT_SCRIPT;
+	}
 	struct compile_opts co = {
 		.name = src.name, .text = src.text,
 		.positional = o.positional, .npositional = o.npositional,
@@ -491,5 +528,9 @@ int main(int argc, char **argv)
 	program_free(prog);
 	diags_free(&d);
 	free(file_text);
+	if (ret == RUN_INTERRUPTED) {
+		cancel_die();
+		return 128 + cancel_signal;
+	}
 	return ret;
 }

@@ -28,6 +28,8 @@ void diags_free(struct diags *d)
 		free(d->list.v[i].msg);
 	vec_free(&d->list);
 	vec_free(&d->error_tags);
+	free(d->seen);
+	d->seen = NULL;
 	d->nerrors = d->dropped_errors = d->dropped_warnings = 0;
 }
 
@@ -65,6 +67,41 @@ static char *format_msg(const char *fmt, va_list ap)
 	return fit ? fit : msg;
 }
 
+static uint64_t diag_hash(const struct diag *g)
+{
+	uint64_t h = 1469598103934665603ull;
+	uint64_t nums[4] = { g->level, g->pos.line, g->pos.col, g->pos.len };
+	for (int i = 0; i < 4; i++)
+		h = (h ^ nums[i]) * 1099511628211ull;
+	for (const char *c = g->tag; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	for (const char *c = g->msg ? g->msg : ""; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	return h | 1;           /* 0 marks an empty slot */
+}
+
+/* Whether a diagnostic over the caps repeats one seen before (by hash:
+ * it is not kept, so only its count is at stake). Remembers it. */
+static bool dropped_before(struct diags *d, const struct diag *g)
+{
+	if (!d->seen) {
+		d->seen = calloc(DIAG_SEEN_SLOTS, sizeof(*d->seen));
+		if (!d->seen)
+			return false;
+	}
+	uint64_t h = diag_hash(g);
+	for (size_t i = h % DIAG_SEEN_SLOTS, k = 0; k < DIAG_SEEN_SLOTS / 2;
+	     i = (i + 1) % DIAG_SEEN_SLOTS, k++) {
+		if (d->seen[i] == h)
+			return true;
+		if (!d->seen[i]) {
+			d->seen[i] = h;
+			return false;
+		}
+	}
+	return false;           /* crowded: count it */
+}
+
 void diag_vadd(struct diags *d, enum diag_level level, struct pos pos,
 	       const char *tag, const char *fmt, va_list ap)
 {
@@ -76,14 +113,19 @@ void diag_vadd(struct diags *d, enum diag_level level, struct pos pos,
 			return;
 		}
 	bool error = level == DIAG_ERROR;
+	size_t kept = 0;
+	for (size_t i = 0; i < d->list.n; i++)
+		kept += (d->list.v[i].level == DIAG_ERROR) == error;
+	bool over = kept >= (error ? DIAG_MAX_ERRORS : DIAG_MAX_WARNINGS);
+	if (over && dropped_before(d, &g)) {
+		free(g.msg);
+		return;
+	}
 	if (error) {
 		d->nerrors++;
 		note_error_tag(d, g.tag);
 	}
-	size_t kept = 0;
-	for (size_t i = 0; i < d->list.n; i++)
-		kept += (d->list.v[i].level == DIAG_ERROR) == error;
-	if (kept >= (error ? DIAG_MAX_ERRORS : DIAG_MAX_WARNINGS)) {
+	if (over) {
 		if (error)
 			d->dropped_errors++;
 		else
@@ -164,19 +206,20 @@ static bool utf8_cont(char c)
 }
 
 /* What a byte of the script or a message looks like on the terminal:
- * control characters (escape sequences included) are shown as '?'. */
-static char shown(char c, bool keep_newline)
+ * control characters (escape sequences, and newlines a message quotes
+ * from a string) are shown as '?', so one diagnostic is one line. */
+static char shown(char c)
 {
 	unsigned char u = (unsigned char)c;
-	if (c == '\t' || (c == '\n' && keep_newline))
+	if (c == '\t')
 		return c;
 	return u < 0x20 || u == 0x7f ? '?' : c;
 }
 
-static void put_shown(FILE *out, const char *s, size_t n, bool keep_newline)
+static void put_shown(FILE *out, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		fputc(shown(s[i], keep_newline), out);
+		fputc(shown(s[i]), out);
 }
 
 /* The source line of G and a caret under its column. A line longer than
@@ -202,7 +245,7 @@ static void render_line(FILE *out, const char *line, size_t len,
 	bool cut_before = from > 0, cut_after = to < len;
 	if (cut_before)
 		fputs("...", out);
-	put_shown(out, line + from, to - from, false);
+	put_shown(out, line + from, to - from);
 	if (cut_after)
 		fputs("...", out);
 	fputc('\n', out);
@@ -233,7 +276,7 @@ static void render_head(FILE *out, bool json, const char *lvl,
 		fputs("}\n", out);
 		return;
 	}
-	put_shown(out, head, strlen(head), true);
+	put_shown(out, head, strlen(head));
 	fputc('\n', out);
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "vec.h"
@@ -50,7 +51,9 @@ struct diags {
 	unsigned nerrors;           /* every error, kept or not */
 	unsigned dropped_errors, dropped_warnings;  /* over the caps */
 	VEC(const char *) error_tags;  /* distinct tags of every error */
+	uint64_t *seen;             /* hashes of the dropped, to count each once */
 };
+#define DIAG_SEEN_SLOTS 8192
 
 void diags_init(struct diags *d, const struct diag_source *src);
 void diags_free(struct diags *d);

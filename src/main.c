@@ -173,6 +173,27 @@ static void child_untrace(struct child *ch)
 	}
 }
 
+static bool child_gone(struct child *ch, struct engine *e, bool block);
+
+/* The run ended while the -c command still runs (exit(), a stop signal,
+ * a failure, or it never got to start): end it with the run, as bpftrace
+ * does, with SIGTERM and, a second later, SIGKILL, so sonde's own exit
+ * never waits on it. The engine is gone by then: nothing to drain at its
+ * exit stop. */
+static void child_end(struct child *ch)
+{
+	kill(ch->pid, SIGTERM);
+	for (int i = 0; i < 100 && ch->pid > 0; i++) {
+		if (child_gone(ch, NULL, false))
+			return;
+		usleep(10 * 1000);
+	}
+	if (ch->pid > 0)
+		kill(ch->pid, SIGKILL);
+	while (ch->pid > 0 && !child_gone(ch, NULL, true))
+		;
+}
+
 /* Reap the child if it has exited, after draining the ring at its exit
  * stop; true once it is gone. */
 static bool child_gone(struct child *ch, struct engine *e, bool block)
@@ -431,13 +452,8 @@ out:
 		close(ch.release_fd);   /* EOF: an unreleased child exits */
 	if (ch.pid > 0 && leave_child)
 		child_untrace(&ch);
-	if (ch.pid > 0 && !leave_child) {
-		if (ret != EXIT_OK)
-			kill(ch.pid, SIGTERM);   /* unreleased: it never ran */
-		/* the engine is gone: nothing to drain at its exit stop */
-		while (ch.pid > 0 && !child_gone(&ch, NULL, true))
-			;
-	}
+	if (ch.pid > 0 && !leave_child)
+		child_end(&ch);
 	if (outf && outf != stdout)
 		fclose(outf);
 	return ret;
@@ -466,6 +482,7 @@ static int list_probes(const struct options *o)
 int main(int argc, char **argv)
 {
 	preflight_std_fds();
+	cancel_reset_signals();
 	struct options o = { 0 };
 	int r = options_parse(argc, argv, &o);
 	if (r)

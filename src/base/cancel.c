@@ -5,11 +5,8 @@
 
 volatile sig_atomic_t cancel_signal;
 
-void cancel_die(void)
+static void set_default(int sig)
 {
-	int sig = cancel_signal;
-	if (!sig)
-		return;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
@@ -19,5 +16,19 @@ void cancel_die(void)
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+void cancel_reset_signals(void)
+{
+	set_default(SIGINT);
+	set_default(SIGTERM);
+}
+
+void cancel_die(void)
+{
+	int sig = cancel_signal;
+	if (!sig)
+		return;
+	set_default(sig);
 	raise(sig);
 }

@@ -18,7 +18,7 @@
  * parts, an event record): it lives in the BPF stack or the per-CPU
  * scratch area, which holds at most 32 KiB of everything a probe keeps
  * at once. */
-#define SEMA_VALUE_MAX 8192
+#define SEMA_VALUE_MAX 16384
 
 struct sema_opts {
 	char **positional;     /* $1.. as given on the command line */

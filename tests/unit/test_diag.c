@@ -254,26 +254,26 @@ static void test_sema_limits(void)
 		free(t);
 	}
 
-	/* 200 strings of 64 bytes: a key, a tuple, a printf record */
+	/* 300 strings of 64 bytes: a key, a tuple, a printf record */
 	char key[4096] = "", fmt[1024] = "";
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < 300; i++) {
 		strcat(key, i ? ",str(comm)" : "str(comm)");
 		strcat(fmt, "%s");
 	}
 	char *t;
 	if (asprintf(&t, "BEGIN { @[%s] = 1; }", key) > 0) {
 		CHECK(script_fails_with(t, "TOO_LARGE"),
-		      "limits: a 12,800-byte map key");
+		      "limits: a 19,200-byte map key");
 		free(t);
 	}
 	if (asprintf(&t, "BEGIN { $t = (%s); }", key) > 0) {
 		CHECK(script_fails_with(t, "TOO_LARGE"),
-		      "limits: a 12,800-byte tuple");
+		      "limits: a 19,200-byte tuple");
 		free(t);
 	}
 	if (asprintf(&t, "BEGIN { printf(\"%s\", %s); }", fmt, key) > 0) {
 		CHECK(script_fails_with(t, "TOO_LARGE"),
-		      "limits: a 12,800-byte printf record");
+		      "limits: a 19,200-byte printf record");
 		free(t);
 	}
 	/* a tuple too large because of a literal too long: one error */

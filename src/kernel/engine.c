@@ -252,7 +252,7 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 {
 	*out = NULL;
 	if (!privilege_can_trace()) {
-		log_error("cannot load the programs: %s (sonde runs as uid %d "
+		log_error("cannot load the programs: not permitted: %s (sonde runs as uid %d "
 			  "without them)", PRIVILEGE_NEEDED, (int)geteuid());
 		return -EPERM;
 	}

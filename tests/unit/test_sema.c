@@ -1,6 +1,7 @@
 /* test_sema.c - the semantic pass: expression types, variables, maps and
  * their specs, calls and their events, positional parameters, args
  * fields, and the error tags. */
+#include "funcs/func.h"
 #include "lang_fixture.h"
 #include "unit.h"
 
@@ -220,7 +221,7 @@ int main(void)
 	      !strcmp(tn(e->args), "(int64, string[16], uint64, int64, int64, "
 		      "int64)"), "printf event");
 	CHECK(stmt(0, 0)->u.expr_stmt.expr->u.call.event_id == 0 &&
-	      stmt(0, 0)->u.expr_stmt.expr->u.call.id == FN_PRINTF,
+	      stmt(0, 0)->u.expr_stmt.expr->u.call.fn == func_find("printf"),
 	      "call annotations");
 	CHECK(fails("BEGIN { $f = \"%d\"; printf($f, 1) }", "PRINTF_FORMAT"),
 	      "printf needs a literal format");

@@ -272,7 +272,8 @@ int main(void)
 	struct node *sig = stmt(0, 1)->u.expr_stmt.expr->u.call.args.v[0];
 	CHECK(sig->kind == N_INT && sig->u.ival == 10, "signal name to number");
 	CHECK(fails("BEGIN { $x = kaddr(1) }", "ARG_TYPE"), "kaddr literal");
-	CHECK(fails("BEGIN { $x = reg(\"xyz\") }", "ARG_TYPE"), "bad register");
+	CHECK(fails("uprobe:/bin/sh:main { $x = reg(\"xyz\") }", "ARG_TYPE"),
+	      "bad register");
 	CHECK(fails("BEGIN { print(1, 2) }", "ARG_COUNT"), "print value arity");
 	CHECK(fails("BEGIN { @m[1] = 1; print(@m[1]) }", "ARG_TYPE"),
 	      "print of a map element");

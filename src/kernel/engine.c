@@ -293,7 +293,8 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		r = pv->attach(ep->probe, &ep->req);
 		if (r < 0) {
 			log_error("probe %s: cannot attach: %s",
-				  ep->probe->name, strerror(-r));
+				  ep->probe->name, ep->req.error ?
+				  ep->req.error : strerror(-r));
 			goto fail;
 		}
 		ep->has_req = true;

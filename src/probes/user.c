@@ -291,6 +291,7 @@ int user_attach(const struct probe *p, struct attach_req *req)
 	req->ref_ctr_offset = u->ref_ctr_offset;
 	req->retprobe = u->retprobe;
 	req->child_only = u->usdt;
+	req->multi = MULTI_UPROBE;
 	return 1;
 }
 

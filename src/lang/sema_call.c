@@ -1,6 +1,3 @@
-/* sema_call.c - the semantic pass for function calls: argument counts
- * and types, printf-style format checking, aggregation value types, and
- * the event table entries of calls that talk to user space. */
 /* sema_call.c - the semantic pass for function calls: the lookup of the
  * function's record (funcs/func.h) and what every call shares (argument
  * count, --unsafe, where aggregations may appear), then the record's own

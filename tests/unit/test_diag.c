@@ -237,7 +237,7 @@ static void test_sema_limits(void)
 		{ "BEGIN { printf(\"%s\\n\"); }", 5000, true,
 		  "printf format: compile time only" },
 		{ "BEGIN { time(\"%s\"); }", 500, true, "time() format" },
-		{ "BEGIN { @ = reg(\"%s\"); }", 100, false,
+		{ "uprobe:/bin/sh:main { @ = reg(\"%s\"); }", 100, false,
 		  "reg() name: its own error, not the length" },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(*c); i++) {

@@ -167,6 +167,7 @@ static void on_hello(struct engine *e, struct proc_conn *c)
 	if (e->attached && cred.pid > 0 && cred.pid == e->opts.cpid &&
 	    send_setup(e, c->fd) == 0) {
 		c->state = CONN_ATTACHING;
+		e->traced++;
 		log_info("process engine: process %d connected; attaching",
 			 c->pid);
 		return;

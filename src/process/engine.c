@@ -282,6 +282,10 @@ static int process_drain(struct engine *e)
 static int process_run_end(struct engine *e)
 {
 	proc_control_detach(e);
+	if (e->nsites && !e->traced && e->opts.cpid > 0)
+		log_warn("process engine: the command never loaded the agent "
+			 "library (a statically linked or set-user-ID program "
+			 "ignores LD_PRELOAD): its probes did not run");
 	for (uint32_t i = 0; i < e->nprobes; i++)
 		e->probes[i].next_ns = 0;      /* timers stop */
 	process_drain(e);

@@ -57,6 +57,7 @@ struct engine {
 	char *env[3];              /* child_env: LD_PRELOAD, SONDE_AGENT */
 	bool attached;             /* agents may attach (after attach()) */
 	bool failed;               /* an agent could not attach: say so once */
+	uint32_t traced;           /* agents that attached to the command */
 	/* events */
 	bool stopped;              /* a handler asked to stop */
 	bool ignore_events;        /* after exit(), until END runs */

@@ -8,7 +8,22 @@
  * Anything else goes to the handler that was there before, or gets the
  * default action it would have had. The handlers stay installed for the
  * life of the process: a thread may trap on a breakpoint that another
- * thread is removing at that moment, and must still be let through. */
+ * thread is removing at that moment, and must still be let through.
+ *
+ * Keeping them. A program that installs its own handler for one of these
+ * signals later (Python's faulthandler does for SIGSEGV), or blocks them
+ * in a thread (a worker that blocks every signal: the kernel then kills
+ * the process on a breakpoint or fault), would turn a probe into a
+ * crash. So the preloaded agent interposes sigaction(), signal(),
+ * sigprocmask() and pthread_sigmask(): while its handlers are installed,
+ * a handler the program sets for these three signals is kept as the one
+ * to chain to (and reported back as the current one), and they are left
+ * out of any mask a thread sets. Blocking them changes nothing a program
+ * can rely on: POSIX leaves a fault raised while blocked undefined, and
+ * Linux kills the process. Programs that make the system calls directly
+ * bypass this, as does an agent injected after start (dlopen), whose
+ * symbols come too late to interpose. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -20,6 +35,32 @@
 
 static struct sigaction old_trap, old_segv, old_bus;
 static bool installed;
+
+/* The C library's own functions, behind the interposed ones. */
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+static sigaction_fn real_sigaction;
+static sigmask_fn real_sigprocmask, real_pthread_sigmask;
+
+static void resolve(void)
+{
+	if (__atomic_load_n(&real_sigaction, __ATOMIC_ACQUIRE))
+		return;
+	sigmask_fn pm = (sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask");
+	sigmask_fn tm = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
+	sigaction_fn sa = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	__atomic_store_n(&real_sigprocmask, pm, __ATOMIC_RELEASE);
+	__atomic_store_n(&real_pthread_sigmask, tm, __ATOMIC_RELEASE);
+	__atomic_store_n(&real_sigaction, sa, __ATOMIC_RELEASE);
+}
+
+static struct sigaction *kept(int sig)
+{
+	if (!__atomic_load_n(&installed, __ATOMIC_ACQUIRE))
+		return NULL;
+	return sig == SIGTRAP ? &old_trap : sig == SIGSEGV ? &old_segv :
+	       sig == SIGBUS ? &old_bus : NULL;
+}
 
 /* Hand a signal that is not ours to what would have handled it. */
 static void chain(int sig, siginfo_t *si, void *uc, const struct sigaction *o)
@@ -40,11 +81,11 @@ static void chain(int sig, siginfo_t *si, void *uc, const struct sigaction *o)
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
-	sigaction(sig, &dfl, NULL);
+	real_sigaction(sig, &dfl, NULL);
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	real_sigprocmask(SIG_UNBLOCK, &set, NULL);
 	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
 }
 
@@ -113,18 +154,90 @@ static int install(int sig, void (*fn)(int, siginfo_t *, void *),
 	sa.sa_sigaction = fn;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	return sigaction(sig, &sa, old) < 0 ? -errno : 0;
+	return real_sigaction(sig, &sa, old) < 0 ? -errno : 0;
 }
 
 int agent_signals_init(void)
 {
 	if (installed)
 		return 0;
+	resolve();
+	if (!real_sigaction || !real_sigprocmask || !real_pthread_sigmask)
+		return -ENOSYS;
 	int r = install(SIGTRAP, on_trap, &old_trap);
 	if (r == 0)
 		r = install(SIGSEGV, on_fault, &old_segv);
 	if (r == 0)
 		r = install(SIGBUS, on_fault, &old_bus);
-	installed = r == 0;
-	return r;
+	if (r < 0)
+		return r;
+	/* this thread may have been started with them blocked */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTRAP);
+	sigaddset(&set, SIGSEGV);
+	sigaddset(&set, SIGBUS);
+	real_pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	__atomic_store_n(&installed, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ---- the interposed functions (exported: LD_PRELOAD puts them first) */
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT int sigaction(int sig, const struct sigaction *act,
+		     struct sigaction *oldact)
+{
+	resolve();
+	struct sigaction *k = kept(sig);
+	if (!k)
+		return real_sigaction(sig, act, oldact);
+	struct sigaction prev = *k;
+	if (act)
+		*k = *act;
+	if (oldact)
+		*oldact = prev;
+	return 0;
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;        /* signal()'s BSD semantics */
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, sig);
+	if (sigaction(sig, &sa, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* The set without the agent's signals while its handlers are in place. */
+static const sigset_t *without_ours(int how, const sigset_t *set,
+				    sigset_t *copy)
+{
+	if (!set || how == SIG_UNBLOCK ||
+	    !__atomic_load_n(&installed, __ATOMIC_ACQUIRE))
+		return set;
+	*copy = *set;
+	sigdelset(copy, SIGTRAP);
+	sigdelset(copy, SIGSEGV);
+	sigdelset(copy, SIGBUS);
+	return copy;
+}
+
+EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *oldset)
+{
+	resolve();
+	sigset_t copy;
+	return real_sigprocmask(how, without_ours(how, set, &copy), oldset);
+}
+
+EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *oldset)
+{
+	resolve();
+	sigset_t copy;
+	return real_pthread_sigmask(how, without_ours(how, set, &copy), oldset);
 }

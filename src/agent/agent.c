@@ -208,7 +208,8 @@ static int section_read(struct section *sec, const uint8_t *base,
 	for (uint32_t i = 0; i < h->nsites; i++) {
 		const struct proto_site *t = &sec->sites[i];
 		if (t->probe >= h->nprobes || t->file >= h->nfiles ||
-		    t->kind != PROTO_SITE_USDT || (t->len != 1 && t->len != 5))
+		    t->len == 0 || t->len > sizeof(t->expect) ||
+		    (t->kind == PROTO_SITE_USDT && t->len != 1 && t->len != 5))
 			return -EINVAL;
 	}
 	return 0;
@@ -257,6 +258,43 @@ static char *hexbytes(char *out, const uint8_t *b, uint32_t n)
 	}
 	*p = '\0';
 	return out;
+}
+
+/* ---- the kinds of sites ---- */
+
+/* Prepare the patch of one site found at addr: *id, or -errno with why.
+ * A new kind of site (a function's entry or return) is one more case:
+ * check the code there, then add its patch (agent.h). */
+static int site_prepare(const struct proto_site *t, uint64_t addr,
+			uint32_t *id, char *why, size_t len)
+{
+	switch (t->kind) {
+	case PROTO_SITE_USDT: {
+		/* the nop the file has, or our own patch of it (two probes on
+		 * one site) */
+		struct agent_patch *old = agent_patch_find(addr);
+		char hb[16];
+		if (!(old && old->applied) &&
+		    !rt_memeq((const void *)addr, t->expect, t->len)) {
+			snprintf(why, len, "the code at 0x%llx is %s, not the nop "
+				 "the file has (a breakpoint of a debugger or a "
+				 "kernel uprobe?)", (unsigned long long)addr,
+				 hexbytes(hb, (const uint8_t *)addr, t->len));
+			return -EBUSY;
+		}
+		int r = agent_patch_add(addr, t->expect, t->len,
+					t->len == 5 ? PATCH_JMP : PATCH_INT3, id);
+		if (r < 0)
+			snprintf(why, len, "cannot prepare its patch: %s",
+				 r == -ENOMEM ? "no memory for a trampoline within "
+				 "2 GiB of it" : strerror(-r));
+		return r;
+	}
+	default:
+		snprintf(why, len, "a kind of site this agent does not know (%u)",
+			 t->kind);
+		return -EINVAL;
+	}
 }
 
 /* ---- a session ---- */
@@ -346,24 +384,10 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 		uint64_t addr = address_of(&maps, f, t->offset, PROT_EXEC);
 		if (!addr)
 			continue;          /* not in this process (yet) */
-		struct agent_patch *old = agent_patch_find(addr);
-		char text[160], hb[16];
-		if (!(old && old->applied) &&
-		    !rt_memeq((const void *)addr, t->expect, t->len)) {
-			snprintf(text, sizeof(text), "the code at 0x%llx is %s, not "
-				 "the nop the file has (a breakpoint of a debugger "
-				 "or a kernel uprobe?)", (unsigned long long)addr,
-				 hexbytes(hb, (const uint8_t *)addr, t->len));
-			report(s, i, -EBUSY, addr, text);
-			continue;
-		}
 		uint32_t id;
-		r = agent_patch_add(addr, t->expect, t->len,
-				    t->len == 5 ? PATCH_JMP : PATCH_INT3, &id);
+		char text[160];
+		r = site_prepare(t, addr, &id, text, sizeof(text));
 		if (r < 0) {
-			snprintf(text, sizeof(text), "cannot prepare its patch: %s",
-				 r == -ENOMEM ? "no memory for a trampoline within "
-				 "2 GiB of it" : strerror(-r));
 			report(s, i, r, addr, text);
 			continue;
 		}

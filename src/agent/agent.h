@@ -83,8 +83,10 @@ struct agent_patch {
 	enum agent_patch_kind kind;
 	uint8_t orig[AGENT_PATCH_BYTES];   /* the bytes that were there */
 	uint8_t code[AGENT_PATCH_BYTES];   /* the bytes written */
-	uint64_t resume;               /* INT3: where execution goes on
-					* after the hit (addr + len for a nop) */
+	uint64_t resume;               /* where a thread trapping at addr goes
+					* on after its hit (INT3, and any patch
+					* during the int3 protocol): addr + len
+					* past a nop */
 	void *tramp;                   /* JMP: its trampoline */
 	bool applied;
 };
@@ -96,6 +98,18 @@ struct agent_patch {
  * within reach). */
 int agent_patch_add(uint64_t addr, const uint8_t *orig, uint32_t len,
 		    enum agent_patch_kind kind, uint32_t *id);
+/* A patch whose trampoline the caller builds (a function entry: the hit,
+ * then its relocated instructions, then a jump back): the id the next
+ * patch gets, to emit into that trampoline (agent_tramp_emit_hit), then
+ * the patch itself, a jmp rel32 to tramp over the first 5 of its len
+ * bytes (the rest become int3s, never run: no instruction starts there
+ * once patched, which the caller has made sure of). trap_resume is where
+ * a thread that traps at addr during the int3 protocol goes on after its
+ * hit: the relocated instructions in the trampoline. The patch lock is
+ * held from agent_patch_next_id to agent_patch_add_tramp. */
+uint32_t agent_patch_next_id(void);
+int agent_patch_add_tramp(uint64_t addr, const uint8_t *orig, uint32_t len,
+			  void *tramp, uint64_t trap_resume, uint32_t *id);
 struct agent_patch *agent_patch_get(uint32_t id);
 /* The patch whose address is addr, or NULL (async-signal-safe). */
 struct agent_patch *agent_patch_find(uint64_t addr);

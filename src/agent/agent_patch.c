@@ -75,6 +75,48 @@ static int tramp_nop(struct agent_patch *p, uint32_t id)
 	return agent_emit_jmp(p->code, p->addr, (uint64_t)(uintptr_t)t);
 }
 
+uint32_t agent_patch_next_id(void)
+{
+	return npatches;
+}
+
+/* Publish patch n (filled in). */
+static void publish(uint32_t n, uint32_t *id)
+{
+	uint32_t i = addr_hash(patches[n].addr);
+	while (index_of[i])
+		i = (i + 1) & (INDEX_SIZE - 1);
+	__atomic_store_n(&npatches, n + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&index_of[i], n + 1, __ATOMIC_RELEASE);
+	*id = n;
+}
+
+int agent_patch_add_tramp(uint64_t addr, const uint8_t *orig, uint32_t len,
+			  void *tramp, uint64_t trap_resume, uint32_t *id)
+{
+	if (agent_patch_find(addr))
+		return -EEXIST;
+	if (len < 5 || len > AGENT_PATCH_BYTES)
+		return -EINVAL;
+	if (npatches == AGENT_PATCH_MAX)
+		return -ENOSPC;
+	uint32_t n = npatches;
+	struct agent_patch *p = &patches[n];
+	rt_memset(p, 0, sizeof(*p));
+	p->addr = addr;
+	p->len = len;
+	p->kind = PATCH_JMP;
+	p->tramp = tramp;
+	p->resume = trap_resume;
+	rt_memcpy(p->orig, orig, len);
+	rt_memset(p->code, 0xcc, len);
+	int r = agent_emit_jmp(p->code, addr, (uint64_t)(uintptr_t)tramp);
+	if (r < 0)
+		return r;
+	publish(n, id);
+	return 0;
+}
+
 int agent_patch_add(uint64_t addr, const uint8_t *orig, uint32_t len,
 		    enum agent_patch_kind kind, uint32_t *id)
 {
@@ -108,12 +150,7 @@ int agent_patch_add(uint64_t addr, const uint8_t *orig, uint32_t len,
 		if (r < 0)
 			return r;
 	}
-	uint32_t i = addr_hash(addr);
-	while (index_of[i])
-		i = (i + 1) & (INDEX_SIZE - 1);
-	__atomic_store_n(&npatches, n + 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&index_of[i], n + 1, __ATOMIC_RELEASE);
-	*id = n;
+	publish(n, id);
 	return 0;
 }
 

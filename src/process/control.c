@@ -163,8 +163,10 @@ static void on_hello(struct engine *e, struct proc_conn *c)
 		cred.pid = 0;
 	c->pid = cred.pid;
 	/* -c traces the command's process, through its execs; what it
-	 * starts is not traced (as the kernel engine binds USDT probes) */
-	if (e->attached && cred.pid > 0 && cred.pid == e->opts.cpid &&
+	 * starts is not traced (as the kernel engine binds USDT probes);
+	 * -p the process named */
+	int traced = e->opts.pid > 0 ? e->opts.pid : e->opts.cpid;
+	if (e->attached && cred.pid > 0 && cred.pid == traced &&
 	    send_setup(e, c->fd) == 0) {
 		c->state = CONN_ATTACHING;
 		e->traced++;

@@ -88,7 +88,12 @@ static int process_check(const struct program *prog,
 			bad++;
 		}
 		int h = missing_helper(p);
-		if (h >= 0) {
+		if (h == BPF_FUNC_get_current_task) {
+			say("probe %s: curtask is the kernel's task_struct: the "
+			    "process engine cannot read it (use the kernel "
+			    "engine)", p->name);
+			bad++;
+		} else if (h >= 0) {
 			say("probe %s: the program calls bpf_%s, which the process "
 			    "engine does not provide", p->name,
 			    (size_t)h < sizeof(helper_names) / sizeof(*helper_names) ?

@@ -12,9 +12,12 @@
  *     share one, as with -c);
  *   - comm is the thread's name, read once and again only after a rename
  *     (a system call costs half a microsecond here);
- *   - get_current_task is an opaque non-zero value, and task_pt_regs of
- *     it the registers the probe saw (what ustack copies);
- *   - kernel stacks are empty (-EFAULT): nothing runs in the kernel. */
+ *   - get_current_task_btf is an opaque non-zero value, and task_pt_regs
+ *     of it the registers the probe saw (what ustack copies); there is
+ *     no get_current_task (curtask: the kernel's task_struct, read as
+ *     kernel memory), so a script using it is refused;
+ *   - kernel stacks are empty (-EFAULT), and kernel memory reads fail:
+ *     nothing runs in the kernel. */
 #include <errno.h>
 #include <linux/bpf.h>
 #include <sched.h>
@@ -304,7 +307,6 @@ const rt_helper_fn rt_helpers[__BPF_FUNC_MAX_ID] = {
 	[BPF_FUNC_get_current_comm] = get_current_comm,
 	[BPF_FUNC_get_smp_processor_id] = get_smp_processor_id,
 	[BPF_FUNC_get_prandom_u32] = get_prandom_u32,
-	[BPF_FUNC_get_current_task] = get_current_task,
 	[BPF_FUNC_get_current_task_btf] = get_current_task,
 	[BPF_FUNC_task_pt_regs] = task_pt_regs,
 	[BPF_FUNC_get_current_cgroup_id] = get_current_cgroup_id,

@@ -104,11 +104,21 @@ static int read_syscall(void *dst, const void *src, size_t n)
 	return k == (ssize_t)n ? 0 : -EFAULT;
 }
 
+/* Kernel addresses (the upper half) are never readable here. */
+static bool kernel_address(const void *src)
+{
+	return (uint64_t)(uintptr_t)src >= 0xffff800000000000ull;
+}
+
 int rt_read(void *dst, const void *src, uint32_t n)
 {
 	if (n == 0)
 		return 0;
 	int r;
+	if (kernel_address(src)) {
+		rt_memset(dst, 0, n);
+		return -EFAULT;
+	}
 	if (on_own_stack(src, n)) {
 		rt_memcpy(dst, src, n);
 		return 0;
@@ -147,7 +157,9 @@ int rt_read_str(void *dst, const void *src, uint32_t n)
 	if (n == 0)
 		return 0;
 	int r;
-	if (rt_proc.nofault)
+	if (kernel_address(src))
+		r = -EFAULT;
+	else if (rt_proc.nofault)
 		r = (int)rt_strcpy_nofault(dst, src, n);
 	else
 		r = read_str_syscall(dst, src, n);

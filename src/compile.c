@@ -42,6 +42,7 @@ static int expand_emit(void *arg, const char *target, const char *func,
 		st->spelling : st->provider->name;
 	struct probe p = {
 		.provider = st->provider,
+		.caps = st->provider->caps,
 		.name = probe_name(a, pname, target, func),
 		.target = target ? arena_strdup(a, target) : NULL,
 		.func = func ? arena_strdup(a, func) : NULL,

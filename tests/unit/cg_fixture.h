@@ -15,6 +15,7 @@
 #include "compile.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
+#include "probes/provider.h"
 
 static const struct record_field cgfx_fields[] = {
 	{ .name = "fd", .offset = 16, .size = 4, .is_signed = true },
@@ -38,17 +39,18 @@ struct cgfx {
 	int rc;
 };
 
-static inline enum bpf_prog_type cgfx_prog_type(const char *name)
+/* The provider an attach point names (BEGIN when none matches): its
+ * program type and capabilities are what the probe gets. */
+static inline const struct provider *cgfx_provider(const char *name)
 {
-	if (!strncmp(name, "tracepoint:", 11) || !strncmp(name, "t:", 2))
-		return BPF_PROG_TYPE_TRACEPOINT;
-	if (!strncmp(name, "interval:", 9) || !strncmp(name, "profile:", 8) ||
-	    !strncmp(name, "i:", 2))
-		return BPF_PROG_TYPE_PERF_EVENT;
-	if (!strncmp(name, "uprobe:", 7) || !strncmp(name, "uretprobe:", 10) ||
-	    !strncmp(name, "usdt:", 5))
-		return BPF_PROG_TYPE_KPROBE;
-	return BPF_PROG_TYPE_RAW_TRACEPOINT;      /* BEGIN, END */
+	char pv[32];
+	size_t len = strcspn(name, ":");
+	if (len >= sizeof(pv))
+		len = sizeof(pv) - 1;
+	memcpy(pv, name, len);
+	pv[len] = '\0';
+	const struct provider *p = provider_find(pv);
+	return p ? p : provider_find("BEGIN");
 }
 
 /* When set, every uprobe/usdt probe gets this location (cg_usdt.c). */
@@ -91,7 +93,9 @@ static inline int cgfx_compile(struct cgfx *f, const char *text)
 			struct probe *pr = &f->prog.probes[f->prog.nprobes++];
 			pr->block = b;
 			pr->name = p->u.probe.attach.v[i]->u.attach.text;
-			pr->prog_type = cgfx_prog_type(pr->name);
+			const struct provider *pv = cgfx_provider(pr->name);
+			pr->prog_type = pv->prog_type;
+			pr->caps = pv->caps;
 			if (pr->prog_type == BPF_PROG_TYPE_TRACEPOINT)
 				pr->args_type = &cgfx_rec;
 			if (pr->prog_type == BPF_PROG_TYPE_KPROBE)

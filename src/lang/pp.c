@@ -468,7 +468,9 @@ static struct ptok *do_include(struct pp *pp, struct ptok *hash,
 	if (pp->fatal)
 		return rest;
 	if (f < 0) {
-		pp_fatal(pp, tok, "INCLUDE_NOT_FOUND", "'%s' file not found "
+		struct ptok at = *tok; /* underline the whole name */
+		at.len = (uint32_t)strlen(name) + 2;
+		pp_fatal(pp, &at, "INCLUDE_NOT_FOUND", "'%s' file not found "
 			 "(searched%s the -I directories and the system "
 			 "include directories)", name, quoted ?
 			 " beside the includer," : "");

@@ -199,7 +199,11 @@ static struct ptok *tokenize(struct pp *pp, const char *text, size_t len,
 struct ptok *pp_tokenize(struct pp *pp, uint32_t file)
 {
 	const struct pp_file *f = &pp->files.v[file];
-	return tokenize(pp, f->text, f->len, file, 1, 1);
+	size_t skip = 0;
+	if (file == 0 && f->len >= 2 && f->text[0] == '#' && f->text[1] == '!')
+		while (skip < f->len && f->text[skip] != '\n')
+			skip++; /* the script's #! line */
+	return tokenize(pp, f->text + skip, f->len - skip, file, 1, 1);
 }
 
 struct ptok *pp_tokenize_one(struct pp *pp, const char *s, size_t len,

@@ -236,6 +236,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	prog->arena = a;
 	prog->strlen = o->strlen ? o->strlen : SONDE_STRLEN_DEFAULT;
 	prog->ringbuf_map = prog->globals_map = -1;
+	prog->ctypes = ctypes_new(a);
 	prog->ustack_copy = o->ustack_fp ? 0 :
 		o->ustack_copy ? o->ustack_copy : SONDE_USTACK_COPY_DEFAULT;
 

@@ -27,7 +27,7 @@ struct options {
 	const char *cmd;            /* -c */
 	int pid;                    /* -p */
 	const char *out_file;       /* -o */
-	enum output_format format;
+	enum output_kind format;
 	enum buffering buffering;   /* -B */
 	bool quiet, dry_run, unsafe;
 	const char *dump;           /* ast | bpf */

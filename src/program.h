@@ -253,6 +253,10 @@ struct program {
 	/* ustack: bytes of user stack copied for output to unwind (DWARF
 	 * CFI); 0 walks frame pointers in the kernel (bpf_get_stackid). */
 	uint32_t ustack_copy;
+	/* The C types the script names (types.h): its own declarations and
+	 * headers first, then the resolvers (the kernel's BTF). Values of
+	 * STRUCT/ARRAY type point into it, so output reads it too. */
+	struct ctypes *ctypes;
 };
 
 /* The program's tables, filled by sema and codegen. The add functions

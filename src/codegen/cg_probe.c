@@ -226,8 +226,11 @@ void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
 		return;
 	}
 	case BI_FUNC:
-		if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING) {
-			/* fentry/fexit: the traced function's address */
+		/* fentry/fexit and kernel kprobes: the traced function's
+		 * address (a kretprobe's ip is where it returns to) */
+		if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING ||
+		    (cg->probe->prog_type == BPF_PROG_TYPE_KPROBE &&
+		     (cg->probe->caps & PROBE_KERNEL_MEM))) {
 			vreg ip = cg_call(cg, BPF_FUNC_get_func_ip,
 					  (struct ir_arg[]){ IR_ARG(cg->ctx) }, 1);
 			cg_store_int(cg, dst, cg_regval(ip, type_u64()));
@@ -293,6 +296,8 @@ static struct ir_arg ctx_plus(struct cg *cg, uint32_t off)
 
 struct cval cg_field(struct cg *cg, const struct node *n)
 {
+	if (n->u.field.cfield)
+		return cg_cobject(cg, n);
 	const struct record_field *f = field_of(cg, n);
 	if (!f) {
 		cg_error(cg, n->pos, "field '%s' cannot be compiled in %s",
@@ -335,6 +340,10 @@ struct cval cg_field(struct cg *cg, const struct node *n)
 void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
 		 const struct type *to)
 {
+	if (n->u.field.cfield) {
+		cg_cobject_to(cg, n, dst, to);
+		return;
+	}
 	const struct record_field *f = field_of(cg, n);
 	if (!to)
 		to = n->type;

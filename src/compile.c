@@ -224,7 +224,7 @@ static struct node *parse_script(struct program *prog,
 		.ninclude_files = o->ninclude_files,
 		.have_btf = cdefs_have_btf(),
 	};
-	return cdefs_parse_script(prog->arena, o->text, &co, NULL, d);
+	return cdefs_parse_script(prog->arena, o->text, &co, prog->ctypes, d);
 }
 
 struct program *compile(const struct compile_opts *o, struct diags *d)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cdecl.h"
 #include "parser.h"
 #include "pp.h"
 
@@ -165,8 +166,12 @@ int cdefs_run(struct cdefs *c, const char *name, const char *text,
 		.ninclude_files = o->ninclude_files,
 		.have_btf = o->have_btf,
 	};
-	(void)reg;
-	return pp_run(c->pp, &po, d);
+	int err = pp_run(c->pp, &po, d);
+	if (err < 0 || !reg)
+		return err;
+	size_t n;
+	const struct ptok *toks = pp_tokens(c->pp, &n);
+	return cdecl_parse(c->pp, toks, n, reg, d);
 }
 
 const char *cdefs_macro(void *ctx, const char *name, size_t len)

@@ -21,6 +21,8 @@
 	X(PP_ERROR, "an #error directive was reached") \
 	X(MACRO_ARGS, "macro call with the wrong arguments, or a bad ## paste") \
 	X(PP_LIMIT, "headers too large, deep, many or slow; macros too large") \
+	/* C declarations (lang/cdecl*.c) */ \
+	X(BAD_DECL, "malformed struct/union/enum/typedef, or one C refuses") \
 	/* parser */ \
 	X(BAD_UNROLL, "unroll count not an integer literal in 1..100") \
 	/* semantic pass */ \

@@ -717,6 +717,11 @@ static void preprocess(struct pp *pp, struct ptok *tok)
 	vec_free(&bases);
 }
 
+static size_t po_len(const struct pp_opts *o)
+{
+	return o->text ? o->len : 0;
+}
+
 static int add_dir(struct pp *pp, const char *dir)
 {
 	return vec_push(&pp->dirs, dir);
@@ -776,7 +781,19 @@ int pp_run(struct pp *pp, const struct pp_opts *o, struct diags *d)
 			tok = include_file(pp, pre[i], tok, &at);
 	if (!pp->fatal)
 		preprocess(pp, tok);
-	emit(pp, &pp->eof);
+	/* the end: where the script's definitions end, for messages */
+	struct ptok end = pp->eof;
+	end.line = 1;
+	end.col = 1;
+	for (size_t i = 0; i < po_len(o); i++) {
+		if (o->text[i] == '\n') {
+			end.line++;
+			end.col = 1;
+		} else {
+			end.col++;
+		}
+	}
+	emit(pp, &end);
 	return pp->nerrors ? -EINVAL : 0;
 }
 

@@ -58,6 +58,19 @@ struct attach_req {
 	/* One of many probes a wildcard matched: if the kernel refuses it,
 	 * warn and go on without it rather than fail the run. */
 	bool optional;
+	/* Probes of one block whose programs come out the same may share
+	 * one program and one multi-target link when the kernel has that
+	 * link (the engine probes for it at run time); else each attaches
+	 * on its own as described above. */
+	enum attach_multi {
+		MULTI_NONE,
+		MULTI_KPROBE,       /* kprobe_multi link (6.0+): by symbol */
+		MULTI_UPROBE,       /* uprobe_multi link (6.6+): path + offset */
+	} multi;
+	const char *symbol;        /* MULTI_KPROBE: the kernel function */
+	/* When the hook returns an error: what to tell the user instead of
+	 * strerror() ("this kernel has no kprobes ..."). */
+	const char *error;
 };
 
 struct provider {
@@ -99,6 +112,7 @@ const struct provider *provider_find(const char *name);
  * the script is wrong (exit status 1). */
 #define PROBE_ENV_TAGS(X) \
 	X(NO_MATCH, "no tracepoint (or other probe) of that name here") \
+	X(NO_KPROBES, "the kernel has no kprobes") \
 	X(NO_FILE, "the file a user-space probe names does not exist") \
 	X(NOT_ELF, "that file is not an x86-64 ELF file (or is malformed)") \
 	X(NO_SYMBOL, "no such function or symbol in that file") \

@@ -271,6 +271,10 @@ struct cval cg_call_expr(struct cg *cg, const struct node *n)
 		ir_movi(cg->ir, d, (int64_t)addr);
 		return cg_regval(d, n->type);
 	}
+	case FN_UPTR:
+	case FN_KPTR:
+		/* the value as it is: only its type's address space changes */
+		return cg_regval(cg_reg(cg, cg_expr(cg, a->v[0])), n->type);
 	case FN_CGROUPID: {
 		const char *path = a->n && a->v[0]->kind == N_STR ?
 			a->v[0]->u.str.s : "";

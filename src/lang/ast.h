@@ -41,7 +41,8 @@ enum builtin_id {
 	X(USTACK, "ustack") X(CGROUPID, "cgroupid") X(JSON, "json") \
 	X(COUNT, "count") X(SUM, "sum") X(AVG, "avg") X(MIN, "min") \
 	X(MAX, "max") X(STATS, "stats") X(HIST, "hist") X(LHIST, "lhist") \
-	X(DELETE, "delete") X(CLEAR, "clear") X(ZERO, "zero")
+	X(DELETE, "delete") X(CLEAR, "clear") X(ZERO, "zero") \
+	X(UPTR, "uptr") X(KPTR, "kptr")
 
 enum func_id {
 #define X(id, s) FN_##id,

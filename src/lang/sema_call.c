@@ -680,6 +680,12 @@ const struct type *sema_call(struct sema *s, struct node *n)
 			   "reg(): unknown register '%s'", r);
 		return NULL;
 	}
+	case FN_UPTR:
+	case FN_KPTR:
+		if (!argc_ok(s, n, 1, 1) || !int_arg(s, n, 0, "the pointer"))
+			return NULL;
+		return sema_addr_space(s, arg(n, 0)->type,
+				       id == FN_UPTR ? AS_USER : AS_KERNEL);
 	case FN_NTOP: {
 		/* ntop([family,] addr): addr an integer (IPv4, its low four
 		 * bytes) or the 4 or 16 bytes of an address (IPv4, IPv6). */

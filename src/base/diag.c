@@ -30,12 +30,18 @@ void diags_free(struct diags *d)
 	vec_free(&d->error_tags);
 	free(d->seen);
 	d->seen = NULL;
+	for (size_t i = 0; i < d->files.n; i++) {
+		free((char *)d->files.v[i].name);
+		free((char *)d->files.v[i].text);
+	}
+	vec_free(&d->files);
 	d->nerrors = d->dropped_errors = d->dropped_warnings = 0;
 }
 
 static bool same_diag(const struct diag *a, const struct diag *b)
 {
-	return a->level == b->level && a->pos.line == b->pos.line &&
+	return a->level == b->level && a->pos.file == b->pos.file &&
+	       a->pos.line == b->pos.line &&
 	       a->pos.col == b->pos.col && a->pos.len == b->pos.len &&
 	       strcmp(a->tag, b->tag) == 0 &&
 	       strcmp(a->msg ? a->msg : "", b->msg ? b->msg : "") == 0;
@@ -70,8 +76,9 @@ static char *format_msg(const char *fmt, va_list ap)
 static uint64_t diag_hash(const struct diag *g)
 {
 	uint64_t h = 1469598103934665603ull;
-	uint64_t nums[4] = { g->level, g->pos.line, g->pos.col, g->pos.len };
-	for (int i = 0; i < 4; i++)
+	uint64_t nums[5] = { g->level, g->pos.file, g->pos.line, g->pos.col,
+			     g->pos.len };
+	for (int i = 0; i < 5; i++)
 		h = (h ^ nums[i]) * 1099511628211ull;
 	for (const char *c = g->tag; *c; c++)
 		h = (h ^ (unsigned char)*c) * 1099511628211ull;
@@ -174,9 +181,36 @@ bool diag_check_nul(struct diags *d, const char *text, size_t len)
 	return true;
 }
 
+unsigned diags_add_source(struct diags *d, const char *name, const char *text,
+			  size_t len)
+{
+	struct diag_source s = { .name = strdup(name),
+				 .text = strndup(text, len) };
+	if (!s.name || !s.text || vec_push(&d->files, s)) {
+		free((char *)s.name);
+		free((char *)s.text);
+		return 0;
+	}
+	return (unsigned)d->files.n;
+}
+
+static const struct diag_source *diag_file(const struct diags *d,
+					   unsigned file)
+{
+	if (file && file <= d->files.n)
+		return &d->files.v[file - 1];
+	return d->src;
+}
+
+/* Headers first, in the order they were read, then the script. */
 static int diag_cmp(const void *a, const void *b)
 {
 	const struct diag *x = a, *y = b;
+	if (x->pos.file != y->pos.file) {
+		if (!x->pos.file || !y->pos.file)
+			return x->pos.file ? -1 : 1;
+		return x->pos.file < y->pos.file ? -1 : 1;
+	}
 	if (x->pos.line != y->pos.line)
 		return x->pos.line < y->pos.line ? -1 : 1;
 	if (x->pos.col != y->pos.col)
@@ -311,21 +345,23 @@ static void diags_render(const struct diags *d, FILE *out, bool json)
 	char head[DIAG_MSG_MAX + 512];
 	for (size_t i = 0; i < n; i++) {
 		const struct diag *g = &sorted[i];
+		const struct diag_source *src = diag_file(d, g->pos.file);
+		const char *gname = src && src->name ? src->name : "stdin";
 		const char *lvl = g->level == DIAG_ERROR ? "error" : "warning";
 		const char *msg = g->msg ? g->msg : "(no memory)";
 		if (g->pos.line == 0)
-			snprintf(head, sizeof(head), "%s: %s: %s [%s]", name,
+			snprintf(head, sizeof(head), "%s: %s: %s [%s]", gname,
 				 lvl, msg, g->tag);
 		else
 			snprintf(head, sizeof(head), "%s:%u:%u: %s: %s [%s]",
-				 name, g->pos.line, g->pos.col, lvl, msg,
+				 gname, g->pos.line, g->pos.col, lvl, msg,
 				 g->tag);
 		render_head(out, json, lvl, head);
 		if (json || g->pos.line == 0)
 			continue;
 		size_t len;
-		const char *line = d->src && d->src->text ?
-			source_line(d->src->text, g->pos.line, &len) : NULL;
+		const char *line = src && src->text ?
+			source_line(src->text, g->pos.line, &len) : NULL;
 		if (line)
 			render_line(out, line, len, &g->pos);
 	}

@@ -24,7 +24,7 @@ endif
 
 # Every .c under src/ is part of sonde, except the program entry point
 # and the in-process agent (built separately when it exists).
-LIB_SRCS  := $(filter-out src/main.c, $(wildcard src/*.c src/*/*.c))
+LIB_SRCS  := $(filter-out src/main.c src/agent/%, $(wildcard src/*.c src/*/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 MAIN_OBJ  := $(BUILD)/src/main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

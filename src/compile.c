@@ -42,6 +42,7 @@ static int expand_emit(void *arg, const char *target, const char *func,
 		st->spelling : st->provider->name;
 	struct probe p = {
 		.provider = st->provider,
+		.caps = st->provider->caps,
 		.name = probe_name(a, pname, target, func),
 		.target = target ? arena_strdup(a, target) : NULL,
 		.func = func ? arena_strdup(a, func) : NULL,
@@ -219,6 +220,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	prog->arena = a;
 	prog->strlen = o->strlen ? o->strlen : SONDE_STRLEN_DEFAULT;
 	prog->ringbuf_map = prog->globals_map = -1;
+	prog->ctypes = ctypes_new(a);
 	prog->ustack_copy = o->ustack_fp ? 0 :
 		o->ustack_copy ? o->ustack_copy : SONDE_USTACK_COPY_DEFAULT;
 

@@ -179,6 +179,26 @@ struct event_spec {
 struct provider;
 struct usdt_arg;   /* elf/elf.h */
 
+/* What a probe offers the script and how it runs, declared by its
+ * provider (struct provider's caps, like libbpf's section table with its
+ * per-kind flags) and copied into each probe: the compiler and the
+ * engines ask these, never a provider's name. */
+enum probe_cap {
+	PROBE_ARGN       = 1u << 0,   /* arg0..argN: the call's arguments */
+	PROBE_SARGN      = 1u << 1,   /* sarg0..: words on the user stack */
+	PROBE_RETVAL     = 1u << 2,   /* retval: the function's return value */
+	PROBE_FUNC       = 1u << 3,   /* func: the probed function */
+	PROBE_ARGS       = 1u << 4,   /* args->field: a record of arguments */
+	PROBE_KSTACK     = 1u << 5,   /* kstack means something here */
+	PROBE_USTACK     = 1u << 6,   /* ustack means something here */
+	PROBE_USER_MEM   = 1u << 7,   /* its pointers are user memory */
+	PROBE_RUNS_ONCE  = 1u << 8,   /* run once by sonde itself (BEGIN) */
+	PROBE_REGS       = 1u << 9,   /* context is struct pt_regs: reg() */
+	PROBE_TYPED_RET  = 1u << 10,  /* retval typed by the args record */
+	PROBE_OVERRIDE   = 1u << 11,  /* override() may change its return */
+	PROBE_KERNEL_MEM = 1u << 12,  /* its pointers are kernel memory */
+};
+
 /* Where a user-space probe (uprobe, uretprobe, usdt) sits, as the code
  * generator needs it: USDT arguments, uaddr(), the load bias of a
  * position-independent file. Filled by the provider at expansion. */
@@ -203,6 +223,7 @@ struct uprobe_info {
 /* One expanded attach point with its own program. */
 struct probe {
 	const struct provider *provider;
+	uint32_t caps;             /* enum probe_cap: its provider's */
 	const char *name;          /* expanded, canonical: "tracepoint:sched:sched_switch" */
 	const char *target;        /* category, path, unit ... (provider-defined) */
 	const char *func;          /* event, symbol ... (provider-defined) */
@@ -232,6 +253,10 @@ struct program {
 	/* ustack: bytes of user stack copied for output to unwind (DWARF
 	 * CFI); 0 walks frame pointers in the kernel (bpf_get_stackid). */
 	uint32_t ustack_copy;
+	/* The C types the script names (types.h): its own declarations and
+	 * headers first, then the resolvers (the kernel's BTF). Values of
+	 * STRUCT/ARRAY type point into it, so output reads it too. */
+	struct ctypes *ctypes;
 };
 
 /* The program's tables, filled by sema and codegen. The add functions

@@ -85,7 +85,13 @@ bool type_equal(const struct type *a, const struct type *b)
 		return false;
 	switch (a->kind) {
 	case TYPE_INT:
-		return a->bits == b->bits && a->is_signed == b->is_signed;
+		return a->bits == b->bits && a->is_signed == b->is_signed &&
+		       a->is_ptr == b->is_ptr &&
+		       (!a->is_ptr || (a->ctype == b->ctype &&
+				       a->space == b->space));
+	case TYPE_STRUCT:
+	case TYPE_ARRAY:
+		return a->ctype == b->ctype;
 	case TYPE_TUPLE:
 		if (a->nfields != b->nfields)
 			return false;
@@ -121,6 +127,12 @@ const struct type *type_unify(struct arena *a, const struct type *x,
 			struct type *p = arena_new(a, struct type);
 			*p = *t;
 			p->is_ptr = true;
+			/* one pointer type is kept only if both agree on it */
+			if (x->ctype == y->ctype) {
+				p->ctype = x->ctype;
+				p->space = x->space == y->space ? x->space :
+					AS_UNKNOWN;
+			}
 			return p;
 		}
 		return t;
@@ -157,10 +169,15 @@ const char *type_name(struct arena *a, const struct type *t)
 {
 	switch (t->kind) {
 	case TYPE_INT:
+		if (t->is_ptr && t->ctype)
+			return ctype_name(a, t->ctype);
 		return arena_printf(a, "%sint%u", t->is_signed ? "" : "u",
 				    t->bits);
 	case TYPE_STR:
 		return arena_printf(a, "string[%u]", t->size);
+	case TYPE_STRUCT:
+	case TYPE_ARRAY:
+		return ctype_name(a, t->ctype);
 	case TYPE_TUPLE: {
 		const char *s = "(";
 		for (uint32_t i = 0; i < t->nfields; i++)

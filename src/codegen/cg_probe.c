@@ -41,13 +41,7 @@ int cg_reg_offset(const char *name)
 
 static bool ctx_is_regs(const struct cg *cg)
 {
-	switch (cg->probe->prog_type) {
-	case BPF_PROG_TYPE_KPROBE:
-	case BPF_PROG_TYPE_PERF_EVENT:
-		return true;
-	default:
-		return false;
-	}
+	return (cg->probe->caps & PROBE_REGS) != 0;
 }
 
 static vreg ctx_load(struct cg *cg, int16_t off)

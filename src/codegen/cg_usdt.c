@@ -201,5 +201,5 @@ struct cval cg_uaddr(struct cg *cg, const struct node *n)
 
 bool cg_user_probe(const struct cg *cg)
 {
-	return cg->probe->uprobe != NULL;
+	return (cg->probe->caps & PROBE_USER_MEM) != 0;
 }

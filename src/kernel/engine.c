@@ -516,7 +516,7 @@ static int attach_perf(struct engine_probe *ep, const int *cpus, size_t ncpus)
 		if (pfd < 0 && ep->req.path) {
 			log_error("probe %s: cannot attach a %s at %s+0x%llx%s: %s",
 				  ep->probe->name,
-				  ep->req.retprobe ? "uretprobe" : "uprobe",
+				  ep->probe->provider->name,
 				  ep->req.path,
 				  (unsigned long long)ep->req.offset,
 				  ep->req.ref_ctr_offset ? " (with a semaphore)" : "",

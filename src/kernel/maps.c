@@ -33,11 +33,9 @@
  * (twice over in RSS: the kernel maps the ring's data pages twice). */
 static bool program_runs_once(const struct program *prog)
 {
-	for (uint32_t i = 0; i < prog->nprobes; i++) {
-		const char *pv = prog->probes[i].provider->name;
-		if (strcmp(pv, "BEGIN") && strcmp(pv, "END"))
+	for (uint32_t i = 0; i < prog->nprobes; i++)
+		if (!(prog->probes[i].caps & PROBE_RUNS_ONCE))
 			return false;
-	}
 	return true;
 }
 

@@ -114,48 +114,38 @@ static const struct type *var_read(struct sema *s, struct node *n)
 /* ---------------------------------------------------------------- */
 /* expressions                                                       */
 
-/* The first probe of the block whose kind is not in `kinds` (its kind
- * in *kind), or NULL when every probe's kind is listed. */
-static const struct probe *block_probe_outside(struct sema *s,
-					       const char *const *kinds,
-					       const char **kind)
+/* The first probe of the block that lacks one of `caps` (enum probe_cap,
+ * declared by its provider), or NULL when every probe has them all. */
+const struct probe *sema_block_lacks(struct sema *s, uint32_t caps)
 {
 	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
 		const struct probe *p = &s->prog->probes[i];
-		if (p->block != s->block)
-			continue;
-		const char *k = sema_probe_kind(s->a, p);
-		bool ok = false;
-		for (int j = 0; kinds[j]; j++)
-			if (strcmp(kinds[j], k) == 0)
-				ok = true;
-		if (!ok) {
-			*kind = k;
+		if (p->block == s->block && (p->caps & caps) != caps)
 			return p;
-		}
 	}
 	return NULL;
 }
 
-static bool block_has_kind(struct sema *s, const char *const *kinds)
+bool sema_block_has(struct sema *s, uint32_t caps)
 {
-	const char *k;
-	return !block_probe_outside(s, kinds, &k);
+	return !sema_block_lacks(s, caps);
 }
 
-/* The kind of the first probe outside `kinds`, for the message, or "". */
-static const char *block_other_kind(struct sema *s, const char *const *kinds)
+bool sema_require(struct sema *s, struct pos pos, uint32_t caps,
+		  const char *what)
 {
-	const char *k = "";
-	block_probe_outside(s, kinds, &k);
-	return k;
+	const struct probe *p = sema_block_lacks(s, caps);
+	if (!p)
+		return true;
+	sema_error(s, pos, "BAD_BUILTIN",
+		   "%s can only be used in %s probes (%s used here)", what,
+		   provider_names_with(s->a, caps), sema_probe_kind(s->a, p));
+	return false;
 }
 
 static bool block_is_user(struct sema *s)
 {
-	static const char *const user[] = { "uprobe", "uretprobe", "usdt",
-					    NULL };
-	return block_has_kind(s, user);
+	return sema_block_has(s, PROBE_USER_MEM);
 }
 
 static const struct type *record_field_type(struct sema *s,
@@ -176,7 +166,7 @@ static const struct type *retval_type(struct sema *s)
 		const struct type *ft = NULL;
 		if (rec && rec->kind == TYPE_RECORD && rec->nfields &&
 		    strcmp(rec->rfields[rec->nfields - 1].name, "retval") == 0 &&
-		    strcmp(sema_probe_kind(s->a, p), "fexit") == 0)
+		    (p->caps & PROBE_TYPED_RET))
 			ft = record_field_type(s, &rec->rfields[rec->nfields - 1],
 					       false);
 		if (!ft)
@@ -190,38 +180,21 @@ static const struct type *retval_type(struct sema *s)
 
 static const struct type *builtin_type(struct sema *s, struct node *n)
 {
-	static const char *const arg_kinds[] = { "kprobe", "uprobe", "usdt",
-						 NULL };
-	static const char *const sarg_kinds[] = { "kprobe", "uprobe", NULL };
-	static const char *const ret_kinds[] = { "kretprobe", "uretprobe",
-						 "fexit", NULL };
-	static const char *const func_kinds[] = { "kprobe", "kretprobe",
-		"uprobe", "uretprobe", "usdt", "fentry", "fexit", NULL };
-	const char *const *need = NULL;
-	const char *what = NULL;
-
+	uint32_t need = 0;
 	switch (n->u.builtin.id) {
-	case BI_ARG: need = arg_kinds; what = "kprobe, uprobe and usdt"; break;
-	case BI_SARG: need = sarg_kinds; what = "kprobe and uprobe"; break;
-	case BI_RETVAL:
-		need = ret_kinds;
-		what = "kretprobe, uretprobe and fexit";
-		break;
-	case BI_FUNC:
-		need = func_kinds;
-		what = "function (kprobe, uprobe, usdt, fentry, fexit)";
-		break;
+	case BI_ARG: need = PROBE_ARGN; break;
+	case BI_SARG: need = PROBE_SARGN; break;
+	case BI_RETVAL: need = PROBE_RETVAL; break;
+	case BI_FUNC: need = PROBE_FUNC; break;
 	default: break;
 	}
-	if (need && !block_has_kind(s, need)) {
+	if (need) {
 		const char *name = builtin_names[n->u.builtin.id];
 		if (n->u.builtin.id == BI_ARG || n->u.builtin.id == BI_SARG)
 			name = arena_printf(s->a, "%s%u", name,
 					    n->u.builtin.index);
-		sema_error(s, n->pos, "BAD_BUILTIN",
-			   "%s can only be used in %s probes (%s used here)",
-			   name, what, block_other_kind(s, need));
-		return NULL;
+		if (!sema_require(s, n->pos, need, name))
+			return NULL;
 	}
 
 	if (n->u.builtin.id == BI_CPID && s->opts && s->opts->no_child) {

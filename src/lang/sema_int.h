@@ -90,6 +90,14 @@ const struct type *sema_agg(struct sema *s, struct node *call);
 bool sema_is_agg_call(const struct node *n);
 /* The canonical provider name of a probe ("tracepoint", "BEGIN"). */
 const char *sema_probe_kind(struct arena *a, const struct probe *p);
+/* Probe capabilities (enum probe_cap, program.h) of the current block:
+ * the first probe lacking one of `caps`, or NULL; whether all have them;
+ * and the check with its error ("WHAT can only be used in kprobe and
+ * uprobe probes (tracepoint used here)", tag BAD_BUILTIN). */
+const struct probe *sema_block_lacks(struct sema *s, uint32_t caps);
+bool sema_block_has(struct sema *s, uint32_t caps);
+bool sema_require(struct sema *s, struct pos pos, uint32_t caps,
+		  const char *what);
 
 static inline bool is_int(const struct type *t)
 {

@@ -3,7 +3,6 @@
  * "Attaching" line, lost events and run-time messages. */
 #include "output_int.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,8 @@ struct output *output_new(const struct program *prog,
 	o->opts = *opts;
 	if (!o->opts.out)
 		o->opts.out = stdout;
+	o->fmt = o->opts.format == OUTPUT_JSON ? &output_format_json :
+		&output_format_text;
 	if (maps) {
 		o->maps = *maps;
 		o->have_maps = true;
@@ -61,59 +62,39 @@ int output_write(struct output *o, const struct sbuf *b)
 	return 0;
 }
 
-static bool json(const struct output *o)
-{
-	return o->opts.format == OUTPUT_JSON;
-}
-
 void output_attaching(struct output *o, unsigned nprobes)
 {
 	if (!o)
 		return;
-	if (json(o))
-		fprintf(o->opts.out,
-			"{\"type\": \"attached_probes\", \"data\": {\"probes\": %u}}\n",
-			nprobes);
-	else
-		fprintf(o->opts.out, "Attaching %u probe%s...\n", nprobes,
-			nprobes == 1 ? "" : "s");
+	struct sbuf b = { 0 };
+	o->fmt->attaching(o, &b, nprobes);
+	output_write(o, &b);
+	sbuf_free(&b);
 }
 
-/* bpftrace says "Lost 1 events" too. */
 void output_lost(struct output *o, uint64_t n)
 {
 	if (!o)
 		return;
 	o->lost += n;
-	if (json(o))
-		fprintf(o->opts.out,
-			"{\"type\": \"lost_events\", \"data\": {\"events\": %llu}}\n",
-			(unsigned long long)n);
-	else
-		fprintf(o->opts.out, "Lost %llu events\n", (unsigned long long)n);
+	struct sbuf b = { 0 };
+	o->fmt->lost(o, &b, n);
+	output_write(o, &b);
+	sbuf_free(&b);
 }
 
-/* Text: "WARNING: msg" on stderr, as bpftrace writes its run-time
- * messages. JSON: a {"type": "<level>", "data": "msg"} line in the
- * output, so that a consumer of the stream sees it in place. */
 void output_message(struct output *o, const char *level, const char *msg)
 {
 	if (!level)
 		level = "error";
 	if (!msg)
 		msg = "";
-	if (o && json(o)) {
-		struct sbuf b = { 0 };
-		json_message(&b, level, msg, strlen(msg));
-		output_write(o, &b);
-		sbuf_free(&b);
-		return;
-	}
+	const struct output_format *f = o ? o->fmt : &output_format_text;
+	struct sbuf b = { 0 };
+	f->message(o, &b, level, msg);
 	if (o)
-		fflush(o->opts.out);
-	for (const char *p = level; *p; p++)
-		fputc(toupper((unsigned char)*p), stderr);
-	fprintf(stderr, ": %s\n", msg);
+		output_write(o, &b);
+	sbuf_free(&b);
 }
 
 /* bpftrace 0.17 has no words for this (with -k it repeats "Failed to
@@ -151,20 +132,15 @@ void output_check_maps(struct output *o)
 
 /* ---- events --------------------------------------------------------- */
 
-/* A message event: text as it is (plus a newline for join), or one JSON
- * line of the given type. */
+/* An event whose output is text, in the chosen format. */
 static int emit(struct output *o, const char *type, struct sbuf *text,
 		bool newline)
 {
 	if (text->oom)
 		return -ENOMEM;
-	if (!json(o)) {
-		if (newline)
-			sbuf_putc(text, '\n');
-		return output_write(o, text);
-	}
 	struct sbuf b = { 0 };
-	json_message(&b, type, text->s ? text->s : "", text->n);
+	o->fmt->text_event(o, &b, type, text->s ? text->s : "", text->n,
+			   newline);
 	int r = output_write(o, &b);
 	sbuf_free(&b);
 	return r;
@@ -181,14 +157,7 @@ static int ev_print_value(struct output *o, const struct event_spec *e,
 		t = t->fields[0];
 	}
 	struct sbuf b = { 0 };
-	if (json(o)) {
-		sbuf_puts(&b, "{\"type\": \"value\", \"data\": ");
-		json_value(o, &b, t, d);
-		sbuf_puts(&b, "}\n");
-	} else {
-		value_text(o, &b, t, d, VCTX_VALUE);
-		sbuf_putc(&b, '\n');
-	}
+	o->fmt->print_value(o, &b, t, d);
 	int r = output_write(o, &b);
 	sbuf_free(&b);
 	return r;
@@ -264,21 +233,11 @@ static int ev_cat(struct output *o, const struct event_spec *e,
 		/* bpftrace: on stderr, whatever the format (a JSON line
 		 * with -f json); JSON still gets an empty cat record. */
 		int err = errno;
-		fflush(o->opts.out);
-		if (json(o)) {
-			struct sbuf m = { 0 };
-			sbuf_printf(&m, "failed to open file '%s': %s",
-				    path.s ? path.s : "", strerror(err));
-			struct sbuf line = { 0 };
-			json_message(&line, "error", m.s ? m.s : "", m.n);
-			if (!line.oom)
-				fwrite(line.s, 1, line.n, stderr);
-			sbuf_free(&m);
-			sbuf_free(&line);
-		} else {
-			fprintf(stderr, "ERROR: failed to open file '%s': %s\n",
-				path.s ? path.s : "", strerror(err));
-		}
+		struct sbuf m = { 0 };
+		sbuf_printf(&m, "failed to open file '%s': %s",
+			    path.s ? path.s : "", strerror(err));
+		o->fmt->error_stderr(o, m.s ? m.s : "");
+		sbuf_free(&m);
 	} else {
 		read_stream(f, &b);
 		fclose(f);

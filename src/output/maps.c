@@ -257,7 +257,7 @@ static void json_key(const struct mctx *mc, struct sbuf *out,
 /* ---- values --------------------------------------------------------- */
 
 static void plain_value_text(const struct mctx *mc, struct sbuf *out,
-			     const struct ment *e, bool json)
+			     const struct ment *e)
 {
 	const struct type *t = mc->vt;
 	if (is_value_sorted(t->kind)) {
@@ -272,10 +272,7 @@ static void plain_value_text(const struct mctx *mc, struct sbuf *out,
 			sbuf_printf(out, "%llu", (unsigned long long)(v / div));
 		return;
 	}
-	if (json)
-		json_value(mc->o, out, t, e->raw);
-	else
-		value_text(mc->o, out, t, e->raw, VCTX_VALUE);
+	mc->o->fmt->value(mc->o, out, t, e->raw);
 }
 
 static void avg_text(const struct mctx *mc, struct sbuf *out,
@@ -598,8 +595,8 @@ static void spill(const struct mctx *mc, struct sbuf *out)
 	sbuf_truncate(out, 0);
 }
 
-static void render_text(const struct mctx *mc, struct sbuf *out,
-			struct ment *const *v, size_t n, uint64_t top)
+void maps_render_text(const struct mctx *mc, struct sbuf *out,
+		      struct ment *const *v, size_t n, uint64_t top)
 {
 	enum map_shape shape = shape_of(mc->vt);
 	bool stats = mc->vt->kind == TYPE_STATS;
@@ -626,7 +623,7 @@ static void render_text(const struct mctx *mc, struct sbuf *out,
 			sbuf_putc(out, '\n');
 			break;
 		default:
-			plain_value_text(mc, out, v[i], false);
+			plain_value_text(mc, out, v[i]);
 			sbuf_putc(out, '\n');
 		}
 		spill(mc, out);
@@ -635,8 +632,8 @@ static void render_text(const struct mctx *mc, struct sbuf *out,
 		sbuf_putc(out, '\n');
 }
 
-static void render_json(const struct mctx *mc, struct sbuf *out,
-			struct ment *const *v, size_t n, uint64_t top)
+void maps_render_json(const struct mctx *mc, struct sbuf *out,
+		      struct ment *const *v, size_t n, uint64_t top)
 {
 	enum map_shape shape = shape_of(mc->vt);
 	bool stats = mc->vt->kind == TYPE_STATS;
@@ -671,7 +668,7 @@ static void render_json(const struct mctx *mc, struct sbuf *out,
 				avg_text(mc, out, v[i]);
 			break;
 		default:
-			plain_value_text(mc, out, v[i], true);
+			plain_value_text(mc, out, v[i]);
 		}
 		spill(mc, out);
 	}
@@ -735,10 +732,7 @@ static int print_snapshot(struct output *o, const struct map_spec *m,
 			cxx_stable_sort(v, n, sizeof(*v), less_plain, &mc);
 		}
 	}
-	if (o->opts.format == OUTPUT_JSON)
-		render_json(&mc, out, v, n, top);
-	else
-		render_text(&mc, out, v, n, top);
+	o->fmt->map(&mc, out, v, n, top);
 	free(storage);
 	free(ents);
 	free(v);
@@ -782,19 +776,16 @@ static int cmp_map_name(const void *a, const void *b, void *ctx)
 	return strcmp(p->maps[*x].name, p->maps[*y].name);
 }
 
-/* bpftrace prints two newlines before the maps at exit (in JSON too,
- * where sonde leaves them out so that every line is a JSON document),
- * then every map in name order (a std::map keyed by name). */
+/* What the format prints before the maps at exit, then every map in
+ * name order (bpftrace's std::map keyed by name). */
 int output_print_maps(struct output *o)
 {
 	if (!o)
 		return -EINVAL;
-	if (o->opts.format == OUTPUT_TEXT) {
-		struct sbuf nl = { 0 };
-		sbuf_puts(&nl, "\n\n");
-		output_write(o, &nl);
-		sbuf_free(&nl);
-	}
+	struct sbuf begin = { 0 };
+	o->fmt->maps_begin(o, &begin);
+	output_write(o, &begin);
+	sbuf_free(&begin);
 	uint32_t n = 0, *ids = calloc(o->prog->nmaps ? o->prog->nmaps : 1,
 				      sizeof(*ids));
 	if (!ids)

@@ -41,10 +41,11 @@ struct map_reader {
 	int (*remove)(void *ctx, uint32_t map_id, const void *key);
 };
 
-enum output_format { OUTPUT_TEXT, OUTPUT_JSON };
+/* -f: which of the output formats (output_int.h's struct output_format). */
+enum output_kind { OUTPUT_TEXT, OUTPUT_JSON };
 
 struct output_opts {
-	enum output_format format;
+	enum output_kind format;
 	FILE *out;
 	bool unsafe;                /* system() allowed */
 };

@@ -59,10 +59,52 @@ struct output_hooks {
 };
 
 struct stacks;
+struct output;
+struct mctx;
+struct ment;
+
+/* One output format (-f): how each kind of output is written. Every
+ * place that writes output asks the format through o->fmt rather than
+ * testing which one it is; a new kind of output adds a hook to both
+ * tables (formats.c) and a new format adds a table. Hooks append to
+ * `out` (the caller writes it) unless they say otherwise. */
+struct output_format {
+	const char *name;                  /* "text", "json" */
+	/* "Attaching N probes..." */
+	void (*attaching)(struct output *o, struct sbuf *out, unsigned nprobes);
+	/* Events the ring buffer could not hold. */
+	void (*lost)(struct output *o, struct sbuf *out, uint64_t n);
+	/* A run-time warning or error: text writes "LEVEL: msg" to stderr
+	 * (out untouched), JSON a message line into out. */
+	void (*message)(struct output *o, struct sbuf *out, const char *level,
+			const char *msg);
+	/* An event whose output is text (printf, time, join, cat, system):
+	 * `type` is bpftrace's JSON type for it, `newline` whether text
+	 * output ends it with one (join does). */
+	void (*text_event)(struct output *o, struct sbuf *out, const char *type,
+			   const char *text, size_t n, bool newline);
+	/* print(value): one value on its own line. */
+	void (*print_value)(struct output *o, struct sbuf *out,
+			    const struct type *t, const uint8_t *data);
+	/* A value inside a map entry (a map value, not an aggregation). */
+	void (*value)(struct output *o, struct sbuf *out, const struct type *t,
+		      const uint8_t *data);
+	/* What precedes the maps printed at exit. */
+	void (*maps_begin)(struct output *o, struct sbuf *out);
+	/* One map's entries, sorted (maps.c). */
+	void (*map)(const struct mctx *mc, struct sbuf *out,
+		    struct ment *const *v, size_t n, uint64_t top);
+	/* An error that bpftrace writes to stderr in any format (cat() of a
+	 * file it cannot open). */
+	void (*error_stderr)(struct output *o, const char *msg);
+};
+
+extern const struct output_format output_format_text, output_format_json;
 
 struct output {
 	const struct program *prog;
 	struct output_opts opts;
+	const struct output_format *fmt;  /* from opts.format */
 	struct map_reader maps;
 	bool have_maps;
 	struct output_hooks hooks;
@@ -142,6 +184,11 @@ void json_message(struct sbuf *out, const char *type, const char *text,
 /* print(@m, top, div) and each map at exit. */
 int maps_print(struct output *o, uint32_t map_id, uint64_t top,
 	       uint64_t div);
+/* The two renderings of one sorted map (the formats' `map` hooks). */
+void maps_render_text(const struct mctx *mc, struct sbuf *out,
+		      struct ment *const *v, size_t n, uint64_t top);
+void maps_render_json(const struct mctx *mc, struct sbuf *out,
+		      struct ment *const *v, size_t n, uint64_t top);
 
 /* ---- stacks.c: stack values, unwinding, symbols -------------------- */
 

@@ -59,6 +59,7 @@ const struct provider provider_begin = {
 	.parse = begin_parse,
 	.expand = once_expand,
 	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
+	.caps = PROBE_RUNS_ONCE | PROBE_USTACK,
 	.attach = begin_attach,
 };
 
@@ -67,5 +68,6 @@ const struct provider provider_end = {
 	.parse = end_parse,
 	.expand = once_expand,
 	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
+	.caps = PROBE_RUNS_ONCE | PROBE_USTACK,
 	.attach = end_attach,
 };

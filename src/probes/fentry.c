@@ -318,6 +318,8 @@ const struct provider provider_fentry = {
 	.expand = fentry_expand,
 	.args_type = fentry_args_type,
 	.prog_type = BPF_PROG_TYPE_TRACING,
+	.caps = PROBE_FUNC | PROBE_ARGS | PROBE_KSTACK | PROBE_USTACK |
+		PROBE_KERNEL_MEM,
 	.expected_attach_type = BPF_TRACE_FENTRY,
 	.keep_spelling = true,
 	.attach = fentry_attach,
@@ -331,6 +333,8 @@ const struct provider provider_fexit = {
 	.expand = fentry_expand,
 	.args_type = fentry_args_type,
 	.prog_type = BPF_PROG_TYPE_TRACING,
+	.caps = PROBE_FUNC | PROBE_ARGS | PROBE_RETVAL | PROBE_TYPED_RET |
+		PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM,
 	.expected_attach_type = BPF_TRACE_FEXIT,
 	.keep_spelling = true,
 	.attach = fentry_attach,

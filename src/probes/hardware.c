@@ -53,6 +53,7 @@ const struct provider provider_hardware = {
 	.parse = hardware_parse,
 	.expand = hardware_expand,
 	.prog_type = BPF_PROG_TYPE_PERF_EVENT,
+	.caps = PROBE_REGS | PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM,
 	.attach = hardware_attach,
 	.list = hardware_list,
 };

@@ -81,5 +81,6 @@ const struct provider provider_interval = {
 	.parse = interval_parse,
 	.expand = timer_expand,
 	.prog_type = BPF_PROG_TYPE_PERF_EVENT,
+	.caps = PROBE_REGS | PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM,
 	.attach = interval_attach,
 };

@@ -83,8 +83,9 @@ struct provider {
 	/* Describe the kernel attachments of one probe (may be several, e.g.
 	 * one per CPU is expressed with all_cpus). Returns count or -errno. */
 	int (*attach)(const struct probe *p, struct attach_req *req);
-	/* Probes in user space (uprobe, usdt): `-l -p PID` lists these. */
-	bool user;
+	/* What its probes offer (enum probe_cap, program.h). Probes in
+	 * user space (PROBE_USER_MEM) are the ones `-l -p PID` lists. */
+	uint32_t caps;
 	/* -l: print every probe matching pattern; NULL pattern lists all. */
 	int (*list)(const char *pattern, int pid, FILE *out);
 };
@@ -107,6 +108,10 @@ const struct provider *provider_find(const char *name);
 
 /* True when d has errors and every one has a PROBE_ENV_TAGS tag. */
 bool provider_env_errors(const struct diags *d);
+
+/* The names of the providers with every capability in `caps`, for
+ * messages: "kprobe, uprobe and usdt" (arena memory). */
+const char *provider_names_with(struct arena *a, uint32_t caps);
 
 /* Shared by providers: glob match with '*' and '?'. */
 bool provider_glob(const char *pattern, const char *s);

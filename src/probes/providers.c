@@ -49,6 +49,21 @@ const struct provider *provider_find(const char *name)
 	return NULL;
 }
 
+const char *provider_names_with(struct arena *a, uint32_t caps)
+{
+	const char *names[32];
+	size_t n = 0;
+	for (const struct provider *const *p = providers; *p && n < 32; p++)
+		if (((*p)->caps & caps) == caps)
+			names[n++] = (*p)->name;
+	const char *out = "";
+	for (size_t i = 0; i < n; i++)
+		out = arena_printf(a, "%s%s%s", out,
+				   i == 0 ? "" : i + 1 == n ? " and " : ", ",
+				   names[i]);
+	return out;
+}
+
 bool provider_env_errors(const struct diags *d)
 {
 	static const char *const env[] = {

@@ -146,6 +146,7 @@ const struct provider provider_software = {
 	.parse = software_parse,
 	.expand = software_expand,
 	.prog_type = BPF_PROG_TYPE_PERF_EVENT,
+	.caps = PROBE_REGS | PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM,
 	.attach = software_attach,
 	.list = software_list,
 };

@@ -238,6 +238,7 @@ const struct provider provider_tracepoint = {
 	.expand = tracepoint_expand,
 	.args_type = tracepoint_args,
 	.prog_type = BPF_PROG_TYPE_TRACEPOINT,
+	.caps = PROBE_ARGS | PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM,
 	.attach = tracepoint_attach,
 	.list = tracepoint_list,
 };

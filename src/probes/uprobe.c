@@ -226,7 +226,8 @@ const struct provider provider_uprobe = {
 	.parse = uprobe_parse,
 	.expand = uprobe_expand,
 	.prog_type = BPF_PROG_TYPE_KPROBE,
-	.user = true,
+	.caps = PROBE_ARGN | PROBE_SARGN | PROBE_FUNC | PROBE_REGS |
+		PROBE_USTACK | PROBE_KSTACK | PROBE_USER_MEM,
 	.attach = user_attach,
 	.list = uprobe_list,
 };
@@ -237,7 +238,8 @@ const struct provider provider_uretprobe = {
 	.parse = uprobe_parse,
 	.expand = uprobe_expand,
 	.prog_type = BPF_PROG_TYPE_KPROBE,
-	.user = true,
+	.caps = PROBE_RETVAL | PROBE_FUNC | PROBE_REGS | PROBE_USTACK |
+		PROBE_KSTACK | PROBE_USER_MEM,
 	.attach = user_attach,
 	.list = NULL,      /* bpftrace lists functions under uprobe only */
 };

@@ -298,7 +298,8 @@ const struct provider provider_usdt = {
 	.parse = usdt_parse,
 	.expand = usdt_expand,
 	.prog_type = BPF_PROG_TYPE_KPROBE,
-	.user = true,
+	.caps = PROBE_ARGN | PROBE_FUNC | PROBE_REGS | PROBE_USTACK |
+		PROBE_KSTACK | PROBE_USER_MEM,
 	.attach = user_attach,
 	.list = usdt_list,
 };

@@ -1,20 +1,29 @@
 /* cg_fixture.h - test helper for codegen: compile a script through the
  * parser, the semantic pass and codegen without providers (each attach
  * point becomes one probe with the program type its provider uses), and
- * run the result in the unit-test interpreter with emulated helpers:
- * hash/array maps, the ring buffer (records are captured), and fixed
- * pid/comm/time values. */
+ * run the result in the process engine's VM (src/vm) with emulated
+ * helpers: hash/array maps, the ring buffer (records are captured), and
+ * fixed pid/comm/time values.
+ *
+ * Every run happens twice, from the same emulated state: once in the
+ * VM's interpreter and once in its JIT (native code). The two must
+ * return the same value, call the same helpers in the same order with
+ * the same results, and leave the same maps, records and globals behind;
+ * any difference fails the run. So every codegen test checks the JIT
+ * against the interpreter too. */
 #ifndef SONDE_CG_FIXTURE_H
 #define SONDE_CG_FIXTURE_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf_interp.h"
 #include "codegen/codegen.h"
 #include "compile.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
+#include "probes/provider.h"
+#include "vm/vm.h"
 
 static const struct record_field cgfx_fields[] = {
 	{ .name = "fd", .offset = 16, .size = 4, .is_signed = true },
@@ -38,17 +47,18 @@ struct cgfx {
 	int rc;
 };
 
-static inline enum bpf_prog_type cgfx_prog_type(const char *name)
+/* The provider an attach point names (BEGIN when none matches): its
+ * program type and capabilities are what the probe gets. */
+static inline const struct provider *cgfx_provider(const char *name)
 {
-	if (!strncmp(name, "tracepoint:", 11) || !strncmp(name, "t:", 2))
-		return BPF_PROG_TYPE_TRACEPOINT;
-	if (!strncmp(name, "interval:", 9) || !strncmp(name, "profile:", 8) ||
-	    !strncmp(name, "i:", 2))
-		return BPF_PROG_TYPE_PERF_EVENT;
-	if (!strncmp(name, "uprobe:", 7) || !strncmp(name, "uretprobe:", 10) ||
-	    !strncmp(name, "usdt:", 5))
-		return BPF_PROG_TYPE_KPROBE;
-	return BPF_PROG_TYPE_RAW_TRACEPOINT;      /* BEGIN, END */
+	char pv[32];
+	size_t len = strcspn(name, ":");
+	if (len >= sizeof(pv))
+		len = sizeof(pv) - 1;
+	memcpy(pv, name, len);
+	pv[len] = '\0';
+	const struct provider *p = provider_find(pv);
+	return p ? p : provider_find("BEGIN");
 }
 
 /* When set, every uprobe/usdt probe gets this location (cg_usdt.c). */
@@ -91,7 +101,9 @@ static inline int cgfx_compile(struct cgfx *f, const char *text)
 			struct probe *pr = &f->prog.probes[f->prog.nprobes++];
 			pr->block = b;
 			pr->name = p->u.probe.attach.v[i]->u.attach.text;
-			pr->prog_type = cgfx_prog_type(pr->name);
+			const struct provider *pv = cgfx_provider(pr->name);
+			pr->prog_type = pv->prog_type;
+			pr->caps = pv->caps;
 			if (pr->prog_type == BPF_PROG_TYPE_TRACEPOINT)
 				pr->args_type = &cgfx_rec;
 			if (pr->prog_type == BPF_PROG_TYPE_KPROBE)
@@ -125,6 +137,7 @@ static inline void cgfx_free(struct cgfx *f)
 
 #define EMU_MAX_ENTRIES 256
 #define EMU_MAX_RECORDS 64
+#define EMU_MAX_CALLS 4096
 
 struct emu_map {
 	uint32_t n;
@@ -133,7 +146,13 @@ struct emu_map {
 };
 
 struct emu {
-	struct interp in;
+	/* The last run's failure, or NULL (`in` for the tests that read
+	 * E.in.error since the days of a separate test interpreter). */
+	struct { const char *error; char msg[512]; } in;
+	/* helpers called by the last run, and what they returned */
+	uint32_t ncalls;
+	uint16_t call_id[EMU_MAX_CALLS];
+	uint64_t call_ret[EMU_MAX_CALLS];
 	const struct program *prog;
 	struct emu_map maps[16];
 	struct sonde_globals globals;
@@ -178,10 +197,9 @@ static inline uint8_t *emu_find(struct emu *e, uint32_t map, const uint8_t *key)
 	return NULL;
 }
 
-static inline uint64_t emu_helper(struct interp *in, int id)
+static inline uint64_t emu_helper(int id, const uint64_t *r)
 {
 	struct emu *e = emu_cur;
-	uint64_t *r = in->r;
 	switch (id) {
 	case BPF_FUNC_map_lookup_elem:
 		return (uint64_t)(uintptr_t)emu_find(e, (uint32_t)r[1],
@@ -268,11 +286,43 @@ static inline uint64_t emu_helper(struct interp *in, int id)
 	}
 }
 
+/* The VM calls helpers by id through a table of plain functions: one
+ * thunk per id, all ending in emu_helper, which logs the call. */
+static inline uint64_t emu_call(int id, uint64_t r1, uint64_t r2,
+				uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	const uint64_t r[6] = { 0, r1, r2, r3, r4, r5 };
+	uint64_t ret = emu_helper(id, r);
+	struct emu *e = emu_cur;
+	if (e->ncalls < EMU_MAX_CALLS) {
+		e->call_id[e->ncalls] = (uint16_t)id;
+		e->call_ret[e->ncalls] = ret;
+	}
+	e->ncalls++;
+	return ret;
+}
+
+#define EMU_THUNK(id) \
+	static uint64_t emu_thunk_##id(uint64_t a, uint64_t b, uint64_t c, \
+				       uint64_t d, uint64_t f) \
+	{ return emu_call(id, a, b, c, d, f); }
+#define EMU_THUNK_REF(id) [id] = emu_thunk_##id,
+/* X(0x00) ... X(0xff) */
+#define EMU_ROW(X, h) X(0x##h##0) X(0x##h##1) X(0x##h##2) X(0x##h##3) \
+	X(0x##h##4) X(0x##h##5) X(0x##h##6) X(0x##h##7) X(0x##h##8) \
+	X(0x##h##9) X(0x##h##a) X(0x##h##b) X(0x##h##c) X(0x##h##d) \
+	X(0x##h##e) X(0x##h##f)
+#define EMU_IDS(X) EMU_ROW(X, 0) EMU_ROW(X, 1) EMU_ROW(X, 2) EMU_ROW(X, 3) \
+	EMU_ROW(X, 4) EMU_ROW(X, 5) EMU_ROW(X, 6) EMU_ROW(X, 7) \
+	EMU_ROW(X, 8) EMU_ROW(X, 9) EMU_ROW(X, a) EMU_ROW(X, b) \
+	EMU_ROW(X, c) EMU_ROW(X, d) EMU_ROW(X, e) EMU_ROW(X, f)
+EMU_IDS(EMU_THUNK)
+static const vm_helper_fn emu_helpers[256] = { EMU_IDS(EMU_THUNK_REF) };
+
 static inline void emu_init(struct emu *e, const struct program *prog)
 {
 	memset(e, 0, sizeof(*e));
 	e->prog = prog;
-	e->in.helper = emu_helper;
 	e->pid_tgid = (1234ull << 32) | 1235;
 	e->ktime = 1000000;
 	e->globals.start_ns = 400000;
@@ -290,15 +340,130 @@ static inline void emu_free(struct emu *e)
 		free(e->records[i]);
 }
 
-/* Run probe i; returns its r0, or -1 with in.error set. */
+static inline void *emu_dup(const void *p, size_t n)
+{
+	void *c = malloc(n ? n : 1);
+	if (c)
+		memcpy(c, p, n);
+	return c;
+}
+
+/* A deep copy of e (NULL when out of memory). */
+static inline struct emu *emu_clone(const struct emu *e)
+{
+	struct emu *c = malloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	memcpy(c, e, sizeof(*c));
+	for (uint32_t m = 0; m < 16 && m < e->prog->nmaps; m++) {
+		const struct map_spec *s = &e->prog->maps[m];
+		for (uint32_t i = 0; i < e->maps[m].n; i++) {
+			c->maps[m].keys[i] = emu_dup(e->maps[m].keys[i], s->key_size);
+			c->maps[m].vals[i] = emu_dup(e->maps[m].vals[i],
+						     s->value_size);
+		}
+	}
+	for (uint32_t i = 0; i < e->nrecords; i++)
+		c->records[i] = emu_dup(e->records[i], e->record_size[i]);
+	return c;
+}
+
+/* What differs between two emulated states after a run, or NULL.
+ * Helpers that return pointers into the emulator (a map value, a ring
+ * record) return different addresses in the two copies: only whether
+ * they returned NULL is compared. */
+static inline const char *emu_diff(const struct emu *a, const struct emu *b)
+{
+	if (a->ncalls != b->ncalls)
+		return "the number of helper calls";
+	for (uint32_t i = 0; i < a->ncalls && i < EMU_MAX_CALLS; i++) {
+		if (a->call_id[i] != b->call_id[i])
+			return "the helpers called";
+		bool ptr = a->call_id[i] == BPF_FUNC_map_lookup_elem ||
+			   a->call_id[i] == BPF_FUNC_ringbuf_reserve;
+		if (ptr ? !a->call_ret[i] != !b->call_ret[i] :
+		    a->call_ret[i] != b->call_ret[i])
+			return "what a helper returned";
+	}
+	if (a->nrecords != b->nrecords)
+		return "the number of ring records";
+	for (uint32_t i = 0; i < a->nrecords; i++)
+		if (a->record_size[i] != b->record_size[i] ||
+		    a->submit_flags[i] != b->submit_flags[i] ||
+		    memcmp(a->records[i], b->records[i], a->record_size[i]))
+			return "a ring record";
+	for (uint32_t m = 0; m < 16 && m < a->prog->nmaps; m++) {
+		const struct map_spec *s = &a->prog->maps[m];
+		if (a->maps[m].n != b->maps[m].n)
+			return "the number of map entries";
+		for (uint32_t i = 0; i < a->maps[m].n; i++)
+			if (memcmp(a->maps[m].keys[i], b->maps[m].keys[i],
+				   s->key_size) ||
+			    memcmp(a->maps[m].vals[i], b->maps[m].vals[i],
+				   s->value_size))
+				return "a map entry";
+	}
+	if (memcmp(&a->globals, &b->globals, sizeof(a->globals)))
+		return ".globals";
+	if (memcmp(a->arrays, b->arrays, sizeof(a->arrays)) ||
+	    memcmp(a->scratch, b->scratch, sizeof(a->scratch)))
+		return "an array map";
+	if (memcmp(a->mapfails, b->mapfails, sizeof(a->mapfails)))
+		return ".mapfails";
+	return NULL;
+}
+
+/* Run probe i in the interpreter and the JIT (see the top); returns its
+ * r0, or -1 with in.error set. E keeps the interpreter's effects. */
 static inline int64_t emu_run(struct emu *e, uint32_t probe)
 {
-	emu_cur = e;
 	const struct probe *p = &e->prog->probes[probe];
 	static uint8_t ctx[256];
-	uint64_t c = (uint64_t)(uintptr_t)(e->tp_record ? e->tp_record : ctx);
-	uint64_t r = interp_run(&e->in, p->insns, p->ninsns, c);
-	return e->in.error ? -1 : (int64_t)r;
+	void *c = e->tp_record ? (void *)(uintptr_t)e->tp_record : ctx;
+	uint32_t nmaps = e->prog->nmaps;
+	uint64_t *maps = calloc(nmaps ? nmaps : 1, sizeof(*maps));
+	for (uint32_t i = 0; maps && i < nmaps; i++)
+		maps[i] = i;      /* the emulated helpers take map indices */
+	struct vm_env env = { .helpers = emu_helpers, .nhelpers = 256,
+			      .maps = maps, .nmaps = nmaps };
+	e->in.error = NULL;
+	struct vm_prog *vp = maps ? vm_prog_load(p->insns, p->ninsns, &env,
+						 e->in.msg, sizeof(e->in.msg))
+				  : NULL;
+	free(maps);
+	if (!vp) {
+		e->in.error = e->in.msg;
+		return -1;
+	}
+	struct emu *j = emu_clone(e);
+	uint64_t ri = 0, rj = 0;
+	int rci, rcj = 0;
+	emu_cur = e;
+	e->ncalls = 0;
+	rci = vm_prog_interp(vp, c, &ri);
+	if (j) {
+		emu_cur = j;
+		j->ncalls = 0;
+		rcj = vm_prog_run(vp, c, &rj);
+		emu_cur = e;
+	}
+	const char *diff = !j ? "out of memory" :
+			   rci != rcj ? "the run's status" :
+			   ri != rj ? "r0" : emu_diff(e, j);
+	if (diff) {
+		snprintf(e->in.msg, sizeof(e->in.msg),
+			 "interpreter and JIT disagree on %s", diff);
+		e->in.error = e->in.msg;
+	} else if (rci) {
+		snprintf(e->in.msg, sizeof(e->in.msg), "run failed (%d)", rci);
+		e->in.error = e->in.msg;
+	}
+	if (j) {
+		emu_free(j);
+		free(j);
+	}
+	vm_prog_free(vp);
+	return e->in.error ? -1 : (int64_t)ri;
 }
 
 static inline uint64_t rec_u64(const struct emu *e, uint32_t rec, uint32_t off)

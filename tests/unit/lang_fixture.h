@@ -13,6 +13,7 @@
 #include "compile.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
+#include "probes/provider.h"
 
 static const struct record_field fx_fields[] = {
 	{ .name = "fd", .offset = 16, .size = 4, .is_signed = true },
@@ -66,6 +67,15 @@ static int lang_fx_run(struct lang_fx *f, const char *text, char **pos,
 			struct probe *pr = &f->prog.probes[f->prog.nprobes++];
 			pr->block = b;
 			pr->name = p->u.probe.attach.v[i]->u.attach.text;
+			/* what its provider declares (none: no capability) */
+			char pv[32];
+			size_t len = strcspn(pr->name, ":");
+			if (len < sizeof(pv)) {
+				memcpy(pv, pr->name, len);
+				pv[len] = '\0';
+				const struct provider *pp = provider_find(pv);
+				pr->caps = pp ? pp->caps : 0;
+			}
 			if (strncmp(pr->name, "tracepoint:other:", 17) == 0)
 				pr->args_type = &fx_rec2;
 			else if (strncmp(pr->name, "tracepoint:", 11) == 0)

@@ -124,6 +124,7 @@ static struct probe mkprobe(const char *provider, const char *name,
 	return (struct probe){
 		.provider = pv, .name = name, .target = target, .func = func,
 		.freq = freq, .prog_type = pv ? pv->prog_type : 0,
+		.caps = pv ? pv->caps : 0,
 		.insns = insns, .ninsns = ninsns,
 	};
 }

@@ -1,7 +1,7 @@
 /* test_ir.c - the codegen back end without a kernel: IR builders, the
  * register allocator (classes, spilling under pressure, uninitialized
  * variables) and the assembler (labels, call lowering), checked by
- * running the lowered code in a small interpreter. */
+ * running the lowered code in the VM (src/vm), interpreted and JIT-compiled. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -9,16 +9,27 @@
 #include "codegen/ir.h"
 #include "codegen/regalloc.h"
 #include "unit.h"
-#include "bpf_interp.h"
+#include "vm/vm.h"
 
 /* Fake helpers: #1 returns r1 + 2*r2 + 3*r3 (so argument order
- * matters), #2 returns r1. */
-static uint64_t fake_helper(struct interp *in, int id)
+ * matters) and remembers r1, #2 returns r1. */
+static uint64_t fake_r1;
+
+static uint64_t fake_weighted(uint64_t r1, uint64_t r2, uint64_t r3,
+			      uint64_t r4, uint64_t r5)
 {
-	if (id == 2)
-		return in->r[1];
-	return in->r[1] + 2 * in->r[2] + 3 * in->r[3];
+	fake_r1 = r1;
+	return r1 + 2 * r2 + 3 * r3;
 }
+
+static uint64_t fake_first(uint64_t r1, uint64_t r2, uint64_t r3,
+			   uint64_t r4, uint64_t r5)
+{
+	return r1;
+}
+
+static const vm_helper_fn fake_helpers[] = { [1] = fake_weighted,
+					     [2] = fake_first };
 
 struct built {
 	struct bpf_insn *insns;
@@ -42,12 +53,23 @@ static void built_free(struct built *b)
 	ra_free(&b->ra);
 }
 
+/* Runs b with r1 = ctx in the interpreter and the JIT; *err is set when
+ * the VM refuses the program, a run fails or the two disagree. */
 static uint64_t run(struct built *b, uint64_t ctx, const char **err)
 {
-	struct interp in = { .helper = fake_helper };
-	uint64_t r = interp_run(&in, b->insns, b->n, ctx);
-	*err = in.error;
-	return r;
+	static char msg[256];
+	struct vm_env env = { .helpers = fake_helpers, .nhelpers = 3 };
+	struct vm_prog *p = vm_prog_load(b->insns, b->n, &env, msg, sizeof(msg));
+	uint64_t ri = 0, rj = 0;
+	*err = msg;
+	if (!p)
+		return 0;
+	void *c = (void *)(uintptr_t)ctx;
+	int rci = vm_prog_interp(p, c, &ri), rcj = vm_prog_run(p, c, &rj);
+	*err = rci || rcj ? "run failed" : ri != rj ? "interpreter and JIT differ" :
+	       NULL;
+	vm_prog_free(p);
+	return ri;
 }
 
 /* N values live at once across a call, then summed with weights. */
@@ -251,11 +273,17 @@ static void test_call_lowering(void)
 		    b.insns[i + 1].imm == -8)
 			found = 1;
 	CHECK(found, "asm: stack address argument is r10 plus offset");
-	struct interp in = { .helper = fake_helper };
-	uint64_t got = interp_run(&in, b.insns, b.n, 0);
-	uint64_t fp = (uint64_t)(uintptr_t)(in.stack + sizeof(in.stack));
-	CHECK(!in.error && got == fp - 8 + 8 + 9 - 3,
+	/* r1 is the frame pointer - 8, which the helper saw; it differs
+	 * between the interpreter and the JIT, so each is checked alone */
+	struct vm_env env = { .helpers = fake_helpers, .nhelpers = 3 };
+	struct vm_prog *p = vm_prog_load(b.insns, b.n, &env, NULL, 0);
+	uint64_t got = 0;
+	CHECK(p && vm_prog_interp(p, NULL, &got) == 0 &&
+	      got == fake_r1 + 8 + 9 - 3,
 	      "asm: call arguments in order, result in r0");
+	CHECK(p && vm_prog_run(p, NULL, &got) == 0 && got == fake_r1 + 8 + 9 - 3,
+	      "asm: call arguments in order, result in r0 (jit)");
+	vm_prog_free(p);
 	built_free(&b);
 	ir_free(&ir);
 }

@@ -18,7 +18,7 @@ struct cap {
 	struct output *o;
 };
 
-static void cap_open(struct cap *c, struct fake *f, enum output_format fmt,
+static void cap_open(struct cap *c, struct fake *f, enum output_kind fmt,
 		     bool unsafe)
 {
 	c->buf = NULL;

@@ -34,7 +34,7 @@ struct cap {
 	struct output *o;
 };
 
-static void cap_open(struct cap *c, struct fake *f, enum output_format fmt)
+static void cap_open(struct cap *c, struct fake *f, enum output_kind fmt)
 {
 	c->buf = NULL;
 	c->mem = open_memstream(&c->buf, &c->len);

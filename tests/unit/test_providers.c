@@ -112,6 +112,28 @@ static void test_find(void)
 	CHECK(all_parse, "table: every provider parses, expands, attaches");
 	CHECK(provider_find("BEGIN")->prog_type == BPF_PROG_TYPE_RAW_TRACEPOINT,
 	      "BEGIN runs as a raw tracepoint program (test_run)");
+
+	/* capabilities: what the compiler and the engines ask instead of
+	 * a provider's name */
+	bool mem_one = true;
+	for (const struct provider *const *p = providers; *p; p++) {
+		uint32_t m = (*p)->caps & (PROBE_USER_MEM | PROBE_KERNEL_MEM);
+		if (!((*p)->caps & PROBE_RUNS_ONCE))
+			mem_one &= m == PROBE_USER_MEM || m == PROBE_KERNEL_MEM;
+	}
+	CHECK(mem_one, "caps: every probe reads user or kernel memory, not both");
+	CHECK(provider_find("BEGIN")->caps & PROBE_RUNS_ONCE &&
+	      provider_find("END")->caps & PROBE_RUNS_ONCE &&
+	      !(provider_find("interval")->caps & PROBE_RUNS_ONCE),
+	      "caps: BEGIN and END run once");
+	struct arena a;
+	arena_init(&a);
+	const char *ret = provider_names_with(&a, PROBE_RETVAL);
+	CHECK(strstr(ret, "fexit") && strstr(ret, "uretprobe") &&
+	      !strstr(ret, "usdt"), "caps: the names of the providers with retval");
+	CHECK(strcmp(provider_names_with(&a, PROBE_RUNS_ONCE), "BEGIN and END") == 0,
+	      "caps: names joined with 'and'");
+	arena_free(&a);
 }
 
 static void test_glob(void)

@@ -200,7 +200,8 @@ static void test_attach_req(void)
 	struct got g = expand("usdt:/proc/self/exe:utest:hit", 0);
 	if (g.n < 1 || !g.u[0])
 		return;
-	struct probe p = { .uprobe = g.u[0], .name = "usdt" };
+	struct probe p = { .uprobe = g.u[0], .name = "usdt",
+			   .caps = provider_find("usdt")->caps };
 	struct attach_req req = { 0 };
 	int r = user_attach(&p, &req);
 	char *type = probe_read_file("/sys/bus/event_source/devices/uprobe/type");

@@ -1,0 +1,147 @@
+/* formats.c - the output formats (-f text, -f json): one table of
+ * functions each (struct output_format in output_int.h), the only place
+ * that knows how a kind of output looks in each format. */
+#include "output_int.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- text: bpftrace 0.17's text output ------------------------------ */
+
+static void text_attaching(struct output *o, struct sbuf *out, unsigned n)
+{
+	sbuf_printf(out, "Attaching %u probe%s...\n", n, n == 1 ? "" : "s");
+}
+
+/* bpftrace says "Lost 1 events" too. */
+static void text_lost(struct output *o, struct sbuf *out, uint64_t n)
+{
+	sbuf_printf(out, "Lost %llu events\n", (unsigned long long)n);
+}
+
+/* "WARNING: msg" on stderr, as bpftrace writes its run-time messages,
+ * after what is already in the output stream. */
+static void text_message(struct output *o, struct sbuf *out,
+			 const char *level, const char *msg)
+{
+	if (o)
+		fflush(o->opts.out);
+	for (const char *p = level; *p; p++)
+		fputc(toupper((unsigned char)*p), stderr);
+	fprintf(stderr, ": %s\n", msg);
+}
+
+static void text_text_event(struct output *o, struct sbuf *out,
+			    const char *type, const char *text, size_t n,
+			    bool newline)
+{
+	sbuf_put(out, text, n);
+	if (newline)
+		sbuf_putc(out, '\n');
+}
+
+static void text_print_value(struct output *o, struct sbuf *out,
+			     const struct type *t, const uint8_t *data)
+{
+	value_text(o, out, t, data, VCTX_VALUE);
+	sbuf_putc(out, '\n');
+}
+
+static void text_value(struct output *o, struct sbuf *out,
+		       const struct type *t, const uint8_t *data)
+{
+	value_text(o, out, t, data, VCTX_VALUE);
+}
+
+/* bpftrace prints two newlines before the maps at exit. */
+static void text_maps_begin(struct output *o, struct sbuf *out)
+{
+	sbuf_puts(out, "\n\n");
+}
+
+static void text_error_stderr(struct output *o, const char *msg)
+{
+	fflush(o->opts.out);
+	fprintf(stderr, "ERROR: %s\n", msg);
+}
+
+const struct output_format output_format_text = {
+	.name = "text",
+	.attaching = text_attaching,
+	.lost = text_lost,
+	.message = text_message,
+	.text_event = text_text_event,
+	.print_value = text_print_value,
+	.value = text_value,
+	.maps_begin = text_maps_begin,
+	.map = maps_render_text,
+	.error_stderr = text_error_stderr,
+};
+
+/* ---- json: bpftrace 0.17's JSON lines -------------------------------- */
+
+static void json_attaching(struct output *o, struct sbuf *out, unsigned n)
+{
+	sbuf_printf(out, "{\"type\": \"attached_probes\", \"data\": "
+		    "{\"probes\": %u}}\n", n);
+}
+
+static void json_lost(struct output *o, struct sbuf *out, uint64_t n)
+{
+	sbuf_printf(out, "{\"type\": \"lost_events\", \"data\": "
+		    "{\"events\": %llu}}\n", (unsigned long long)n);
+}
+
+/* A {"type": "<level>", "data": "msg"} line in the output, so that a
+ * consumer of the stream sees it in place. */
+static void json_message_line(struct output *o, struct sbuf *out,
+			      const char *level, const char *msg)
+{
+	json_message(out, level, msg, strlen(msg));
+}
+
+static void json_text_event(struct output *o, struct sbuf *out,
+			    const char *type, const char *text, size_t n,
+			    bool newline)
+{
+	json_message(out, type, text, n);
+}
+
+static void json_print_value(struct output *o, struct sbuf *out,
+			     const struct type *t, const uint8_t *data)
+{
+	sbuf_puts(out, "{\"type\": \"value\", \"data\": ");
+	json_value(o, out, t, data);
+	sbuf_puts(out, "}\n");
+}
+
+/* bpftrace prints the two newlines in JSON too; sonde leaves them out
+ * so that every line is a JSON document. */
+static void json_maps_begin(struct output *o, struct sbuf *out)
+{
+}
+
+/* bpftrace writes it as a JSON line, on stderr. */
+static void json_error_stderr(struct output *o, const char *msg)
+{
+	struct sbuf line = { 0 };
+	json_message(&line, "error", msg, strlen(msg));
+	fflush(o->opts.out);
+	if (!line.oom && line.n)
+		fwrite(line.s, 1, line.n, stderr);
+	sbuf_free(&line);
+}
+
+const struct output_format output_format_json = {
+	.name = "json",
+	.attaching = json_attaching,
+	.lost = json_lost,
+	.message = json_message_line,
+	.text_event = json_text_event,
+	.print_value = json_print_value,
+	.value = json_value,
+	.maps_begin = json_maps_begin,
+	.map = maps_render_json,
+	.error_stderr = json_error_stderr,
+};

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "kernel/btf.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "probes/provider.h"
@@ -221,6 +222,9 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	prog->strlen = o->strlen ? o->strlen : SONDE_STRLEN_DEFAULT;
 	prog->ringbuf_map = prog->globals_map = -1;
 	prog->ctypes = ctypes_new(a);
+	/* Types a script names but does not declare come from the kernel,
+	 * as in bpftrace 0.17 on a BTF kernel (read only if asked). */
+	ctypes_add_resolver(prog->ctypes, kbtf_resolver(a));
 	prog->ustack_copy = o->ustack_fp ? 0 :
 		o->ustack_copy ? o->ustack_copy : SONDE_USTACK_COPY_DEFAULT;
 

@@ -59,7 +59,7 @@ const struct ctype *ctype_int(struct arena *a, uint32_t size, bool is_signed,
 	struct ctype *t = ctype_new(a, CT_INT, name);
 	t->size = t->align = size;
 	t->is_signed = is_signed;
-	if (name && strstr(name, "char"))
+	if (name && strcmp(name, "char") == 0)
 		t->is_char = true;
 	if (name && (strcmp(name, "_Bool") == 0 || strcmp(name, "bool") == 0))
 		t->is_bool = true;

@@ -200,7 +200,9 @@ struct ctype {
 	uint32_t size, align;      /* bytes */
 	bool is_signed;            /* INT, ENUM */
 	bool is_bool;              /* INT: _Bool / bool */
-	bool is_char;              /* INT: char, signed char, unsigned char */
+	bool is_char;              /* INT: plain `char` (char[N] is a string,
+				    * as in bpftrace; unsigned char[N] and
+				    * u8[N] are arrays of numbers) */
 	bool is_const;
 	bool complete;             /* STRUCT/UNION/ENUM: body known */
 	enum addr_space space;     /* PTR: __user or kernel if declared so */

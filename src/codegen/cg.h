@@ -148,6 +148,17 @@ void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
 /* Offset of a register in x86-64 struct pt_regs ("di", "ip"), or -1. */
 int cg_reg_offset(const char *name);
 
+/* cg_ctype.c: C objects (struct members, array elements, *p) */
+bool cg_is_cobject(const struct node *n);
+struct cval cg_cobject(struct cg *cg, const struct node *n);
+void cg_cobject_to(struct cg *cg, const struct node *n, struct cmem dst,
+		   const struct type *to);
+/* (T *)obj of a C object: its address. */
+struct cval cg_cobject_addr(struct cg *cg, const struct node *n,
+			    const struct type *t);
+bool cg_is_ptr_arith(const struct node *n);
+struct cval cg_ptr_arith(struct cg *cg, const struct node *n);
+
 /* cg_usdt.c: user-space probes */
 struct cval cg_usdt_arg(struct cg *cg, const struct node *n);
 struct cval cg_uaddr(struct cg *cg, const struct node *n);

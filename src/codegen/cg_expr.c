@@ -176,6 +176,8 @@ static struct cval binop(struct cg *cg, const struct node *n)
 		return cg_str_compare(cg, n);
 	if (is_compare(op) || op == OP_LAND || op == OP_LOR)
 		return bool_of(cg, n);
+	if (cg_is_ptr_arith(n))
+		return cg_ptr_arith(cg, n);
 	if (cg_alu_code(op) == 0xff) {
 		cg_error(cg, n->pos, "operator '%s' cannot be compiled",
 			 op_name(op));
@@ -204,6 +206,8 @@ static struct cval unop(struct cg *cg, const struct node *n)
 		cg_normalize(cg, d, n->type);
 		return cg_regval(d, n->type);
 	case OP_DEREF: {
+		if (cg_is_cobject(n))
+			return cg_cobject(cg, n);
 		/* *ptr: read the pointee through the fault-safe helper. */
 		struct cg_mark mk = cg_mark(cg);
 		struct cmem tmp = cg_alloc(cg, 8);
@@ -298,6 +302,9 @@ struct cval cg_expr(struct cg *cg, const struct node *n)
 	case N_TERNARY:
 		return ternary(cg, n);
 	case N_CAST: {
+		if (!is_int(n->u.cast.expr->type) &&
+		    cg_is_cobject(n->u.cast.expr))
+			return cg_cobject_addr(cg, n->u.cast.expr, n->type);
 		struct cval v = cg_expr(cg, n->u.cast.expr);
 		if (!is_int(n->type))
 			return v;
@@ -326,6 +333,8 @@ struct cval cg_expr(struct cg *cg, const struct node *n)
 		return cg_call_expr(cg, n);
 	case N_TUPLE_INDEX:
 		return tuple_index(cg, n);
+	case N_INDEX:
+		return cg_cobject(cg, n);
 	case N_STR:
 	case N_TUPLE: {
 		struct cmem m = cg_alloc(cg, n->type->size);
@@ -377,9 +386,16 @@ void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
 		cg_builtin_to(cg, n, dst, to);
 		return;
 	case N_FIELD:
-		if (is_int(n->type))
+	case N_INDEX:
+	case N_UNOP:
+		if (is_int(n->type) || !cg_is_cobject(n)) {
+			if (n->kind == N_FIELD && !is_int(n->type)) {
+				cg_field_to(cg, n, dst, to);
+				return;
+			}
 			break;
-		cg_field_to(cg, n, dst, to);
+		}
+		cg_cobject_to(cg, n, dst, to);
 		return;
 	case N_MAP:
 		if (is_int(n->type))

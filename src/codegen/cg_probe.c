@@ -293,6 +293,8 @@ static struct ir_arg ctx_plus(struct cg *cg, uint32_t off)
 
 struct cval cg_field(struct cg *cg, const struct node *n)
 {
+	if (n->u.field.cfield)
+		return cg_cobject(cg, n);
 	const struct record_field *f = field_of(cg, n);
 	if (!f) {
 		cg_error(cg, n->pos, "field '%s' cannot be compiled in %s",
@@ -335,6 +337,10 @@ struct cval cg_field(struct cg *cg, const struct node *n)
 void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
 		 const struct type *to)
 {
+	if (n->u.field.cfield) {
+		cg_cobject_to(cg, n, dst, to);
+		return;
+	}
 	const struct record_field *f = field_of(cg, n);
 	if (!to)
 		to = n->type;

@@ -44,4 +44,15 @@ int kbtf_func(const char *name, struct kfunc_info *out);
 int kbtf_funcs_each(const char *pattern,
 		    int (*fn)(void *arg, const char *name), void *arg);
 
+/* The kernel's BTF as a resolver of C types (types.h) for one program,
+ * allocated in `a`: struct/union/enum tags, typedefs, enum constants and
+ * lazily followed pointees, from vmlinux (or the file BPFTRACE_BTF
+ * names), then the modules' BTF. Nothing is read until a lookup needs
+ * it; the BTF objects are kept for the process. */
+struct arena;
+struct ctype_resolver;
+const struct ctype_resolver *kbtf_resolver(struct arena *a);
+/* Whether a lookup has loaded the kernel's BTF (for tests). */
+bool kbtf_loaded(void);
+
 #endif

@@ -225,6 +225,13 @@ struct node {
 			const char *name;
 			bool arrow;        /* '->' rather than '.' */
 			int32_t field;     /* sema: index into the record's fields */
+			/* sema, for a member of a C struct/union (base a
+			 * typed pointer with '->' or a struct value with '.'):
+			 * the member and its bit offset from the start of the
+			 * base struct (anonymous members added in). NULL for
+			 * args->name. */
+			const struct ctype_field *cfield;
+			uint32_t bit_offset;
 		} field;
 		struct {
 			struct node *base;

@@ -32,6 +32,9 @@
 	X(AGG_READ, "aggregation map used as a value") \
 	X(AGG_CONTEXT, "aggregation function not assigned to a map") \
 	X(BAD_CONTROL, "break/continue outside a while loop") \
-	X(UNSUPPORTED, "construct sonde does not implement (struct casts, &, [])")
+	X(UNKNOWN_TYPE, "struct/union/enum/type name that neither the script, its headers nor the kernel's BTF defines (or only declares)") \
+	X(BAD_CAST, "cast to a struct by value, or of a value that is not an integer or pointer") \
+	X(BAD_INDEX, "[] on what is not an array or pointer, or a constant index out of bounds") \
+	X(UNSUPPORTED, "construct sonde does not implement (&, ...)")
 
 #endif

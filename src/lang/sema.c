@@ -229,12 +229,8 @@ static const struct type *builtin_type(struct sema *s, struct node *n)
 		}
 		return type_str(s->a, len);
 	}
-	case BI_CURTASK: {
-		struct type *t = arena_new(s->a, struct type);
-		*t = *type_u64();
-		t->is_ptr = true;
-		return t;
-	}
+	case BI_CURTASK:
+		return sema_curtask(s);
 	case BI_USERNAME:
 		return type_simple(s->a, TYPE_USERNAME, 8);
 	case BI_ARGS: {
@@ -269,6 +265,12 @@ static const struct type *record_field_type(struct sema *s,
 	}
 	const struct type *t = type_int(s->a, f->size * 8, f->is_signed);
 	if (f->is_ptr) {
+		const struct ctype *ct = f->size == 8 ?
+			sema_record_field_ctype(s, f) : NULL;
+		const struct type *typed = ct ? type_of_ctype(s->a, ct,
+							      f->space) : NULL;
+		if (typed)
+			return typed;
 		struct type *p = arena_new(s->a, struct type);
 		*p = *t;
 		p->is_ptr = true;
@@ -286,12 +288,7 @@ static const struct type *field_type(struct sema *s, struct node *n,
 	struct node *base = n->u.field.base;
 	if (base->kind != N_BUILTIN || base->u.builtin.id != BI_ARGS) {
 		const struct type *bt = sema_expr(s, base);
-		if (bt)
-			sema_error(s, n->pos, "BAD_FIELD",
-				   "field access '%s%s' needs args (type '%s' "
-				   "has no fields)", n->u.field.arrow ? "->" : ".",
-				   n->u.field.name, sema_tname(s, bt));
-		return NULL;
+		return bt ? sema_member(s, n, bt) : NULL;
 	}
 	const struct type *t = NULL;
 	bool any = false;
@@ -404,6 +401,10 @@ static const struct type *binop(struct sema *s, struct node *n)
 	if (!l || !r)
 		return NULL;
 	enum op op = n->u.binop.op;
+	const struct type *p = is_int(l) && is_int(r) ?
+		sema_ptr_arith(s, n, l, r) : NULL;
+	if (p)
+		return p;
 	if (is_int(l) && is_int(r))
 		return type_int(s->a, 64, l->is_signed && r->is_signed);
 	if (is_str(l) && is_str(r) && (op == OP_EQ || op == OP_NE))
@@ -429,10 +430,14 @@ static const struct type *unop(struct sema *s, struct node *n)
 		sema_error(s, n->pos, "UNSUPPORTED",
 			   "the address-of operator '&' is not supported");
 		return NULL;
-	case OP_DEREF:
+	case OP_DEREF: {
 		if (!is_int(t))
 			break;
+		const struct type *d = t->ctype ? sema_deref(s, n, t) : NULL;
+		if (d || (t->ctype && t->ctype->kind == CT_PTR))
+			return d;
 		return type_u64();
+	}
 	default:
 		if (!is_int(t))
 			break;
@@ -469,12 +474,10 @@ static const struct type *cast(struct sema *s, struct node *n)
 {
 	const struct type *t = sema_expr(s, n->u.cast.expr);
 	const char *tn = n->u.cast.type_name;
-	if (strncmp(tn, "struct", 6) == 0 || strchr(tn, '*')) {
-		sema_error(s, n->pos, "UNSUPPORTED",
-			   "cast to '%s': struct and pointer types need BTF, "
-			   "which sonde does not read", tn);
-		return NULL;
-	}
+	if (strncmp(tn, "int", 3) != 0 && strncmp(tn, "uint", 4) != 0)
+		return sema_cast_ctype(s, n, t);
+	if (strchr(tn, '*'))
+		return sema_cast_ctype(s, n, t);
 	if (!t)
 		return NULL;
 	if (!is_int(t)) {
@@ -573,19 +576,11 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 		}
 		break;
 	}
-	case N_INDEX:
-		sema_expr(s, n->u.index.base);
-		sema_expr(s, n->u.index.index);
-		sema_error(s, n->pos, "UNSUPPORTED",
-			   "indexing with [] is not supported (no BTF types)");
-		break;
+	case N_INDEX: t = sema_index(s, n); break;
 	case N_TUPLE: t = tuple(s, n); break;
 	case N_CAST: t = cast(s, n); break;
 	case N_INCDEC: t = incdec(s, n); break;
-	case N_IDENT:
-		sema_error(s, n->pos, "UNKNOWN_BUILTIN",
-			   "unknown identifier '%s'", n->u.str.s);
-		break;
+	case N_IDENT: t = sema_ident(s, n); break;
 	default:
 		sema_error(s, n->pos, "SYNTAX", "not an expression");
 		break;

@@ -518,18 +518,8 @@ static const struct type *call_sizeof(struct sema *s, struct node *n)
 	struct node *a = arg(n, 0);
 	uint64_t size = 0;
 	if (a->kind == N_IDENT) {
-		const char *tn = a->u.str.s;
-		bool sign = strncmp(tn, "int", 3) == 0;
-		const char *b = tn + (sign ? 3 : strncmp(tn, "uint", 4) == 0 ? 4 : 0);
-		if (b != tn && (!strcmp(b, "8") || !strcmp(b, "16") ||
-				!strcmp(b, "32") || !strcmp(b, "64"))) {
-			size = (uint64_t)atoi(b) / 8;
-		} else {
-			sema_error(s, a->pos, "UNSUPPORTED",
-				   "sizeof(%s): only integer types and expressions "
-				   "are known without BTF", tn);
+		if (!sema_sizeof_type(s, a, &size))
 			return NULL;
-		}
 	} else {
 		const struct type *t = sema_expr(s, a);
 		if (!t)

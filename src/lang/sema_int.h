@@ -99,6 +99,27 @@ bool sema_block_has(struct sema *s, uint32_t caps);
 bool sema_require(struct sema *s, struct pos pos, uint32_t caps,
 		  const char *what);
 
+/* sema_ctype.c: C types (see there) */
+enum addr_space sema_default_space(struct sema *s);
+const struct type *sema_curtask(struct sema *s);
+const struct ctype *sema_type_name(struct sema *s, const char *name,
+				   const char **why);
+bool sema_sizeof_type(struct sema *s, struct node *a, uint64_t *size);
+const struct type *sema_cast_ctype(struct sema *s, struct node *n,
+				   const struct type *from);
+bool sema_is_place(const struct node *n);
+const struct type *sema_member(struct sema *s, struct node *n,
+			       const struct type *bt);
+const struct type *sema_index(struct sema *s, struct node *n);
+const struct type *sema_deref(struct sema *s, struct node *n,
+			      const struct type *t);
+const struct type *sema_ptr_arith(struct sema *s, struct node *n,
+				  const struct type *l, const struct type *r);
+uint32_t sema_ptr_scale(const struct type *t);
+const struct type *sema_ident(struct sema *s, struct node *n);
+const struct ctype *sema_record_field_ctype(struct sema *s,
+					    const struct record_field *f);
+
 static inline bool is_int(const struct type *t)
 {
 	return t && t->kind == TYPE_INT;

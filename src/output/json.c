@@ -57,6 +57,10 @@ void json_value(struct output *o, struct sbuf *out, const struct type *t,
 	case TYPE_MAX:
 		value_text(o, out, t, data, VCTX_VALUE);
 		return;
+	case TYPE_STRUCT:
+	case TYPE_ARRAY:
+		cvalue_json(out, t, data);
+		return;
 	case TYPE_TUPLE:
 		/* bpftrace writes tuples without spaces: [1,"a"] */
 		sbuf_putc(out, '[');

@@ -169,6 +169,14 @@ void value_buf_text(struct sbuf *out, const uint8_t *bytes, size_t n,
 const uint8_t *value_buf_bytes(const struct type *t, const uint8_t *data,
 			       size_t *n);
 
+/* ---- cvalue.c: C struct/union/array values (TYPE_STRUCT, TYPE_ARRAY) */
+
+/* As bpftrace prints them: "{ .a = 1 }", in map keys "{.a=1}". */
+void cvalue_text(struct sbuf *out, const struct type *t, const uint8_t *data,
+		 bool key);
+/* { "a": 1 } */
+void cvalue_json(struct sbuf *out, const struct type *t, const uint8_t *data);
+
 /* ---- json.c ---------------------------------------------------------- */
 
 /* s[0..n) as a JSON string with quotes, escaped as bpftrace escapes. */

@@ -185,6 +185,10 @@ void value_text(struct output *o, struct sbuf *out, const struct type *t,
 	case TYPE_USERNAME:
 		username_text(out, load64(data));
 		break;
+	case TYPE_STRUCT:
+	case TYPE_ARRAY:
+		cvalue_text(out, t, data, ctx == VCTX_KEY);
+		break;
 	case TYPE_COUNT:
 		sbuf_printf(out, "%llu", (unsigned long long)load64(data));
 		break;

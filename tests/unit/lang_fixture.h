@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "kernel/btf.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "probes/provider.h"
@@ -54,6 +55,9 @@ static int lang_fx_run(struct lang_fx *f, const char *text, char **pos,
 	f->prog.arena = &f->a;
 	f->prog.strlen = 64;
 	f->prog.ringbuf_map = f->prog.globals_map = -1;
+	/* C types as compile() sets them up: the kernel's BTF behind */
+	f->prog.ctypes = ctypes_new(&f->a);
+	ctypes_add_resolver(f->prog.ctypes, kbtf_resolver(&f->a));
 	f->root = parse_program(&f->a, text, &f->d);
 	if (!f->root || f->d.nerrors)
 		return f->rc = -1;

@@ -418,8 +418,10 @@ int main(void)
 	      "ternary branches");
 	CHECK(fails("BEGIN { $x = (uint8)\"a\" }", "TYPE_MISMATCH"),
 	      "cast of a string");
-	CHECK(fails("BEGIN { $x = (struct task *)curtask }", "UNSUPPORTED"),
-	      "struct cast");
+	CHECK(fails("BEGIN { $x = (struct task *)curtask }", "UNKNOWN_TYPE"),
+	      "cast to an unknown struct");
+	CHECK(fails("BEGIN { $x = (struct task)curtask }", "UNKNOWN_TYPE"),
+	      "cast to an unknown struct by value");
 	CHECK(fails("BEGIN { $s = \"a\"; $s += 1 }", "TYPE_MISMATCH"),
 	      "compound on a string");
 

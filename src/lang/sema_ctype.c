@@ -1,0 +1,395 @@
+/* sema_ctype.c - the semantic pass over C types: curtask, casts to C
+ * types, `->` and `.` on structs, `*p`, `p[i]`, pointer arithmetic,
+ * enum constants, sizeof of a type, and tracepoint fields typed as C
+ * pointers. Types come from the program's registry (prog->ctypes): the
+ * script's declarations, then the kernel's BTF.
+ *
+ * Address spaces follow bpftrace 0.17: a pointer made by a cast, or read
+ * from a probe's arguments, points into the probe's memory (user memory
+ * in uprobes and USDT, kernel memory elsewhere: PROBE_USER_MEM); a
+ * pointer read out of a struct keeps the space of the struct it came
+ * from, unless the type says __user; curtask is kernel memory. A
+ * tracepoint field that points somewhere (syscall arguments point into
+ * user memory, others into the kernel) has no space (AS_UNKNOWN): it is
+ * read with bpf_probe_read, which on x86-64 tells them apart by address,
+ * as bpftrace 0.17 reads such pointers. */
+#include "sema_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../probes/provider.h"
+
+enum addr_space sema_default_space(struct sema *s)
+{
+	return sema_block_has(s, PROBE_USER_MEM) ? AS_USER : AS_KERNEL;
+}
+
+const struct type *sema_curtask(struct sema *s)
+{
+	const struct ctype *task =
+		ctypes_find_tag(s->prog->ctypes, CT_STRUCT, "task_struct");
+	const struct type *t = NULL;
+	if (task)
+		t = type_of_ctype(s->a, ctype_ptr(s->a, task), AS_KERNEL);
+	if (!t) {
+		/* no BTF: still the address, as before types existed */
+		struct type *u = arena_new(s->a, struct type);
+		*u = *type_u64();
+		u->is_ptr = true;
+		u->space = AS_KERNEL;
+		t = u;
+	}
+	return t;
+}
+
+/* "struct x", "union x", "enum x", "uint32" ...: the base of a type name
+ * as the parser spells casts and sizeof. NULL when unknown (*why says
+ * how, for the message). */
+static const struct ctype *base_type(struct sema *s, const char *name,
+				     const char **why)
+{
+	static const struct { const char *word; enum ctype_kind kind; } tags[] = {
+		{ "struct ", CT_STRUCT }, { "union ", CT_UNION },
+		{ "enum ", CT_ENUM },
+	};
+	for (size_t i = 0; i < sizeof(tags) / sizeof(*tags); i++) {
+		size_t n = strlen(tags[i].word);
+		if (strncmp(name, tags[i].word, n) != 0)
+			continue;
+		const struct ctype *t =
+			ctypes_find_tag(s->prog->ctypes, tags[i].kind, name + n);
+		if (!t)
+			*why = "unknown";
+		return t;
+	}
+	bool sign = strncmp(name, "int", 3) == 0;
+	const char *b = name + (sign ? 3 : strncmp(name, "uint", 4) == 0 ? 4 : 0);
+	if (b != name && (!strcmp(b, "8") || !strcmp(b, "16") ||
+			  !strcmp(b, "32") || !strcmp(b, "64")))
+		return ctype_int(s->a, (uint32_t)atoi(b) / 8, sign, NULL);
+	const struct ctype *t = ctypes_find_typedef(s->prog->ctypes, name);
+	if (!t)
+		*why = "unknown";
+	return t;
+}
+
+/* A type name as written: a base and trailing '*'s. */
+const struct ctype *sema_type_name(struct sema *s, const char *name,
+				   const char **why)
+{
+	size_t len = strlen(name);
+	unsigned stars = 0;
+	while (len && (name[len - 1] == '*' || name[len - 1] == ' ')) {
+		if (name[len - 1] == '*')
+			stars++;
+		len--;
+	}
+	const char *base = arena_strndup(s->a, name, len);
+	*why = NULL;
+	const struct ctype *t = base_type(s, base, why);
+	if (!t)
+		return NULL;
+	for (unsigned i = 0; i < stars; i++)
+		t = ctype_ptr(s->a, t);
+	return t;
+}
+
+static const char *tag_of(const char *name)
+{
+	return strncmp(name, "union", 5) == 0 ? "union" :
+		strncmp(name, "enum", 4) == 0 ? "enum" : "struct";
+}
+
+/* sizeof(struct x), sizeof(uint32), sizeof(typedef_name). */
+bool sema_sizeof_type(struct sema *s, struct node *a, uint64_t *size)
+{
+	const char *why;
+	const struct ctype *t = sema_type_name(s, a->u.str.s, &why);
+	if (!t) {
+		sema_error(s, a->pos, "UNKNOWN_TYPE", "unknown %s '%s'",
+			   strchr(a->u.str.s, ' ') ? tag_of(a->u.str.s) : "type",
+			   a->u.str.s);
+		return false;
+	}
+	if (ctype_is_aggregate(t) && !t->complete) {
+		sema_error(s, a->pos, "UNKNOWN_TYPE",
+			   "sizeof(%s): the type is declared but not defined",
+			   a->u.str.s);
+		return false;
+	}
+	*size = t->size;
+	return true;
+}
+
+/* (type)expr where the type is a C type: a pointer (any integer or
+ * pointer converts), never a struct by value (as bpftrace 0.17). */
+const struct type *sema_cast_ctype(struct sema *s, struct node *n,
+				   const struct type *from)
+{
+	const char *tn = n->u.cast.type_name;
+	const char *why;
+	const struct ctype *t = sema_type_name(s, tn, &why);
+	if (!t) {
+		size_t l = strlen(tn);
+		while (l && (tn[l - 1] == '*' || tn[l - 1] == ' '))
+			l--;
+		sema_error(s, n->pos, "UNKNOWN_TYPE", "cannot cast to '%s': "
+			   "unknown %s '%.*s'", tn,
+			   strchr(tn, ' ') && strncmp(tn, "int", 3) &&
+			   strncmp(tn, "uint", 4) ? tag_of(tn) : "type",
+			   (int)l, tn);
+		return NULL;
+	}
+	if (t->kind != CT_PTR) {
+		sema_error(s, n->pos, "BAD_CAST", "cannot cast to '%s': only "
+			   "integer and pointer types can be cast to", tn);
+		return NULL;
+	}
+	if (!from)
+		return NULL;
+	/* a string read from C memory (a char array) casts to its address */
+	bool place = (from->kind == TYPE_STR || from->kind == TYPE_ARRAY ||
+		      from->kind == TYPE_STRUCT) && sema_is_place(n->u.cast.expr);
+	if (!is_int(from) && !place) {
+		sema_error(s, n->pos, "BAD_CAST", "cannot cast '%s' to '%s': "
+			   "only integers and pointers can be", sema_tname(s, from),
+			   tn);
+		return NULL;
+	}
+	enum addr_space sp = is_int(from) && from->is_ptr && from->space ?
+		from->space : place ? from->space : sema_default_space(s);
+	if (place && !sp)
+		sp = sema_default_space(s);
+	return type_of_ctype(s->a, t, sp);
+}
+
+/* A C object in memory that has an address: a struct member, an array
+ * element, *p. */
+bool sema_is_place(const struct node *n)
+{
+	switch (n->kind) {
+	case N_FIELD:
+		return n->u.field.cfield != NULL;
+	case N_INDEX:
+		return true;
+	case N_UNOP:
+		return n->u.unop.op == OP_DEREF && n->type &&
+		       n->u.unop.operand->type &&
+		       n->u.unop.operand->type->ctype;
+	default:
+		return false;
+	}
+}
+
+static const struct ctype *pointee_of(struct sema *s, const struct type *t)
+{
+	if (!is_int(t) || !t->is_ptr || !t->ctype || t->ctype->kind != CT_PTR)
+		return NULL;
+	return ctypes_pointee(s->prog->ctypes, t->ctype);
+}
+
+/* The value type of a C object of type ct read from space sp; errors
+ * at pos for what has no value (void, functions, floats). */
+static const struct type *object_type(struct sema *s, struct pos pos,
+				      const struct ctype *ct,
+				      enum addr_space sp, const char *what)
+{
+	const struct type *t = type_of_ctype(s->a, ct, sp);
+	if (t)
+		return t;
+	if (ctype_is_aggregate(ct) && !ct->complete)
+		sema_error(s, pos, "UNKNOWN_TYPE", "%s has type '%s', which is "
+			   "declared but not defined", what,
+			   ctype_name(s->a, ct));
+	else
+		sema_error(s, pos, "UNSUPPORTED", "%s has type '%s', which "
+			   "has no value sonde can read", what,
+			   ctype_name(s->a, ct));
+	return NULL;
+}
+
+/* expr->name and expr.name on C structs. */
+const struct type *sema_member(struct sema *s, struct node *n,
+			       const struct type *bt)
+{
+	const char *op = n->u.field.arrow ? "->" : ".";
+	const struct ctype *st;
+	enum addr_space sp = bt->space;
+	if (n->u.field.arrow) {
+		st = pointee_of(s, bt);
+		if (!st) {
+			sema_error(s, n->pos, "BAD_FIELD", "'->%s' needs a pointer "
+				   "to a struct, not '%s'%s", n->u.field.name,
+				   sema_tname(s, bt), bt->kind == TYPE_STRUCT ?
+				   " (use '.')" : "");
+			return NULL;
+		}
+	} else {
+		if (bt->kind != TYPE_STRUCT) {
+			sema_error(s, n->pos, "BAD_FIELD", "'.%s' needs a struct, "
+				   "not '%s'%s", n->u.field.name,
+				   sema_tname(s, bt), pointee_of(s, bt) ?
+				   " (use '->')" : "");
+			return NULL;
+		}
+		st = bt->ctype;
+	}
+	st = ctypes_complete(s->prog->ctypes, st);
+	if (!ctype_is_aggregate(st)) {
+		sema_error(s, n->pos, "BAD_FIELD", "'%s%s' needs a struct or "
+			   "union, not '%s'", op, n->u.field.name,
+			   ctype_name(s->a, st));
+		return NULL;
+	}
+	if (!st->complete) {
+		sema_error(s, n->pos, "UNKNOWN_TYPE", "'%s' is declared but not "
+			   "defined, so it has no field '%s'",
+			   ctype_name(s->a, st), n->u.field.name);
+		return NULL;
+	}
+	uint32_t bits;
+	const struct ctype_field *f = ctype_field_find(st, n->u.field.name,
+						       &bits);
+	if (!f) {
+		const char *near = ctype_field_suggest(st, n->u.field.name);
+		sema_error(s, n->pos, "BAD_FIELD", "%s has no field '%s'%s%s%s",
+			   ctype_name(s->a, st), n->u.field.name,
+			   near ? " (did you mean '" : "", near ? near : "",
+			   near ? "'?)" : "");
+		return NULL;
+	}
+	n->u.field.cfield = f;
+	n->u.field.bit_offset = bits;
+	return object_type(s, n->pos, f->type, sp,
+			   arena_printf(s->a, "field '%s'", n->u.field.name));
+}
+
+/* expr[i]: an element of a C array (a struct member) or of what a
+ * pointer points at. */
+const struct type *sema_index(struct sema *s, struct node *n)
+{
+	const struct type *bt = sema_expr(s, n->u.index.base);
+	const struct type *it = sema_expr(s, n->u.index.index);
+	if (!bt || !it)
+		return NULL;
+	if (!is_int(it)) {
+		sema_error(s, n->u.index.index->pos, "TYPE_MISMATCH",
+			   "an index must be an integer, not '%s'",
+			   sema_tname(s, it));
+		return NULL;
+	}
+	const struct ctype *elem;
+	enum addr_space sp = bt->space;
+	if (bt->kind == TYPE_ARRAY) {
+		elem = bt->ctype->elem;
+		const struct node *ix = n->u.index.index;
+		if (ix->kind == N_INT && ix->u.ival >= bt->ctype->nelems) {
+			sema_error(s, ix->pos, "BAD_INDEX", "index %lld is out of "
+				   "bounds for '%s' (%u elements)",
+				   (long long)ix->u.ival,
+				   ctype_name(s->a, bt->ctype), bt->ctype->nelems);
+			return NULL;
+		}
+		if (ix->kind != N_INT && !sema_is_place(n->u.index.base)) {
+			sema_error(s, ix->pos, "UNSUPPORTED", "an array held in "
+				   "a variable or map is indexed by constants "
+				   "only");
+			return NULL;
+		}
+	} else if ((elem = pointee_of(s, bt)) != NULL) {
+		if (elem->kind == CT_VOID || elem->size == 0) {
+			sema_error(s, n->pos, "BAD_INDEX", "cannot index '%s': its "
+				   "elements have no size", sema_tname(s, bt));
+			return NULL;
+		}
+	} else {
+		sema_error(s, n->pos, "BAD_INDEX", "[] needs an array or a "
+			   "pointer, not '%s'", sema_tname(s, bt));
+		return NULL;
+	}
+	return object_type(s, n->pos, ctypes_complete(s->prog->ctypes, elem),
+			   sp, "the element");
+}
+
+/* *p on a typed pointer: the object it points at (NULL: not typed). */
+const struct type *sema_deref(struct sema *s, struct node *n,
+			      const struct type *t)
+{
+	const struct ctype *p = pointee_of(s, t);
+	if (!p)
+		return NULL;
+	if (p->kind == CT_VOID) {
+		sema_error(s, n->pos, "TYPE_MISMATCH", "cannot dereference '%s'",
+			   sema_tname(s, t));
+		return NULL;
+	}
+	return object_type(s, n->pos, p, t->space, "the pointee");
+}
+
+/* p + i, p - i, i + p on a typed pointer: scaled by the pointee's size,
+ * as bpftrace 0.17 does; the result keeps the pointer type. NULL when
+ * neither side is a typed pointer (plain integer arithmetic). */
+const struct type *sema_ptr_arith(struct sema *s, struct node *n,
+				  const struct type *l, const struct type *r)
+{
+	enum op op = n->u.binop.op;
+	if (op != OP_ADD && op != OP_SUB)
+		return NULL;
+	const struct type *p = pointee_of(s, l) ? l :
+		op == OP_ADD && pointee_of(s, r) ? r : NULL;
+	if (!p || (pointee_of(s, l) && pointee_of(s, r)))
+		return NULL;
+	return p;
+}
+
+/* The scale of pointer arithmetic on type t (1 for void *). */
+uint32_t sema_ptr_scale(const struct type *t)
+{
+	const struct ctype *e = t && t->ctype && t->ctype->kind == CT_PTR ?
+		t->ctype->elem : NULL;
+	return e && e->size ? e->size : 1;
+}
+
+/* A bare name: an enum constant (declared, or the kernel's). The final
+ * pass turns the node into its N_INT. */
+const struct type *sema_ident(struct sema *s, struct node *n)
+{
+	int64_t v;
+	if (ctypes_find_const(s->prog->ctypes, n->u.str.s, &v) < 0) {
+		sema_error(s, n->pos, "UNKNOWN_BUILTIN",
+			   "unknown identifier '%s'", n->u.str.s);
+		return NULL;
+	}
+	if (s->final) {
+		n->kind = N_INT;
+		n->u.ival = (uint64_t)v;
+	}
+	return type_s64();
+}
+
+/* A tracepoint field declared as a pointer to a struct ("struct
+ * __kernel_timespec * rqtp"): its C type, from the declaration's type
+ * part, or NULL when it has none (plain integer pointers stay as they
+ * were: numbers that str() can read). */
+const struct ctype *sema_record_field_ctype(struct sema *s,
+					    const struct record_field *f)
+{
+	if (f->ctype)
+		return f->ctype;
+	if (!f->is_ptr || !f->decl)
+		return NULL;
+	const char *d = f->decl;
+	while (strncmp(d, "const ", 6) == 0 || strncmp(d, "volatile ", 9) == 0)
+		d = strchr(d, ' ') + 1;
+	if (strncmp(d, "struct ", 7) != 0 && strncmp(d, "union ", 6) != 0)
+		return NULL;
+	/* the type is everything up to the last '*' */
+	const char *star = strrchr(d, '*');
+	if (!star)
+		return NULL;
+	const char *tn = arena_strndup(s->a, d, (size_t)(star - d + 1));
+	const char *why;
+	const struct ctype *t = sema_type_name(s, tn, &why);
+	return t && t->kind == CT_PTR ? t : NULL;
+}

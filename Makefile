@@ -70,7 +70,7 @@ $(BUILD)/tests/progs/%: tests/progs/%.cc $(wildcard include/sonde/sdt.h)
 	@mkdir -p $(dir $@)
 	$(CXX) -O0 -g -fno-omit-frame-pointer $(PROG_FLAGS_$*) -Iinclude -o $@ $<
 
-$(BUILD)/tests/progs/%.so: tests/progs/%.c
+$(BUILD)/tests/progs/%.so: tests/progs/%.c $(wildcard src/agent/*.[ch])
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -shared -fPIC -o $@ $<
 

@@ -78,6 +78,11 @@ struct fprobe_registry {
 	uint64_t magic;
 	uint32_t nregions;
 	uint32_t pad;
+	/* The sonde run whose patches are in place: its pid and start time
+	 * (/proc/PID/stat field 22), 0 when none. A run finding one that is
+	 * still alive leaves the process alone; one that is gone (killed)
+	 * has its patches undone by the next. */
+	uint64_t owner_pid, owner_start;
 	uint64_t region[FPROBE_MAX_REGIONS];
 	uint64_t region_len[FPROBE_MAX_REGIONS];
 	uint64_t region_used[FPROBE_MAX_REGIONS];

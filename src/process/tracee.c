@@ -372,6 +372,36 @@ int tracee_resume_all(struct tracee *t)
 	return 0;
 }
 
+int tracee_step(struct tracee *t, size_t i)
+{
+	struct tracee_thread *th = &t->threads[i];
+	int r = write_back(t, th);
+	if (r < 0)
+		return r;
+	for (int tries = 0; tries < 100; tries++) {
+		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
+			return -errno;
+		th->stopped = false;
+		th->regs_valid = false;
+		int status;
+		r = wait_tid(th->tid, &status, STOP_TIMEOUT_MS);
+		if (r < 0)
+			return r;
+		enum stop_kind k = note_status(t, i, status);
+		th = &t->threads[i];
+		if (k == GONE) {
+			drop_thread(t, i);
+			return -ESRCH;
+		}
+		if (k == SIGNALLED && WSTOPSIG(status) != SIGTRAP) {
+			keep_signal(th, WSTOPSIG(status));
+			continue;   /* a signal came first: step again */
+		}
+		return 0;
+	}
+	return -EAGAIN;
+}
+
 struct user_regs_struct *tracee_regs(struct tracee *t, size_t i)
 {
 	struct tracee_thread *th = &t->threads[i];

@@ -50,6 +50,10 @@ void tracee_detach(struct tracee *t);
 int tracee_resume_all(struct tracee *t);
 int tracee_stop_all(struct tracee *t);
 
+/* Run thread i for one instruction (the others stay stopped). 0, or
+ * -errno (-ESRCH: it exited). */
+int tracee_step(struct tracee *t, size_t i);
+
 /* Registers of a stopped thread (read on first use). */
 struct user_regs_struct *tracee_regs(struct tracee *t, size_t i);
 /* Mark thread i's registers changed (written back before it runs). */

@@ -445,7 +445,8 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	memcpy(fs->pad_orig, plan.pad_orig, X86_JMP_LEN);
 	fs->nentry = s->nentry;
 	fs->nret = s->nret;
-	memcpy(fs->probes, s->probes, (s->nentry + s->nret) * sizeof(*s->probes));
+	for (uint32_t i = 0; i < s->nentry + s->nret; i++)
+		fs->probes[i] = s->probes[i];
 	uint8_t tramp[TRAMP_MAX];
 	struct tramp_params tp = {
 		.at = fs->tramp, .site = at, .handler = lp->agent.entry,

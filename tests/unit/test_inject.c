@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -139,6 +140,7 @@ static pid_t spawn(char mode, int *wfd)
 		return -1;
 	pid_t pid = fork();
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* gone with the test */
 		close(p[1]);
 		_exit(child_main(mode, p[0]));
 	}

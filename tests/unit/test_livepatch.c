@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ static pid_t start(const char *path, const char *arg, const char *arg2)
 		return -1;
 	pid_t pid = fork();
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* gone with the test */
 		dup2(p[1], 1);
 		close(p[0]);
 		execl(path, path, arg, arg2, (char *)NULL);

@@ -44,9 +44,6 @@
 #define EXPORT __attribute__((visibility("default")))
 #define barrier() __asm__ volatile("" ::: "memory")
 
-/* Run probe `id`'s program with these registers as its context: the
- * agent's, elsewhere. */
-void agent_fprobe_run(uint32_t id, struct fprobe_regs *regs);
 
 EXPORT struct fprobe_registry sonde_fprobe_registry = {
 	.magic = FPROBE_REGISTRY_MAGIC,

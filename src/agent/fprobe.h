@@ -94,6 +94,11 @@ struct fprobe_registry {
 	uint64_t missed_returns;
 };
 
+/* Run the session's program `prog` (its index among the programs sonde
+ * gave the agent) with these registers as its context; nothing without a
+ * session. The agent's hit path provides it (agent_hit.c). */
+void agent_fprobe_run(uint32_t prog, struct fprobe_regs *regs);
+
 /* Names of the agent's symbols sonde looks up. */
 #define FPROBE_SYM_ENTRY "sonde_fprobe_entry"
 #define FPROBE_SYM_RETURN_TRAMP "sonde_fprobe_return_tramp"

@@ -226,8 +226,11 @@ void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
 		return;
 	}
 	case BI_FUNC:
-		if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING) {
-			/* fentry/fexit: the traced function's address */
+		/* fentry/fexit and kernel kprobes: the traced function's
+		 * address (a kretprobe's ip is where it returns to) */
+		if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING ||
+		    (cg->probe->prog_type == BPF_PROG_TYPE_KPROBE &&
+		     (cg->probe->caps & PROBE_KERNEL_MEM))) {
 			vreg ip = cg_call(cg, BPF_FUNC_get_func_ip,
 					  (struct ir_arg[]){ IR_ARG(cg->ctx) }, 1);
 			cg_store_int(cg, dst, cg_regval(ip, type_u64()));

@@ -95,6 +95,8 @@ static int load_one(void *ctx, unsigned i)
 	struct engine *e = ctx;
 	struct engine_probe *ep = &e->probes[i];
 	const struct probe *p = ep->probe;
+	if (ep->leader >= 0)        /* runs its leader's program */
+		return 0;
 	if (!p->insns || !p->ninsns) {
 		ep->load_err = -ENOEXEC;
 		return 0;
@@ -114,7 +116,7 @@ static int load_one(void *ctx, unsigned i)
 	char name[16];
 	engine_obj_name(name, sizeof(name), p->name);
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
-		    .expected_attach_type = p->expected_attach_type);
+		    .expected_attach_type = ep->attach_type);
 	if (ep->has_req && ep->req.how == ATTACH_TRACING)
 		o.attach_btf_id = ep->req.btf_id;
 	/* Load without a verifier log (faster: the log costs the verifier
@@ -145,12 +147,17 @@ static int load_one(void *ctx, unsigned i)
 }
 
 /* What load_one did, said in probe order: 0, or the load's error. */
-static int report_load(struct engine_probe *ep)
+static int report_load(struct engine *e, struct engine_probe *ep)
 {
 	const struct probe *p = ep->probe;
 	int err = ep->load_err;
 	char *log = ep->verifier_log;
 	ep->verifier_log = NULL;
+	if (ep->leader >= 0) {
+		log_info("probe %s: runs the program of %s", p->name,
+			 e->probes[ep->leader].probe->name);
+		return 0;
+	}
 	if (!err) {
 		log_info("probe %s: loaded (%u instructions)", p->name,
 			 p->ninsns);
@@ -254,6 +261,7 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 	e->prog = prog;
 	e->opts = *opts;
 	e->mapfail_map = -1;
+	e->has_kprobe_multi = e->has_uprobe_multi = -1;
 	engine_reader_init(e);
 	int r = libbpf_num_possible_cpus();
 	if (r < 0)
@@ -269,6 +277,8 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		e->probes[i].probe = &prog->probes[i];
 		e->probes[i].prog_fd = -1;
+		e->probes[i].leader = -1;
+		e->probes[i].attach_type = prog->probes[i].expected_attach_type;
 	}
 
 	double t0 = log_now_ms();
@@ -293,7 +303,8 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		r = pv->attach(ep->probe, &ep->req);
 		if (r < 0) {
 			log_error("probe %s: cannot attach: %s",
-				  ep->probe->name, strerror(-r));
+				  ep->probe->name, ep->req.error ?
+				  ep->req.error : strerror(-r));
 			goto fail;
 		}
 		ep->has_req = true;
@@ -304,6 +315,9 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 			 e->opts.cpid > 0)
 			ep->req.pid = e->opts.cpid;
 	}
+	r = engine_multi_plan(e);
+	if (r < 0)
+		goto fail;
 	/* The verifier checks privileged programs in parallel, and a
 	 * script's programs are independent: load them on every CPU, then
 	 * say what happened in probe order. */
@@ -317,11 +331,14 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 			ep->verifier_log = NULL;
 			continue;
 		}
-		r = report_load(ep);
+		r = report_load(e, ep);
 		if (r < 0 && ep->has_req && ep->req.optional) {
 			ep->skipped = true;
 			r = 0;
 		}
+		/* a group's members go where their leader goes */
+		if (ep->leader >= 0 && e->probes[ep->leader].skipped)
+			ep->skipped = true;
 	}
 	if (r < 0)
 		goto fail;
@@ -509,7 +526,8 @@ static int attach_tracing(struct engine_probe *ep)
 	return 0;
 }
 
-static int attach_perf(struct engine_probe *ep, const int *cpus, size_t ncpus)
+static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
+		       size_t ncpus)
 {
 	for (size_t i = 0; i < ncpus; i++) {
 		int pfd = perf_open(&ep->req, cpus[i]);
@@ -539,7 +557,7 @@ static int attach_perf(struct engine_probe *ep, const int *cpus, size_t ncpus)
 			close(pfd);
 			return -ENOMEM;
 		}
-		int link = perf_link(ep->prog_fd, pfd);
+		int link = perf_link(prog_fd, pfd);
 		if (link < -1) {
 			log_error("probe %s: cannot attach the program: %s",
 				  ep->probe->name, strerror(-link));
@@ -559,7 +577,7 @@ int engine_attach(struct engine *e)
 	int *cpus = NULL;
 	size_t ncpus = 0;
 	int attached = 0, r = 0;
-	int cpu0 = 0;
+	int cpu0 = 0, prog_fd;
 
 	for (uint32_t i = 0; i < e->nprobes && r == 0; i++) {
 		struct engine_probe *ep = &e->probes[i];
@@ -583,6 +601,14 @@ int engine_attach(struct engine *e)
 			}
 			break;
 		case ATTACH_PERF_EVENT:
+			if (ep->leader >= 0 && e->probes[ep->leader].multi_link)
+				continue;      /* its leader's link has it */
+			if (ep->multi_link) {
+				r = engine_multi_attach(e, ep);
+				break;
+			}
+			prog_fd = ep->leader >= 0 ?
+				e->probes[ep->leader].prog_fd : ep->prog_fd;
 			if (ep->req.all_cpus && !cpus &&
 			    (r = online_cpus(&cpus, &ncpus)) < 0) {
 				log_error("cannot read the online CPUs: %s",
@@ -592,8 +618,8 @@ int engine_attach(struct engine *e)
 			/* An event bound to a process counts on any CPU. */
 			cpu0 = ep->req.pid > 0 ? -1 : 0;
 			r = ep->req.all_cpus ?
-				attach_perf(ep, cpus, ncpus) :
-				attach_perf(ep, &cpu0, 1);
+				attach_perf(ep, prog_fd, cpus, ncpus) :
+				attach_perf(ep, prog_fd, &cpu0, 1);
 			break;
 		default:
 			log_error("probe %s: this attachment is not supported "
@@ -601,7 +627,9 @@ int engine_attach(struct engine *e)
 			r = -EOPNOTSUPP;
 			break;
 		}
-		if (r == 0) {
+		if (r == 0 && ep->multi_link) {
+			attached += 1 + (int)ep->members.n;
+		} else if (r == 0) {
 			attached++;
 			log_info("attached %s (%zu perf event%s)",
 				 ep->probe->name, ep->perf_fds.n,
@@ -757,8 +785,22 @@ void engine_free(struct engine *e)
 		if (e->probes[i].prog_fd >= 0)
 			close(e->probes[i].prog_fd);
 		free(e->probes[i].verifier_log);
+		vec_free(&e->probes[i].members);
 	}
 	free(e->probes);
 	engine_maps_close(e);
 	free(e);
 }
+
+const struct engine_ops engine_kernel = {
+	.name = "kernel",
+	.load = engine_load,
+	.attach = engine_attach,
+	.run_begin = engine_run_begin,
+	.run_end = engine_run_end,
+	.poll = engine_poll,
+	.drain = engine_drain,
+	.map_reader = engine_map_reader,
+	.lost_events = engine_lost_events,
+	.free = engine_free,
+};

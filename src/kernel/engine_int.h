@@ -24,6 +24,13 @@ struct engine_probe {
 	char *verifier_log;         /* why, until the failure is reported */
 	VEC(int) perf_fds;          /* one per CPU when all_cpus */
 	VEC(int) link_fds;          /* -1 where PERF_EVENT_IOC_SET_BPF was used */
+	/* Sharing one program (multi.c): a member names its leader, whose
+	 * program it runs (its own prog_fd stays -1); a leader lists its
+	 * members and, with multi_link, attaches them all with one link. */
+	int32_t leader;             /* -1: loads its own program */
+	VEC(uint32_t) members;
+	bool multi_link;
+	enum bpf_attach_type attach_type;  /* what the program is loaded for */
 };
 
 struct engine {
@@ -45,7 +52,14 @@ struct engine {
 	uint64_t *mapfails;
 	size_t mapfails_len;
 	bool backlog;               /* the last poll stopped on its budget */
+	int8_t has_kprobe_multi;    /* the kernel's links: -1 not asked yet */
+	int8_t has_uprobe_multi;
 };
+
+/* multi.c: group the probes that can share a program (and a link), and
+ * attach a group's leader with one multi-target link. */
+int engine_multi_plan(struct engine *e);
+int engine_multi_attach(struct engine *e, struct engine_probe *ep);
 
 /* maps.c */
 int engine_maps_create(struct engine *e);

@@ -35,88 +35,6 @@ static bool is_exit(const struct provider *pv)
 	return pv == &provider_fexit;
 }
 
-/* ---- traceable functions (tracefs) ---------------------------------- */
-
-struct names {
-	char **v;
-	size_t n;
-	bool known;          /* the kernel told us */
-};
-
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* available_filter_functions: "name" or "name [module]" per line. */
-static void traceable_load(struct names *t)
-{
-	memset(t, 0, sizeof(*t));
-	const char *dir = tracefs_dir();
-	if (!dir)
-		return;
-	char path[256];
-	snprintf(path, sizeof(path), "%s/available_filter_functions", dir);
-	char *text = probe_read_file(path);
-	if (!text)
-		return;
-	size_t cap = 0;
-	for (char *line = text, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		char *sp = strpbrk(line, " \t");
-		if (sp)
-			*sp = '\0';
-		if (!*line)
-			continue;
-		if (t->n == cap) {
-			size_t ncap = cap ? cap * 2 : 4096;
-			char **v = realloc(t->v, ncap * sizeof(*v));
-			if (!v)
-				break;
-			t->v = v;
-			cap = ncap;
-		}
-		t->v[t->n++] = line;
-		if (!nl)
-			break;
-	}
-	qsort(t->v, t->n, sizeof(*t->v), str_cmp);
-	t->known = true;
-	/* the names point into text, which lives as long as v */
-	if (!t->n) {
-		free(t->v);
-		t->v = NULL;
-		free(text);
-		return;
-	}
-	/* keep text alive: stash it in an extra slot at the end */
-	char **v = realloc(t->v, (t->n + 1) * sizeof(*v));
-	if (!v) {
-		free(t->v);
-		free(text);
-		memset(t, 0, sizeof(*t));
-		return;
-	}
-	t->v = v;
-	t->v[t->n] = text;
-}
-
-static void traceable_free(struct names *t)
-{
-	if (t->v && t->n)
-		free(t->v[t->n]);
-	free(t->v);
-}
-
-static bool traceable(const struct names *t, const char *name)
-{
-	if (!t->known)
-		return true;
-	return bsearch(&name, t->v, t->n, sizeof(*t->v), str_cmp) != NULL;
-}
-
 /* ---- hooks ------------------------------------------------------------ */
 
 /* fentry:FUNC */
@@ -137,14 +55,14 @@ static int fentry_parse(struct node *attach, struct expand_ctx *ctx)
 struct expand_state {
 	int (*emit)(void *, const char *, const char *, uint64_t);
 	void *arg;
-	const struct names *traceable;
+	const struct kfuncs *traceable;
 	int err;
 };
 
 static int expand_one(void *arg, const char *name)
 {
 	struct expand_state *st = arg;
-	if (!traceable(st->traceable, name))
+	if (!kfuncs_has(st->traceable, name))
 		return 0;
 	int r = st->emit(st->arg, NULL, name, 1);
 	return r < 0 ? r : 0;
@@ -182,11 +100,11 @@ static int fentry_expand(const struct node *attach, struct expand_ctx *ctx,
 			return no_btf(attach, ctx, r);
 		return emit(arg, NULL, func, 0);
 	}
-	struct names t;
-	traceable_load(&t);
+	struct kfuncs t;
+	kfuncs_load(&t);
 	struct expand_state st = { emit, arg, &t, 0 };
 	int r = kbtf_funcs_each(func, expand_one, &st);
-	traceable_free(&t);
+	kfuncs_free(&t);
 	if (r < 0 && r != -ENOMEM && r != -EINVAL)
 		return no_btf(attach, ctx, r);
 	return r;
@@ -241,7 +159,7 @@ static int fentry_attach(const struct probe *p, struct attach_req *req)
 
 struct list_state {
 	const char *prefix;      /* as the pattern spells it */
-	const struct names *traceable;
+	const struct kfuncs *traceable;
 	FILE *out;
 	int n;
 };
@@ -262,7 +180,7 @@ static void list_args(const char *name, FILE *out)
 static int list_one(void *arg, const char *name)
 {
 	struct list_state *st = arg;
-	if (!traceable(st->traceable, name))
+	if (!kfuncs_has(st->traceable, name))
 		return 0;
 	fprintf(st->out, "%s:%s\n", st->prefix, name);
 	if (log_verbose)
@@ -287,11 +205,11 @@ static int fentry_list_common(const struct provider *pv, const char *pattern,
 					prefix = *a;
 		}
 	}
-	struct names t;
-	traceable_load(&t);
+	struct kfuncs t;
+	kfuncs_load(&t);
 	struct list_state st = { prefix, &t, out, 0 };
 	int r = kbtf_funcs_each(func, list_one, &st);
-	traceable_free(&t);
+	kfuncs_free(&t);
 	if (r < 0 && r != -EOPNOTSUPP)
 		log_warn("%s: cannot list kernel functions: %s", pv->name,
 			 strerror(-r));

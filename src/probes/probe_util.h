@@ -50,6 +50,28 @@ const char *tracefs_dir(void);
  * errno set. */
 char *probe_read_file(const char *path);
 
+/* Dynamic perf PMUs (pmu.c): the type number of PMU `pmu` ("kprobe",
+ * "uprobe", "breakpoint"; -EOPNOTSUPP when the kernel has none), and the
+ * config bit of one of its formats ("retprobe"). */
+int pmu_type(const char *pmu, uint32_t *type);
+int pmu_format_bit(const char *pmu, const char *name, int *bit);
+
+/* Kernel function names (kfuncs.c): sorted, one of each. */
+struct kfuncs {
+	char **v;            /* point into text */
+	size_t n;
+	char *text;
+	bool known;          /* the kernel told us (else kfuncs_has says yes) */
+};
+/* The functions ftrace can patch (available_filter_functions, modules'
+ * too), or an unknown set when tracefs cannot be read. */
+void kfuncs_load(struct kfuncs *t);
+/* The functions kprobes refuse (debugfs kprobes/blacklist), or an unknown
+ * set (then test `known` before using it as a filter). */
+void kfuncs_load_blacklist(struct kfuncs *t);
+void kfuncs_free(struct kfuncs *t);
+bool kfuncs_has(const struct kfuncs *t, const char *name);
+
 /* Units shared by interval and profile: "s", "ms", "us" give the period
  * in ns per unit; "hz" gives 0. Returns -EINVAL for anything else. */
 int ap_time_unit(const char *unit, uint64_t *ns_per_unit);

@@ -58,6 +58,33 @@ struct attach_req {
 	/* One of many probes a wildcard matched: if the kernel refuses it,
 	 * warn and go on without it rather than fail the run. */
 	bool optional;
+	/* Probes of one block whose programs come out the same may share
+	 * one program and one multi-target link when the kernel has that
+	 * link (the engine probes for it at run time); else each attaches
+	 * on its own as described above. */
+	enum attach_multi {
+		MULTI_NONE,
+		MULTI_KPROBE,       /* kprobe_multi link (6.0+): by symbol */
+		MULTI_UPROBE,       /* uprobe_multi link (6.6+): path + offset */
+	} multi;
+	const char *symbol;        /* MULTI_KPROBE: the kernel function */
+	/* When the hook returns an error: what to tell the user instead of
+	 * strerror() ("this kernel has no kprobes ..."). */
+	const char *error;
+};
+
+/* How the process engine (src/process/) runs one probe, as the
+ * provider's `process` hook describes it: in sonde itself, or at an
+ * instruction of the traced process (probe->uprobe says where). */
+struct process_req {
+	enum process_how {
+		PROCESS_BEGIN,      /* once in sonde, before the first event */
+		PROCESS_END,        /* once in sonde, after the last */
+		PROCESS_TIMER,      /* in sonde, every period_ns */
+		PROCESS_USDT,       /* at a USDT site of the traced process: the
+				     * nop the note's address names */
+	} how;
+	uint64_t period_ns;        /* PROCESS_TIMER */
 };
 
 struct provider {
@@ -83,6 +110,9 @@ struct provider {
 	/* Describe the kernel attachments of one probe (may be several, e.g.
 	 * one per CPU is expressed with all_cpus). Returns count or -errno. */
 	int (*attach)(const struct probe *p, struct attach_req *req);
+	/* The process engine: how it runs this probe without the kernel.
+	 * NULL: it cannot (the probe needs the kernel). 0 or -errno. */
+	int (*process)(const struct probe *p, struct process_req *req);
 	/* What its probes offer (enum probe_cap, program.h). Probes in
 	 * user space (PROBE_USER_MEM) are the ones `-l -p PID` lists. */
 	uint32_t caps;
@@ -99,6 +129,7 @@ const struct provider *provider_find(const char *name);
  * the script is wrong (exit status 1). */
 #define PROBE_ENV_TAGS(X) \
 	X(NO_MATCH, "no tracepoint (or other probe) of that name here") \
+	X(NO_KPROBES, "the kernel has no kprobes") \
 	X(NO_FILE, "the file a user-space probe names does not exist") \
 	X(NOT_ELF, "that file is not an x86-64 ELF file (or is malformed)") \
 	X(NO_SYMBOL, "no such function or symbol in that file") \

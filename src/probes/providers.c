@@ -12,7 +12,8 @@
 
 extern const struct provider provider_begin, provider_end,
 	provider_fentry, provider_fexit,
-	provider_hardware, provider_interval, provider_profile,
+	provider_hardware, provider_interval, provider_kprobe,
+	provider_kretprobe, provider_profile,
 	provider_software, provider_tracepoint, provider_uprobe,
 	provider_uretprobe, provider_usdt;
 
@@ -24,6 +25,8 @@ const struct provider *const providers[] = {
 	&provider_fexit,
 	&provider_hardware,
 	&provider_interval,
+	&provider_kprobe,
+	&provider_kretprobe,
 	&provider_profile,
 	&provider_software,
 	&provider_tracepoint,

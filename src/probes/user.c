@@ -19,7 +19,6 @@
 
 #include "../base/log.h"
 
-#define UPROBE_PMU "/sys/bus/event_source/devices/uprobe"
 
 int user_split(struct arena *a, const char *text, struct ap_parts *out)
 {
@@ -257,55 +256,29 @@ struct uprobe_info *user_info(struct expand_ctx *ctx, const struct user_target *
 }
 
 /* "config:0" or "config:32-63": the first bit of a config field. */
-static int pmu_format_bit(const char *name, int *bit)
-{
-	char path[256];
-	snprintf(path, sizeof(path), UPROBE_PMU "/format/%s", name);
-	char *text = probe_read_file(path);
-	if (!text)
-		return -errno;
-	int r = -EINVAL;
-	if (strncmp(text, "config:", 7) == 0) {
-		char *end;
-		long v = strtol(text + 7, &end, 10);
-		if (end != text + 7 && v >= 0 && v < 64) {
-			*bit = (int)v;
-			r = 0;
-		}
-	}
-	free(text);
-	return r;
-}
-
 int user_attach(const struct probe *p, struct attach_req *req)
 {
 	const struct uprobe_info *u = p->uprobe;
 	if (!u)
 		return -EINVAL;
-	char *text = probe_read_file(UPROBE_PMU "/type");
-	if (!text)
-		return errno == ENOENT ? -EOPNOTSUPP : -errno;
-	char *end;
-	unsigned long type = strtoul(text, &end, 10);
-	bool bad = end == text;
-	free(text);
-	if (bad)
-		return -EINVAL;
+	uint32_t type;
+	int bit, r = pmu_type("uprobe", &type);
+	if (r < 0)
+		return r;
 	uint64_t config = 0;
-	int bit, r;
 	if (u->retprobe) {
-		if ((r = pmu_format_bit("retprobe", &bit)) < 0)
+		if ((r = pmu_format_bit("uprobe", "retprobe", &bit)) < 0)
 			return r;
 		config |= 1ull << bit;
 	}
 	if (u->ref_ctr_offset) {
 		/* no such format: the kernel cannot raise semaphores */
-		if ((r = pmu_format_bit("ref_ctr_offset", &bit)) < 0)
+		if ((r = pmu_format_bit("uprobe", "ref_ctr_offset", &bit)) < 0)
 			return r == -ENOENT ? -EOPNOTSUPP : r;
 		config |= u->ref_ctr_offset << bit;
 	}
 	req->how = ATTACH_PERF_EVENT;
-	req->perf_type = (uint32_t)type;
+	req->perf_type = type;
 	req->perf_config = config;
 	req->perf_config1 = (uint64_t)(uintptr_t)u->path;
 	req->perf_config2 = u->offset;
@@ -318,6 +291,7 @@ int user_attach(const struct probe *p, struct attach_req *req)
 	req->ref_ctr_offset = u->ref_ctr_offset;
 	req->retprobe = u->retprobe;
 	req->child_only = u->usdt;
+	req->multi = MULTI_UPROBE;
 	return 1;
 }
 

@@ -32,6 +32,8 @@ static int emit(void *arg, const char *target, const char *func, uint64_t freq)
 			name = arena_printf(&arena, "%s:%s:%s", name, target, func);
 		else if (target)
 			name = arena_printf(&arena, "%s:%s", name, target);
+		else if (func)
+			name = arena_printf(&arena, "%s:%s", name, func);
 		p->freq[p->nnames] = freq;
 		p->names[p->nnames] = name;
 	}
@@ -95,6 +97,7 @@ static void test_find(void)
 		{ "software", "software" }, { "s", "software" },
 		{ "hardware", "hardware" }, { "h", "hardware" },
 		{ "profile", "profile" }, { "p", "profile" },
+		{ "k", "kprobe" }, { "kr", "kretprobe" },
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct provider *pv = provider_find(names[i][0]);
@@ -216,6 +219,32 @@ static void test_parse(void)
 
 	expect_error("tracepoint:syscalls", "tracepoint probe type requires 2 arguments");
 	expect_error("t:a:b:c", "tracepoint probe type requires 2 arguments");
+
+	/* kprobes: the offset rides in freq; the kernel judges the name */
+	expect_probe("kprobe:vfs_read", "kprobe:vfs_read", 0);
+	expect_probe("k:vfs_read+0x10", "kprobe:vfs_read", 16);
+	expect_probe("kr:vfs_read", "kretprobe:vfs_read", 0);
+	expect_error("kprobe", "kprobe probes take one kernel function: "
+		     "'kprobe:FUNCTION[+OFFSET]' (got 'kprobe')");
+	expect_error("kprobe:a:b", "kprobe probes take one kernel function: "
+		     "'kprobe:FUNCTION[+OFFSET]' (got 'kprobe:a:b')");
+	expect_error("kr:vfs_read+4", "kr:vfs_read+4: a kretprobe cannot take "
+		     "an offset ('vfs_read+4')");
+	expect_error("k:vfs_*+4", "k:vfs_*+4: an offset cannot follow a wildcard");
+	expect_error("k:vfs_read+x", "k:vfs_read+x: the offset 'x' is not a number");
+	expect_error("k:+4", "k:+4: the offset '4' has no function before it");
+	if (access("/sys/bus/event_source/devices/kprobe", F_OK) != 0) {
+		struct parsed kp = run("k:vfs_rea*");
+		CHECK(kp.r < 0 && kp.tag && strcmp(kp.tag, "NO_KPROBES") == 0 &&
+		      strstr(kp.msg, "this kernel has no kprobes"),
+		      "kprobe wildcard without kprobes: says so (NO_KPROBES)");
+		struct attach_req req = { 0 };
+		struct probe pr = { .provider = provider_find("kprobe"),
+				    .func = "vfs_read" };
+		CHECK(pr.provider->attach(&pr, &req) == -EOPNOTSUPP &&
+		      req.error && strstr(req.error, "this kernel has no kprobes"),
+		      "kprobe attach without kprobes: says so");
+	}
 
 	struct parsed p = run("t:syscalls:sys_enter_read");
 	CHECK(p.r == 0 || p.r == -ENOENT, "tracepoint: parse ok");

@@ -1,0 +1,94 @@
+/* kfuncs.c - the kernel functions ftrace can patch (tracefs's
+ * available_filter_functions) and the ones kprobes refuse (debugfs's
+ * kprobes/blacklist): sorted name lists for fentry, kprobe and -l. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe_util.h"
+
+#define KPROBE_BLACKLIST "/sys/kernel/debug/kprobes/blacklist"
+/* available_filter_functions has ~40,000 lines on a distribution kernel;
+ * more than this many is not a kernel's list. */
+#define KFUNCS_MAX 2000000
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Take the word `field` (0 or 1) of each line of `text` (kept: the names
+ * point into it), sorted, duplicates dropped. */
+static void kfuncs_parse(struct kfuncs *t, char *text, int field)
+{
+	size_t cap = 0;
+	for (char *line = text, *nl; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		char *w = line;
+		for (int f = 0; f < field && *w; f++) {
+			w += strcspn(w, " \t");
+			w += strspn(w, " \t");
+		}
+		w[strcspn(w, " \t")] = '\0';
+		if (*w && t->n < KFUNCS_MAX) {
+			if (t->n == cap) {
+				size_t ncap = cap ? cap * 2 : 4096;
+				char **v = realloc(t->v, ncap * sizeof(*v));
+				if (!v)
+					break;
+				t->v = v;
+				cap = ncap;
+			}
+			t->v[t->n++] = w;
+		}
+		if (!nl)
+			break;
+	}
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), str_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (!k || strcmp(t->v[k - 1], t->v[i]) != 0)
+			t->v[k++] = t->v[i];
+	t->n = k;
+	t->text = text;
+	t->known = true;
+}
+
+void kfuncs_load(struct kfuncs *t)
+{
+	memset(t, 0, sizeof(*t));
+	const char *dir = tracefs_dir();
+	if (!dir)
+		return;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/available_filter_functions", dir);
+	char *text = probe_read_file(path);
+	if (text)
+		kfuncs_parse(t, text, 0);      /* "name" or "name [module]" */
+}
+
+void kfuncs_load_blacklist(struct kfuncs *t)
+{
+	memset(t, 0, sizeof(*t));
+	char *text = probe_read_file(KPROBE_BLACKLIST);
+	if (text)
+		kfuncs_parse(t, text, 1);      /* "0xSTART-0xEND\tname" */
+}
+
+void kfuncs_free(struct kfuncs *t)
+{
+	free(t->v);
+	free(t->text);
+	memset(t, 0, sizeof(*t));
+}
+
+bool kfuncs_has(const struct kfuncs *t, const char *name)
+{
+	if (!t->known)
+		return true;
+	return t->n && bsearch(&name, t->v, t->n, sizeof(*t->v), str_cmp);
+}

@@ -1,0 +1,201 @@
+/* kprobe.c - kprobe:FUNC[+OFFSET] [k:] and kretprobe:FUNC [kr:]: entry
+ * (or an instruction inside) and return of a kernel function, attached
+ * as events of the kprobe PMU, or many at once with one kprobe_multi
+ * link where the kernel has it (the engine decides, kernel/multi.c).
+ *
+ * Wildcards match the functions ftrace can patch (tracefs's
+ * available_filter_functions) less kprobes' blacklist and the parts the
+ * compiler split off (foo.part.0), which do not follow the calling
+ * convention. -l lists what bpftrace 0.17 lists, under kprobe and
+ * kretprobe both: available functions
+ * without the split parts, sorted, with the blacklisted ones (bpftrace
+ * does not read the blacklist). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe_util.h"
+
+extern const struct provider provider_kprobe, provider_kretprobe;
+
+#define KPROBE_PMU "kprobe"
+#define NO_KPROBES "this kernel has no kprobes (no kprobe PMU in " \
+	"/sys/bus/event_source/devices: CONFIG_KPROBES is off); fentry/fexit " \
+	"or tracepoints may reach the same functions"
+
+static bool split_part(const char *name)
+{
+	return strstr(name, ".part.") != NULL;
+}
+
+/* kprobe -> FUNC | FUNC '+' OFFSET ; kretprobe -> FUNC */
+static int kprobe_parse(struct node *attach, struct expand_ctx *ctx)
+{
+	const struct provider *pv = provider_find(attach->u.attach.provider);
+	const char *kind = pv ? pv->name : attach->u.attach.provider;
+	bool ret = pv == &provider_kretprobe;
+	struct ap_parts parts;
+	ap_split(ctx->arena, attach->u.attach.text, &parts);
+	if (parts.n != 2 || !parts.v[1][0])
+		return ap_error(attach, ctx, "%s probes take one kernel function: "
+				"'%s:FUNCTION%s' (got '%s')", kind, kind,
+				ret ? "" : "[+OFFSET]", attach->u.attach.text);
+	const char *func = parts.v[1];
+	const char *plus = strchr(func, '+');
+	uint64_t off = 0;
+	if (plus) {
+		const char *why = NULL;
+		if (ret)
+			return ap_error(attach, ctx, "%s: a kretprobe cannot take "
+					"an offset ('%s')", attach->u.attach.text,
+					func);
+		if (ap_has_wildcard(func))
+			return ap_error(attach, ctx, "%s: an offset cannot follow "
+					"a wildcard", attach->u.attach.text);
+		if (plus == func || ap_parse_u64(plus + 1, &off, &why) < 0)
+			return ap_error(attach, ctx, "%s: the offset '%s' %s",
+					attach->u.attach.text, plus + 1,
+					why ? why : "has no function before it");
+		func = arena_strndup(ctx->arena, func, (size_t)(plus - func));
+	}
+	/* the offset rides in freq, which kprobes have no other use for */
+	ap_set(attach, kind, NULL, func, off);
+	return 0;
+}
+
+struct kexpand {
+	int (*emit)(void *, const char *, const char *, uint64_t);
+	void *arg;
+};
+
+static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
+			 int (*emit)(void *arg, const char *target,
+				     const char *func, uint64_t freq),
+			 void *arg)
+{
+	const char *func = attach->u.attach.func;
+	if (!ap_has_wildcard(func))
+		/* The kernel is the judge of a named function (it may be
+		 * absent from tracefs yet probeable at an offset). */
+		return emit(arg, NULL, func, attach->u.attach.freq);
+	uint32_t type;
+	if (pmu_type(KPROBE_PMU, &type) == -EOPNOTSUPP) {
+		diag_error(ctx->diags, attach->pos, "NO_KPROBES", "%s: %s",
+			   attach->u.attach.text, NO_KPROBES);
+		return -EOPNOTSUPP;
+	}
+	struct kfuncs avail, black;
+	kfuncs_load(&avail);
+	if (!avail.known) {
+		kfuncs_free(&avail);
+		diag_error(ctx->diags, attach->pos, "NO_MATCH", "%s: cannot "
+			   "expand the wildcard: the kernel's list of traceable "
+			   "functions (tracefs available_filter_functions) "
+			   "cannot be read", attach->u.attach.text);
+		return -ENOENT;
+	}
+	kfuncs_load_blacklist(&black);
+	int r = 0, n = 0;
+	for (size_t i = 0; i < avail.n && r >= 0; i++) {
+		const char *name = avail.v[i];
+		if (split_part(name) || !provider_glob(func, name) ||
+		    (black.known && kfuncs_has(&black, name)))
+			continue;
+		r = emit(arg, NULL, name, 0);
+		n++;
+	}
+	kfuncs_free(&avail);
+	kfuncs_free(&black);
+	if (r >= 0 && n == 0) {
+		diag_error(ctx->diags, attach->pos, "NO_MATCH", "%s: no "
+			   "traceable kernel function matches '%s'",
+			   attach->u.attach.text, func);
+		return -ENOENT;
+	}
+	return r < 0 ? r : 0;
+}
+
+static int kprobe_attach(const struct probe *p, struct attach_req *req)
+{
+	uint32_t type;
+	int bit = -1, r = pmu_type(KPROBE_PMU, &type);
+	if (r == -EOPNOTSUPP) {
+		req->error = NO_KPROBES;
+		return r;
+	}
+	if (r < 0)
+		return r;
+	bool ret = p->provider == &provider_kretprobe;
+	if (ret && (r = pmu_format_bit(KPROBE_PMU, "retprobe", &bit)) < 0)
+		return r;
+	req->how = ATTACH_PERF_EVENT;
+	req->perf_type = type;
+	req->perf_config = ret ? 1ull << bit : 0;
+	req->perf_config1 = (uint64_t)(uintptr_t)p->func;
+	req->perf_config2 = p->freq;          /* the offset */
+	req->sample_period = 1;
+	req->all_cpus = false;
+	req->pid = -1;
+	req->retprobe = ret;
+	req->symbol = p->func;
+	req->multi = p->freq == 0 ? MULTI_KPROBE : MULTI_NONE;
+	return 1;
+}
+
+/* -l: the traceable functions, as bpftrace lists them */
+static int kprobe_list_common(const struct provider *pv, const char *pattern,
+			      FILE *out)
+{
+	if (!provider_list_wants(pv, pattern))
+		return 0;
+	struct kfuncs avail;
+	kfuncs_load(&avail);
+	int n = 0;
+	for (size_t i = 0; i < avail.n; i++) {
+		if (split_part(avail.v[i]))
+			continue;
+		char name[512];
+		snprintf(name, sizeof(name), "%s:%s", pv->name, avail.v[i]);
+		if (!provider_list_match(pv, pattern, name))
+			continue;
+		fprintf(out, "%s\n", name);
+		n++;
+	}
+	kfuncs_free(&avail);
+	return n;
+}
+
+static int kprobe_list(const char *pattern, int pid, FILE *out)
+{
+	return kprobe_list_common(&provider_kprobe, pattern, out);
+}
+
+static int kretprobe_list(const char *pattern, int pid, FILE *out)
+{
+	return kprobe_list_common(&provider_kretprobe, pattern, out);
+}
+
+const struct provider provider_kprobe = {
+	.name = "kprobe",
+	.alias = "k",
+	.parse = kprobe_parse,
+	.expand = kprobe_expand,
+	.prog_type = BPF_PROG_TYPE_KPROBE,
+	.caps = PROBE_ARGN | PROBE_SARGN | PROBE_FUNC | PROBE_REGS |
+		PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM | PROBE_OVERRIDE,
+	.attach = kprobe_attach,
+	.list = kprobe_list,
+};
+
+const struct provider provider_kretprobe = {
+	.name = "kretprobe",
+	.alias = "kr",
+	.parse = kprobe_parse,
+	.expand = kprobe_expand,
+	.prog_type = BPF_PROG_TYPE_KPROBE,
+	.caps = PROBE_RETVAL | PROBE_FUNC | PROBE_REGS | PROBE_KSTACK |
+		PROBE_USTACK | PROBE_KERNEL_MEM,
+	.attach = kprobe_attach,
+	.list = kretprobe_list,
+};

@@ -257,6 +257,45 @@ void sonde_fprobe_entry(const struct fprobe_site *site, struct fprobe_regs *regs
 		hook_return(site, regs);
 }
 
+/* ---- a fork()ed child ---- */
+
+/* The child of a fork is not traced, and has one thread (the one in the
+ * fork handler, outside any patched code): put back the bytes of every
+ * patched site in its copy of the code, through /proc/self/mem, which
+ * writes read-only code as a debugger does. Async-signal-safe. */
+void fprobe_restore_child(void)
+{
+	static const char path[] = "/proc/self/mem";
+	long fd = sys(SYS_open, path, 02000002 /* O_RDWR | O_CLOEXEC */, 0);
+	if (fd < 0)
+		return;
+	const struct fprobe_registry *reg = &sonde_fprobe_registry;
+	uint32_t n = reg->nregions < FPROBE_MAX_REGIONS ? reg->nregions
+							: FPROBE_MAX_REGIONS;
+	for (uint32_t r = 0; r < n; r++) {
+		uint64_t base = reg->region[r], used = reg->region_used[r];
+		if (used > reg->region_len[r])
+			continue;
+		for (uint64_t off = 0; off + sizeof(struct fprobe_site) <= used;
+		     off += 64) {
+			struct fprobe_site *site = (struct fprobe_site *)(base + off);
+			if (site->magic != FPROBE_SITE_MAGIC ||
+			    site->state != FPROBE_PATCHED ||
+			    site->patch_len > FPROBE_MAX_PATCH)
+				continue;
+			sys6(SYS_pwrite64, fd, (long)site->orig, site->patch_len,
+			     (long)site->addr, 0, 0);
+			if (site->via_pad)
+				sys6(SYS_pwrite64, fd, (long)site->pad_orig, 5,
+				     (long)site->pad_addr, 0, 0);
+			uint32_t restored = FPROBE_RESTORED;
+			sys6(SYS_pwrite64, fd, (long)&restored, sizeof(restored),
+			     (long)&site->state, 0, 0);
+		}
+	}
+	sys(SYS_close, fd, 0, 0);
+}
+
 /* ---- returns ---- */
 
 static void lost_return(void)

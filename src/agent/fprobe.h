@@ -94,6 +94,10 @@ struct fprobe_registry {
 	uint64_t missed_returns;
 };
 
+/* In a fork()ed child (one thread): put back every patched byte of its
+ * copy of the code. The agent's fork handler calls it. */
+void fprobe_restore_child(void);
+
 /* Names of the agent's symbols sonde looks up. */
 #define FPROBE_SYM_ENTRY "sonde_fprobe_entry"
 #define FPROBE_SYM_RETURN_TRAMP "sonde_fprobe_return_tramp"

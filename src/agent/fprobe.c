@@ -132,20 +132,30 @@ static struct shadow *shadow_get(void)
 		return s;
 	int32_t tid = (int32_t)sys(SYS_gettid, 0, 0, 0);
 	s = claim(tid);
-	/* a new chunk, made by one thread at a time (a try-lock: others go
-	 * without hooking this return rather than wait) */
-	if (!s && __atomic_exchange_n(&chunk_lock, 1, __ATOMIC_ACQUIRE) == 0) {
-		s = claim(tid);
-		if (!s && nchunks < MAX_CHUNKS) {
-			long p = sys6(SYS_mmap, 0, CHUNK_BYTES, PROT_READ | PROT_WRITE,
-				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (p > 0 || p < -4095) {
-				chunks[nchunks] = (struct shadow *)p;
-				__atomic_store_n(&nchunks, nchunks + 1, __ATOMIC_RELEASE);
-				s = claim(tid);
+	/* a new chunk, made by one thread at a time; the others wait for it
+	 * (an mmap), boundedly: past the bound they go without hooking this
+	 * return rather than hang */
+	for (long spins = 0; !s && spins < (1L << 24); spins++) {
+		if (__atomic_exchange_n(&chunk_lock, 1, __ATOMIC_ACQUIRE) == 0) {
+			s = claim(tid);
+			if (!s && nchunks < MAX_CHUNKS) {
+				long p = sys6(SYS_mmap, 0, CHUNK_BYTES,
+					      PROT_READ | PROT_WRITE,
+					      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				if (p > 0 || p < -4095) {
+					chunks[nchunks] = (struct shadow *)p;
+					__atomic_store_n(&nchunks, nchunks + 1,
+							 __ATOMIC_RELEASE);
+					s = claim(tid);
+				}
 			}
+			__atomic_store_n(&chunk_lock, 0, __ATOMIC_RELEASE);
+			break;
 		}
-		__atomic_store_n(&chunk_lock, 0, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&chunk_lock, __ATOMIC_RELAXED) &&
+		       spins++ < (1L << 24))
+			__builtin_ia32_pause();
+		s = claim(tid);
 	}
 	tls_shadow = s;
 	return s;

@@ -129,20 +129,30 @@ static struct shadow *shadow_get(void)
 		return s;
 	int32_t tid = (int32_t)sys(SYS_gettid, 0, 0, 0);
 	s = claim(tid);
-	/* a new chunk, made by one thread at a time (a try-lock: others go
-	 * without hooking this return rather than wait) */
-	if (!s && __atomic_exchange_n(&chunk_lock, 1, __ATOMIC_ACQUIRE) == 0) {
-		s = claim(tid);
-		if (!s && nchunks < MAX_CHUNKS) {
-			long p = sys6(SYS_mmap, 0, CHUNK_BYTES, PROT_READ | PROT_WRITE,
-				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (p > 0 || p < -4095) {
-				chunks[nchunks] = (struct shadow *)p;
-				__atomic_store_n(&nchunks, nchunks + 1, __ATOMIC_RELEASE);
-				s = claim(tid);
+	/* a new chunk, made by one thread at a time; the others wait for it
+	 * (an mmap), boundedly: past the bound they go without hooking this
+	 * return rather than hang */
+	for (long spins = 0; !s && spins < (1L << 24); spins++) {
+		if (__atomic_exchange_n(&chunk_lock, 1, __ATOMIC_ACQUIRE) == 0) {
+			s = claim(tid);
+			if (!s && nchunks < MAX_CHUNKS) {
+				long p = sys6(SYS_mmap, 0, CHUNK_BYTES,
+					      PROT_READ | PROT_WRITE,
+					      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				if (p > 0 || p < -4095) {
+					chunks[nchunks] = (struct shadow *)p;
+					__atomic_store_n(&nchunks, nchunks + 1,
+							 __ATOMIC_RELEASE);
+					s = claim(tid);
+				}
 			}
+			__atomic_store_n(&chunk_lock, 0, __ATOMIC_RELEASE);
+			break;
 		}
-		__atomic_store_n(&chunk_lock, 0, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&chunk_lock, __ATOMIC_RELAXED) &&
+		       spins++ < (1L << 24))
+			__builtin_ia32_pause();
+		s = claim(tid);
 	}
 	tls_shadow = s;
 	return s;
@@ -252,6 +262,45 @@ void sonde_fprobe_entry(const struct fprobe_site *site, struct fprobe_regs *regs
 		agent_fprobe_run(site->probes[i], regs);
 	if (nr)
 		hook_return(site, regs);
+}
+
+/* ---- a fork()ed child ---- */
+
+/* The child of a fork is not traced, and has one thread (the one in the
+ * fork handler, outside any patched code): put back the bytes of every
+ * patched site in its copy of the code, through /proc/self/mem, which
+ * writes read-only code as a debugger does. Async-signal-safe. */
+void fprobe_restore_child(void)
+{
+	static const char path[] = "/proc/self/mem";
+	long fd = sys(SYS_open, path, 02000002 /* O_RDWR | O_CLOEXEC */, 0);
+	if (fd < 0)
+		return;
+	const struct fprobe_registry *reg = &sonde_fprobe_registry;
+	uint32_t n = reg->nregions < FPROBE_MAX_REGIONS ? reg->nregions
+							: FPROBE_MAX_REGIONS;
+	for (uint32_t r = 0; r < n; r++) {
+		uint64_t base = reg->region[r], used = reg->region_used[r];
+		if (used > reg->region_len[r])
+			continue;
+		for (uint64_t off = 0; off + sizeof(struct fprobe_site) <= used;
+		     off += 64) {
+			struct fprobe_site *site = (struct fprobe_site *)(base + off);
+			if (site->magic != FPROBE_SITE_MAGIC ||
+			    site->state != FPROBE_PATCHED ||
+			    site->patch_len > FPROBE_MAX_PATCH)
+				continue;
+			sys6(SYS_pwrite64, fd, (long)site->orig, site->patch_len,
+			     (long)site->addr, 0, 0);
+			if (site->via_pad)
+				sys6(SYS_pwrite64, fd, (long)site->pad_orig, 5,
+				     (long)site->pad_addr, 0, 0);
+			uint32_t restored = FPROBE_RESTORED;
+			sys6(SYS_pwrite64, fd, (long)&restored, sizeof(restored),
+			     (long)&site->state, 0, 0);
+		}
+	}
+	sys(SYS_close, fd, 0, 0);
 }
 
 /* ---- returns ---- */

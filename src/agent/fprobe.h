@@ -99,6 +99,10 @@ struct fprobe_registry {
  * session. The agent's hit path provides it (agent_hit.c). */
 void agent_fprobe_run(uint32_t prog, struct fprobe_regs *regs);
 
+/* In a fork()ed child (one thread): put back every patched byte of its
+ * copy of the code. The agent's fork handler calls it. */
+void fprobe_restore_child(void);
+
 /* Names of the agent's symbols sonde looks up. */
 #define FPROBE_SYM_ENTRY "sonde_fprobe_entry"
 #define FPROBE_SYM_RETURN_TRAMP "sonde_fprobe_return_tramp"

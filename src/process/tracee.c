@@ -282,6 +282,23 @@ static int read_tids(pid_t pid, pid_t **out, size_t *n)
 
 static const long seize_opts = PTRACE_O_TRACECLONE;
 
+static long tracer_of(pid_t pid, pid_t tid);
+
+/* Seize a thread, or find it traced by sonde already (borrowed). 0, or
+ * -errno. */
+static int seize(struct tracee *t, pid_t tid, bool *borrowed)
+{
+	*borrowed = false;
+	if (ptrace(PTRACE_SEIZE, tid, 0, seize_opts) == 0)
+		return 0;
+	int e = errno;
+	if (e == EPERM && tracer_of(t->pid, tid) == getpid()) {
+		*borrowed = true;
+		return 0;
+	}
+	return -e;
+}
+
 int tracee_stop_all(struct tracee *t)
 {
 	for (int round = 0; round < 1000; round++) {
@@ -312,21 +329,24 @@ int tracee_stop_all(struct tracee *t)
 		for (size_t k = 0; k < n; k++) {
 			if (find_thread(t, tids[k]) >= 0)
 				continue;
-			if (ptrace(PTRACE_SEIZE, tids[k], 0, seize_opts) < 0) {
-				if (errno == ESRCH)
-					continue;   /* exited meanwhile */
-				int e = errno;
+			bool borrowed;
+			int e = seize(t, tids[k], &borrowed);
+			if (e == -ESRCH)
+				continue;   /* exited meanwhile */
+			if (e < 0) {
 				say(t, "cannot trace thread %d of process %d: %s",
-				    tids[k], t->pid, strerror(e));
+				    tids[k], t->pid, strerror(-e));
 				free(tids);
-				return -e;
+				return e;
 			}
 			if ((r = add_thread(t, tids[k])) < 0) {
-				ptrace(PTRACE_DETACH, tids[k], 0, 0);
+				if (!borrowed)
+					ptrace(PTRACE_DETACH, tids[k], 0, 0);
 				free(tids);
 				say(t, "process %d: too many threads", t->pid);
 				return r;
 			}
+			t->threads[t->nthreads - 1].borrowed = borrowed;
 			fresh = true;
 		}
 		free(tids);
@@ -490,6 +510,17 @@ static char status_state(const char *status)
 	return *p;
 }
 
+/* TracerPid of a thread, -1 if unknown. */
+static long tracer_of(pid_t pid, pid_t tid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	char *st = file_read(path, NULL);
+	long v = st ? status_field(st, "TracerPid:") : -1;
+	free(st);
+	return v;
+}
+
 static bool have_cap_sys_ptrace(void)
 {
 	char *s = file_read("/proc/self/status", NULL);
@@ -632,21 +663,23 @@ int tracee_attach(pid_t pid, struct tracee **out, char *why, size_t whylen)
 		r = -EINVAL;
 		goto fail;
 	}
-	if (ptrace(PTRACE_SEIZE, pid, 0, seize_opts) < 0) {
-		r = -errno;
-		if (errno == EPERM)
+	bool borrowed;
+	if ((r = seize(t, pid, &borrowed)) < 0) {
+		if (r == -EPERM)
 			explain_eperm(t);
-		else if (errno == ESRCH)
+		else if (r == -ESRCH)
 			say(t, "no process %d", pid);
 		else
-			say(t, "cannot trace process %d: %s", pid, strerror(errno));
+			say(t, "cannot trace process %d: %s", pid, strerror(-r));
 		goto fail;
 	}
 	if ((r = add_thread(t, pid)) < 0) {
-		ptrace(PTRACE_DETACH, pid, 0, 0);
+		if (!borrowed)
+			ptrace(PTRACE_DETACH, pid, 0, 0);
 		say(t, "%s", strerror(-r));
 		goto fail;
 	}
+	t->threads[0].borrowed = borrowed;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	t->mem_fd = open(path, O_RDWR | O_CLOEXEC);
@@ -676,7 +709,8 @@ void tracee_detach(struct tracee *t)
 		struct tracee_thread *th = &t->threads[i];
 		write_back(t, th);
 		int sig = th->npending ? th->pending[0] : 0;
-		ptrace(PTRACE_DETACH, th->tid, 0, (void *)(uintptr_t)sig);
+		ptrace(th->borrowed ? PTRACE_CONT : PTRACE_DETACH, th->tid, 0,
+		       (void *)(uintptr_t)sig);
 	}
 	for (size_t i = 0; i < t->nthreads; i++)
 		for (int k = 1; k < t->threads[i].npending; k++)

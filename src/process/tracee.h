@@ -18,6 +18,9 @@ struct tracee_thread {
 	bool stopped;              /* in a ptrace stop */
 	bool regs_valid;           /* regs read since it last ran */
 	bool regs_dirty;           /* regs changed: written back before it runs */
+	/* Already traced by sonde itself (a -c command held at its exit):
+	 * used, not seized, and resumed rather than detached at the end. */
+	bool borrowed;
 	struct user_regs_struct regs;
 	/* Signals it was about to get when it stopped (signal-delivery
 	 * stops): suppressed while held, given back when it is let go. */

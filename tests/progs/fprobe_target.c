@@ -3,8 +3,10 @@
  * main thread that calls functions of awkward shapes (written in
  * assembly: a rip-relative load first, a loop whose head is the second
  * instruction, a function shorter than a jump) and checks what they
- * return. Prints "ready" once the threads run; on SIGTERM stops and
- * exits 0 if every result was right, 3 otherwise.
+ * return. On SIGUSR1 it forks a child that checks its copy of hammer()
+ * is the original code (the agent puts its patches back in a child).
+ * Prints "ready" once the threads run; on SIGTERM stops, prints
+ * "forks OK BAD", and exits 0 if every result was right, 3 otherwise.
  *
  *   fprobe_target THREADS */
 #include <pthread.h>
@@ -12,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 long hammer_calls;
 long shape_value = 1000;
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, fork_asked;
+static int forks_ok, forks_bad;
 static volatile int bad;
 
 #define FN(name) ".globl " #name "\n.type " #name ",@function\n" #name ":\n"
@@ -62,6 +66,29 @@ static void on_term(int sig)
 	stop = 1;
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+	fork_asked = 1;
+}
+
+/* A child: is hammer() the original code (lock incq hammer_calls(%rip))? */
+static void fork_check(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		const unsigned char *p = (const unsigned char *)(void *)hammer;
+		_exit(p[0] == 0xf0 && p[1] == 0x48 && p[2] == 0xff && p[3] == 0x05 &&
+		      hammer(41) == 42 ? 0 : 3);
+	}
+	int status;
+	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 0)
+		forks_ok++;
+	else
+		forks_bad++;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 4;
@@ -69,6 +96,8 @@ int main(int argc, char **argv)
 		n = 4;
 	struct sigaction sa = { .sa_handler = on_term };
 	sigaction(SIGTERM, &sa, NULL);
+	struct sigaction su = { .sa_handler = on_usr1 };
+	sigaction(SIGUSR1, &su, NULL);
 	pthread_t th[64];
 	for (int i = 0; i < n; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(long)i);
@@ -79,9 +108,14 @@ int main(int argc, char **argv)
 		if (riprel_first(i) != 1000 + i || tiny_fn((int)i) != (int)i + 2 ||
 		    loop_head((int)(i % 100)) != (int)((i % 100) * (i % 100 + 1) / 2))
 			bad = 1;
+		if (fork_asked) {
+			fork_asked = 0;
+			fork_check();
+		}
 		nanosleep(&ms, NULL);
 	}
 	for (int i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
+	printf("forks %d %d\n", forks_ok, forks_bad);
 	return bad ? 3 : 0;
 }

@@ -3,6 +3,8 @@
  * counts what each probe id saw instead of running a program. */
 #include "../../src/agent/fprobe.c"
 
+#include <pthread.h>
+
 #define TEST_PROBES 64
 EXPORT uint64_t fprobe_test_hits[TEST_PROBES];
 EXPORT uint64_t fprobe_test_ax[TEST_PROBES];
@@ -15,4 +17,10 @@ void agent_fprobe_run(uint32_t id, struct fprobe_regs *regs)
 	__atomic_fetch_add(&fprobe_test_hits[id], 1, __ATOMIC_RELAXED);
 	fprobe_test_ax[id] = regs->ax;
 	fprobe_test_di[id] = regs->di;
+}
+
+/* As the agent does: a child of fork() is not traced. */
+__attribute__((constructor)) static void fprobe_test_init(void)
+{
+	pthread_atfork(NULL, NULL, fprobe_restore_child);
 }

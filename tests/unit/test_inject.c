@@ -14,10 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "elf/elf.h"
 #include "elf_testutil.h"
 #include "process/inject.h"
@@ -253,17 +255,38 @@ static void test_refusals(const char *so)
 	r = tracee_attach(z, &t, why, sizeof(why));
 	CHECK(r == -ESRCH && strstr(why, "no process"), "a process that is gone is refused");
 
-	/* already traced: by this test itself */
+	/* already traced: by another process (a debugger) */
 	int wfd;
 	pid_t pid = spawn('r', &wfd);
-	struct tracee *first = NULL, *second = NULL;
+	int ready[2];
+	if (pipe(ready) < 0)
+		return;
+	pid_t dbg = fork();
+	if (dbg == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		char c = ptrace(PTRACE_SEIZE, pid, 0, 0) == 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	char c = 0;
+	if (read(ready[0], &c, 1) != 1)
+		c = 0;
+	close(ready[0]);
+	close(ready[1]);
+	struct tracee *first = NULL;
 	r = tracee_attach(pid, &first, why, sizeof(why));
-	CHECK(r == 0, "attach once");
-	r = tracee_attach(pid, &second, why, sizeof(why));
-	CHECK(r == -EPERM && !second && strstr(why, "already traced by process"),
+	char want[64];
+	snprintf(want, sizeof(want), "already traced by process %d", dbg);
+	CHECK(c == 'y' && r == -EBUSY && !first && strstr(why, want),
 	      "a process that is already traced is refused, naming its tracer");
-	if (r != -EPERM)
+	if (r != -EBUSY)
 		printf("# %d %s\n", r, why);
+	kill(dbg, SIGKILL);
+	waitpid(dbg, NULL, 0);
+	r = tracee_attach(pid, &first, why, sizeof(why));
+	CHECK(r == 0, "once the tracer is gone, it can be traced");
 
 	/* a file dlopen cannot load: dlerror's words */
 	struct inject_libc lc;
@@ -281,7 +304,32 @@ static void test_refusals(const char *so)
 	close(wfd);
 	CHECK(reap(pid) == 0, "the process runs on after a failed dlopen");
 
-	/* a thread id is not a process id */
+	/* a process sonde traces already (a -c command held at its exit):
+	 * borrowed, used, and left traced */
+	pid = spawn('r', &wfd);
+	bool held = ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT) == 0;
+	r = tracee_attach(pid, &first, why, sizeof(why));
+	CHECK(held && r == 0 && first->threads[0].borrowed,
+	      "a process sonde traces already is borrowed, not seized again");
+	if (r == 0 && inject_find_libc(pid, &lc, why, sizeof(why)) == 0) {
+		r = inject_dlopen(first, &lc, so, &handle, why, sizeof(why));
+		CHECK(r == 0 && handle, "and a call runs in it");
+	}
+	tracee_detach(first);
+	char stpath[64], *status;
+	snprintf(stpath, sizeof(stpath), "/proc/%d/status", pid);
+	status = file_read(stpath, NULL);
+	snprintf(want, sizeof(want), "TracerPid:\t%d\n", getpid());
+	CHECK(status && strstr(status, want), "it stays traced by sonde afterwards");
+	free(status);
+	if (write(wfd, "x", 1) != 1)
+		kill(pid, SIGKILL);
+	close(wfd);
+	/* its exit stop (PTRACE_O_TRACEEXIT) comes first: let it go on */
+	int wst;
+	if (waitpid(pid, &wst, 0) == pid && WIFSTOPPED(wst))
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+	CHECK(reap(pid) == 0, "and runs on right");
 	(void)so;
 
 	/* a static program: no loader to call */

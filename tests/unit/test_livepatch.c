@@ -35,6 +35,7 @@
 static char target[PATH_MAX + 16], agent[PATH_MAX + 16], cxx[PATH_MAX + 16];
 
 static int out_fd = -1;
+static char last_words[256];
 
 /* Start a program, wait for its "ready" line. */
 static pid_t start(const char *path, const char *arg, const char *arg2)
@@ -64,12 +65,10 @@ static int finish(pid_t pid)
 	kill(pid, SIGTERM);
 	for (int i = 0; i < 1000; i++) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
-			char last[256];
-			ssize_t n = read(out_fd, last, sizeof(last) - 1);
-			if (n > 0) {
-				last[n] = 0;
-				printf("# its output: %s", last);
-			}
+			ssize_t n = read(out_fd, last_words, sizeof(last_words) - 1);
+			last_words[n > 0 ? n : 0] = 0;
+			if (n > 0)
+				printf("# its output: %s", last_words);
 			close(out_fd);
 			return WIFEXITED(status) ? WEXITSTATUS(status) :
 						   128 + WTERMSIG(status);
@@ -309,8 +308,14 @@ static void test_shapes(void)
 		snprintf(label, sizeof(label), "%s: a return probe too", names[i]);
 		CHECK(r == 0, label);
 	}
+	const struct elf_sym *hs = elf_find_sym(ef, "hammer");
+	r = hs ? pattach_add(pa, target, hs->addr, "hammer", false, 5, why,
+			     sizeof(why)) : -ENOENT;
+	CHECK(r == 0, "hammer planned too");
 	r = pattach_commit(pa, why, sizeof(why));
 	CHECK(r == 0, "committed: the process runs patched");
+	usleep(50000);
+	kill(pid, SIGUSR1);   /* a fork child checks its copy is unpatched */
 	usleep(100000);
 	r = pattach_detach(pa, why, sizeof(why));
 	CHECK(r == 0, "detached: every byte put back");
@@ -334,6 +339,8 @@ static void test_shapes(void)
 	}
 	pattach_free(pa);
 	CHECK(finish(pid) == 0, "the shapes computed right all along");
+	CHECK(strstr(last_words, "forks 1 0") != NULL,
+	      "a child forked while patched runs the original code");
 	elf_close(ef);
 }
 

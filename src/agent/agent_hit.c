@@ -19,11 +19,10 @@ uint32_t agent_threads_hwm;
 uint32_t agent_shared_lock;
 bool agent_fence_hits;
 
-/* This thread: in a hit now; its record (index + 1, 0 = none yet). */
-static __thread struct {
-	uint32_t busy;
-	uint32_t rec;
-} me;
+/* This thread's record (NULL: none yet), and for a thread without one,
+ * whether it is in a hit now (a record's own busy flag says it). */
+static __thread struct agent_thread *me_rec;
+static __thread uint32_t me_busy;
 
 static pthread_key_t thread_key;
 static bool have_key;
@@ -36,7 +35,7 @@ static void thread_gone(void *v)
 	if (rec && rec <= AGENT_THREADS_MAX)
 		__atomic_store_n(&agent_threads[rec - 1].used, 0,
 				 __ATOMIC_RELEASE);
-	me.rec = 0;
+	me_rec = NULL;
 }
 
 int agent_threads_init(void)
@@ -66,7 +65,7 @@ static struct agent_thread *thread_register(void)
 						    __ATOMIC_RELEASE,
 						    __ATOMIC_RELAXED))
 			;
-		me.rec = i + 1;
+		me_rec = &agent_threads[i];
 		if (have_key)
 			pthread_setspecific(thread_key, (void *)(uintptr_t)(i + 1));
 		return &agent_threads[i];
@@ -79,22 +78,21 @@ static void run(struct agent_session *s, struct agent_regs *regs,
 {
 	if (patch >= AGENT_PATCH_MAX)
 		return;
-	uint32_t first = s->site_first[patch], n = s->site_n[patch];
+	uint64_t site = s->sites[patch];
+	uint32_t first = (uint32_t)(site >> 32), n = (uint32_t)site;
 	if (first > s->nsite_progs || n > s->nsite_progs - first)
 		return;
 	rt_self.regs = regs;
 	rt_self.slot = slot;
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t prog = s->site_progs[first + k];
-		if (prog >= s->nprogs)
-			continue;
+	for (uint32_t k = first; k < first + n; k++) {
 		int err = 0;
 		uint64_t ret;
-		if (s->fns[prog])
-			s->fns[prog](regs, &err);
-		else
-			err = vm_prog_run(s->progs[prog], regs, &ret);
-		if (err)
+		vm_native_fn fn = s->site_fns[k];
+		if (fn)
+			fn(regs, &err);
+		else if (s->site_progs[k] < s->nprogs)
+			err = vm_prog_run(s->progs[s->site_progs[k]], regs, &ret);
+		if (__builtin_expect(err != 0, 0))
 			__atomic_add_fetch(&s->rt.shared->aborted, 1,
 					   __ATOMIC_RELAXED);
 	}
@@ -109,48 +107,68 @@ static void barrier(void)
 		__asm__ __volatile__("" ::: "memory");
 }
 
-void agent_hit(struct agent_regs *regs, uint32_t patch)
+static struct agent_session *session(void)
 {
-	if (me.busy) {
-		struct agent_session *s = agent_live ? agent_live->session : NULL;
-		if (s)
-			__atomic_add_fetch(&s->rt.shared->nested, 1,
-					   __ATOMIC_RELAXED);
+	return __atomic_load_n(&agent_live->session, __ATOMIC_ACQUIRE);
+}
+
+static void nested(void)
+{
+	struct agent_session *s = session();
+	if (s)
+		__atomic_add_fetch(&s->rt.shared->nested, 1, __ATOMIC_RELAXED);
+}
+
+/* A thread with no record (every one taken): the shared slot's lock is
+ * its busy flag. */
+static void hit_shared(struct agent_regs *regs, uint32_t patch)
+{
+	if (me_busy) {
+		nested();
 		return;
 	}
-	me.busy = 1;
+	me_busy = 1;
 	__asm__ __volatile__("" ::: "memory");
-	struct agent_thread *th = me.rec ? &agent_threads[me.rec - 1] :
-		thread_register();
-	uint32_t index = th ? (uint32_t)(th - agent_threads) : UINT32_MAX;
-	if (th)
-		__atomic_store_n(&th->busy, 1, __ATOMIC_RELAXED);
-	else if (!rt_lock(&agent_shared_lock))
-		goto out;
+	if (rt_lock(&agent_shared_lock)) {
+		struct agent_session *s = session();
+		if (s && s->slot_count)
+			run(s, regs, patch, s->slot_first + s->slot_count - 1);
+		rt_unlock(&agent_shared_lock);
+	}
+	__asm__ __volatile__("" ::: "memory");
+	me_busy = 0;
+}
+
+void agent_hit(struct agent_regs *regs, uint32_t patch)
+{
+	struct agent_thread *th = me_rec;
+	if (__builtin_expect(!th, 0)) {
+		if (me_busy || !(th = thread_register())) {
+			hit_shared(regs, patch);
+			return;
+		}
+	}
+	if (th->busy) {        /* a hit inside a hit: a signal handler */
+		nested();
+		return;
+	}
+	__atomic_store_n(&th->busy, 1, __ATOMIC_RELAXED);
 	barrier();
-	struct agent_session *s = agent_live ?
-		__atomic_load_n(&agent_live->session, __ATOMIC_ACQUIRE) : NULL;
-	if (s && s->slot_count) {
-		uint32_t shared = s->slot_count - 1;
+	struct agent_session *s = session();
+	if (s) {
+		uint32_t index = (uint32_t)(th - agent_threads);
+		uint32_t shared = s->slot_count ? s->slot_count - 1 : 0;
 		if (index < shared) {
 			run(s, regs, patch, s->slot_first + index);
-		} else if (!th) {
-			run(s, regs, patch, s->slot_first + shared);
-		} else if (rt_lock(&agent_shared_lock)) {
+		} else if (s->slot_count && rt_lock(&agent_shared_lock)) {
 			run(s, regs, patch, s->slot_first + shared);
 			rt_unlock(&agent_shared_lock);
-		} else {
+		} else if (s->slot_count) {
 			__atomic_add_fetch(&s->rt.shared->slot_waits, 1,
 					   __ATOMIC_RELAXED);
 		}
 	}
-	if (th)
-		__atomic_store_n(&th->busy, 0, __ATOMIC_RELEASE);
-	else
-		rt_unlock(&agent_shared_lock);
-out:
-	__asm__ __volatile__("" ::: "memory");
-	me.busy = 0;
+	__atomic_store_n(&th->busy, 0, __ATOMIC_RELEASE);
 }
 
 static uint64_t now_ns(void)

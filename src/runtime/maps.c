@@ -40,7 +40,8 @@ void rt_unlock(uint32_t *lock)
 
 typedef uint64_t __attribute__((aligned(1), may_alias)) u64_unaligned;
 
-static uint32_t key_hash(const void *key, uint32_t n)
+static inline __attribute__((always_inline))
+uint32_t key_hash(const void *key, uint32_t n)
 {
 	const uint8_t *p = key;
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
@@ -122,8 +123,30 @@ static struct rt_elem *chain_find(const struct rt_map *m, uint32_t head,
 	return NULL;
 }
 
+/* chain_find for the common 8-byte key (a u64, a keyless map's zero, a
+ * pid): the hash and the compare inlined, the same walk. */
+static struct rt_elem *hash_find8(const struct rt_map *m, const void *key)
+{
+	uint64_t k = *(const u64_unaligned *)key;
+	uint32_t h = key_hash(&k, 8);
+	struct rt_bucket *b = hash_bucket(m, h);
+	uint32_t link = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+	for (uint32_t steps = 0; link && steps < m->max_entries; steps++) {
+		struct rt_elem *e = hash_elem(m, link);
+		if (!e)
+			return NULL;
+		if (e->hash == h && __atomic_load_n(&e->live, __ATOMIC_ACQUIRE) &&
+		    *(const u64_unaligned *)elem_key(m, e) == k)
+			return e;
+		link = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE);
+	}
+	return NULL;
+}
+
 static struct rt_elem *hash_find(const struct rt_map *m, const void *key)
 {
+	if (m->key_size == 8)
+		return hash_find8(m, key);
 	uint32_t h = key_hash(key, m->key_size);
 	struct rt_bucket *b = hash_bucket(m, h);
 	return chain_find(m, __atomic_load_n(&b->head, __ATOMIC_ACQUIRE), h,

@@ -73,8 +73,9 @@ static struct agent_thread *thread_register(void)
 	return NULL;
 }
 
-static void run(struct agent_session *s, struct agent_regs *regs,
-		uint32_t patch, uint32_t slot)
+static inline __attribute__((always_inline))
+void run(struct agent_session *s, struct agent_regs *regs, uint32_t patch,
+	 uint32_t slot)
 {
 	if (patch >= AGENT_PATCH_MAX)
 		return;

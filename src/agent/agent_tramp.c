@@ -146,6 +146,12 @@ static const struct { uint8_t reg; uint8_t off; } saved[] = {
 	{ RDI, offsetof(struct agent_regs, di) },
 };
 
+static bool callee_saved(int reg)
+{
+	return reg == RBX || reg == RBP || reg == R12 || reg == R13 ||
+	       reg == R14 || reg == R15;
+}
+
 /* The frame: the red zone skipped, then the registers (8 spare bytes
  * keep it a multiple of 16). */
 #define FRAME (128 + (int32_t)sizeof(struct agent_regs) + 8)
@@ -243,8 +249,11 @@ size_t agent_tramp_emit_hit(uint8_t *at, uint64_t ip, uint32_t patch)
 	e.p += 8;
 	byte(&e, 0xff); byte(&e, 0xd0);                   /* call *%rax */
 	byte(&e, 0x48); byte(&e, 0x89); byte(&e, 0xdc);   /* mov %rbx, %rsp */
+	/* agent_hit keeps the callee-saved registers (the C ABI) but for
+	 * rbx, used here: the rest come back from the frame */
 	for (size_t i = 0; i < sizeof(saved) / sizeof(*saved); i++)
-		mov_rsp(&e, 0x8b, saved[i].reg, saved[i].off);
+		if (!callee_saved(saved[i].reg) || saved[i].reg == RBX)
+			mov_rsp(&e, 0x8b, saved[i].reg, saved[i].off);
 	lea_rsp(&e, RSP, FRAME);
 	return (size_t)(e.p - at);
 }

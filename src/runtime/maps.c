@@ -40,9 +40,18 @@ void rt_unlock(uint32_t *lock)
 
 typedef uint64_t __attribute__((aligned(1), may_alias)) u64_unaligned;
 
+/* 8-byte keys (u64s, a keyless map's zero, pids) are most keys: one
+ * multiply, the high half (Fibonacci hashing). */
+static inline uint32_t hash8(uint64_t k)
+{
+	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
 static inline __attribute__((always_inline))
 uint32_t key_hash(const void *key, uint32_t n)
 {
+	if (n == 8)
+		return hash8(*(const u64_unaligned *)key);
 	const uint8_t *p = key;
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
 	for (; n >= 8; n -= 8, p += 8) {
@@ -128,7 +137,7 @@ static struct rt_elem *chain_find(const struct rt_map *m, uint32_t head,
 static struct rt_elem *hash_find8(const struct rt_map *m, const void *key)
 {
 	uint64_t k = *(const u64_unaligned *)key;
-	uint32_t h = key_hash(&k, 8);
+	uint32_t h = hash8(k);
 	struct rt_bucket *b = hash_bucket(m, h);
 	uint32_t link = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
 	for (uint32_t steps = 0; link && steps < m->max_entries; steps++) {
@@ -177,8 +186,17 @@ static void *array_values(const struct rt_map *m, const void *key)
 	return m->data + (uint64_t)idx * m->stride * m->nslots;
 }
 
-void *rt_map_lookup(const struct rt_map *m, const void *key, uint32_t slot)
+static inline __attribute__((always_inline))
+void *map_lookup(const struct rt_map *m, const void *key, uint32_t slot)
 {
+	/* aggregations first: count() is the hit everyone measures */
+	if (__builtin_expect(m->kind == MAP_PERCPU_HASH, 1)) {
+		struct rt_elem *e = m->key_size == 8 ? hash_find8(m, key) :
+			hash_find(m, key);
+		if (!e || slot >= m->nslots)
+			return NULL;
+		return elem_value(m, e) + (uint64_t)slot * m->stride;
+	}
 	switch (m->kind) {
 	case MAP_HASH:
 	case MAP_PERCPU_HASH: {
@@ -193,6 +211,35 @@ void *rt_map_lookup(const struct rt_map *m, const void *key, uint32_t slot)
 	default:
 		return NULL;
 	}
+}
+
+void *rt_map_lookup(const struct rt_map *m, const void *key, uint32_t slot)
+{
+	return map_lookup(m, key, slot);
+}
+
+/* The map helpers, here so the lookup inlines into them. */
+uint64_t rt_helper_map_lookup(uint64_t map, uint64_t key, uint64_t a3,
+			      uint64_t a4, uint64_t a5)
+{
+	return (uint64_t)(uintptr_t)map_lookup((const struct rt_map *)map,
+					       (const void *)key, rt_self.slot);
+}
+
+uint64_t rt_helper_map_update(uint64_t map, uint64_t key, uint64_t value,
+			      uint64_t flags, uint64_t a5)
+{
+	return (uint64_t)(int64_t)rt_map_update((const struct rt_map *)map,
+						(const void *)key,
+						(const void *)value, flags,
+						rt_self.slot);
+}
+
+uint64_t rt_helper_map_delete(uint64_t map, uint64_t key, uint64_t a3,
+			      uint64_t a4, uint64_t a5)
+{
+	return (uint64_t)(int64_t)rt_map_delete((const struct rt_map *)map,
+						(const void *)key);
 }
 
 void *rt_map_array_value(const struct rt_map *m, uint32_t index)

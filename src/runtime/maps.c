@@ -186,6 +186,25 @@ static void *array_values(const struct rt_map *m, const void *key)
 	return m->data + (uint64_t)idx * m->stride * m->nslots;
 }
 
+static struct rt_stack_entry *stack_entry(const struct rt_map *m, uint32_t id)
+{
+	return (struct rt_stack_entry *)(m->data + (uint64_t)id * m->elem_size);
+}
+
+/* Claiming an entry sets nr to this while its frames are written. */
+#define STACK_WRITING UINT32_MAX
+
+/* A stack map's frames by id (the reader's lookup), or NULL. */
+static void *stack_lookup(const struct rt_map *m, const void *key)
+{
+	uint32_t id = *(const uint32_t *)key;
+	if (id >= m->nbuckets)
+		return NULL;
+	struct rt_stack_entry *e = stack_entry(m, id);
+	uint32_t nr = __atomic_load_n(&e->nr, __ATOMIC_ACQUIRE);
+	return nr && nr != STACK_WRITING ? (void *)(e + 1) : NULL;
+}
+
 static inline __attribute__((always_inline))
 void *map_lookup(const struct rt_map *m, const void *key, uint32_t slot)
 {
@@ -208,6 +227,8 @@ void *map_lookup(const struct rt_map *m, const void *key, uint32_t slot)
 		uint8_t *v = array_values(m, key);
 		return v ? slot_value(m, v, slot) : NULL;
 	}
+	case MAP_STACK_TRACE:
+		return stack_lookup(m, key);
 	default:
 		return NULL;
 	}
@@ -406,13 +427,6 @@ int rt_map_delete(const struct rt_map *m, const void *key)
 	}
 }
 
-static struct rt_stack_entry *stack_entry(const struct rt_map *m, uint32_t id)
-{
-	return (struct rt_stack_entry *)(m->data + (uint64_t)id * m->elem_size);
-}
-
-/* Claiming an entry sets nr to this while its frames are written. */
-#define STACK_WRITING UINT32_MAX
 
 int64_t rt_stack_id(const struct rt_map *m, const uint64_t *ips, uint32_t n,
 		    uint64_t flags)

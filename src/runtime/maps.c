@@ -212,8 +212,10 @@ void *map_lookup(const struct rt_map *m, const void *key, uint32_t slot)
 	if (__builtin_expect(m->kind == MAP_PERCPU_HASH, 1)) {
 		struct rt_elem *e = m->key_size == 8 ? hash_find8(m, key) :
 			hash_find(m, key);
-		if (!e || slot >= m->nslots)
+		if (!e)
 			return NULL;
+		if (slot >= m->nslots)   /* RT_ALL_SLOTS: slot 0 and on */
+			return slot == RT_ALL_SLOTS ? elem_value(m, e) : NULL;
 		return elem_value(m, e) + (uint64_t)slot * m->stride;
 	}
 	switch (m->kind) {

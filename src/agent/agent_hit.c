@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "agent_int.h"
+#include "fprobe.h"
 
 struct agent_thread agent_threads[AGENT_THREADS_MAX];
 uint32_t agent_threads_hwm;
@@ -73,29 +74,38 @@ static struct agent_thread *thread_register(void)
 	return NULL;
 }
 
+/* One program, by its index in the session's. */
+static inline __attribute__((always_inline))
+void run_one(struct agent_session *s, struct agent_regs *regs,
+	     vm_native_fn fn, uint32_t prog)
+{
+	int err = 0;
+	uint64_t ret;
+	if (fn)
+		fn(regs, &err);
+	else if (prog < s->nprogs)
+		err = vm_prog_run(s->progs[prog], regs, &ret);
+	if (__builtin_expect(err != 0, 0))
+		__atomic_add_fetch(&s->rt.shared->aborted, 1, __ATOMIC_RELAXED);
+}
+
+/* Run the programs of a patch, or (patch UINT32_MAX) the one program
+ * `only` (a function probe's, src/agent/fprobe.c). */
 static inline __attribute__((always_inline))
 void run(struct agent_session *s, struct agent_regs *regs, uint32_t patch,
-	 uint32_t slot)
+	 uint32_t only, uint32_t slot)
 {
-	if (patch >= AGENT_PATCH_MAX)
-		return;
-	uint64_t site = s->sites[patch];
-	uint32_t first = (uint32_t)(site >> 32), n = (uint32_t)site;
-	if (first > s->nsite_progs || n > s->nsite_progs - first)
-		return;
 	rt_self.regs = regs;
 	rt_self.slot = slot;
-	for (uint32_t k = first; k < first + n; k++) {
-		int err = 0;
-		uint64_t ret;
-		vm_native_fn fn = s->site_fns[k];
-		if (fn)
-			fn(regs, &err);
-		else if (s->site_progs[k] < s->nprogs)
-			err = vm_prog_run(s->progs[s->site_progs[k]], regs, &ret);
-		if (__builtin_expect(err != 0, 0))
-			__atomic_add_fetch(&s->rt.shared->aborted, 1,
-					   __ATOMIC_RELAXED);
+	if (patch == UINT32_MAX) {
+		if (only < s->nprogs)
+			run_one(s, regs, s->fns[only], only);
+	} else if (patch < AGENT_PATCH_MAX) {
+		uint64_t site = s->sites[patch];
+		uint32_t first = (uint32_t)(site >> 32), n = (uint32_t)site;
+		if (first <= s->nsite_progs && n <= s->nsite_progs - first)
+			for (uint32_t k = first; k < first + n; k++)
+				run_one(s, regs, s->site_fns[k], s->site_progs[k]);
 	}
 	rt_self.regs = NULL;
 }
@@ -122,7 +132,7 @@ static void nested(void)
 
 /* A thread with no record (every one taken): the shared slot's lock is
  * its busy flag. */
-static void hit_shared(struct agent_regs *regs, uint32_t patch)
+static void hit_shared(struct agent_regs *regs, uint32_t patch, uint32_t only)
 {
 	if (me_busy) {
 		nested();
@@ -133,19 +143,21 @@ static void hit_shared(struct agent_regs *regs, uint32_t patch)
 	if (rt_lock(&agent_shared_lock)) {
 		struct agent_session *s = session();
 		if (s && s->slot_count)
-			run(s, regs, patch, s->slot_first + s->slot_count - 1);
+			run(s, regs, patch, only,
+			    s->slot_first + s->slot_count - 1);
 		rt_unlock(&agent_shared_lock);
 	}
 	__asm__ __volatile__("" ::: "memory");
 	me_busy = 0;
 }
 
-void agent_hit(struct agent_regs *regs, uint32_t patch)
+static inline __attribute__((always_inline))
+void hit(struct agent_regs *regs, uint32_t patch, uint32_t only)
 {
 	struct agent_thread *th = me_rec;
 	if (__builtin_expect(!th, 0)) {
 		if (me_busy || !(th = thread_register())) {
-			hit_shared(regs, patch);
+			hit_shared(regs, patch, only);
 			return;
 		}
 	}
@@ -160,9 +172,9 @@ void agent_hit(struct agent_regs *regs, uint32_t patch)
 		uint32_t index = (uint32_t)(th - agent_threads);
 		uint32_t shared = s->slot_count ? s->slot_count - 1 : 0;
 		if (index < shared) {
-			run(s, regs, patch, s->slot_first + index);
+			run(s, regs, patch, only, s->slot_first + index);
 		} else if (s->slot_count && rt_lock(&agent_shared_lock)) {
-			run(s, regs, patch, s->slot_first + shared);
+			run(s, regs, patch, only, s->slot_first + shared);
 			rt_unlock(&agent_shared_lock);
 		} else if (s->slot_count) {
 			__atomic_add_fetch(&s->rt.shared->slot_waits, 1,
@@ -170,6 +182,20 @@ void agent_hit(struct agent_regs *regs, uint32_t patch)
 		}
 	}
 	__atomic_store_n(&th->busy, 0, __ATOMIC_RELEASE);
+}
+
+void agent_hit(struct agent_regs *regs, uint32_t patch)
+{
+	hit(regs, patch, UINT32_MAX);
+}
+
+/* A function probe (fprobe.c): its program, by its index in the
+ * session's programs, which sonde wrote into the site. */
+_Static_assert(sizeof(struct fprobe_regs) == sizeof(struct agent_regs),
+	       "fprobe_regs and agent_regs are both struct pt_regs");
+void agent_fprobe_run(uint32_t prog, struct fprobe_regs *regs)
+{
+	hit((struct agent_regs *)regs, UINT32_MAX, prog);
 }
 
 static uint64_t now_ns(void)

@@ -1,6 +1,8 @@
 # sonde - one non-recursive Makefile.
 #   make               build/sonde
 #   make check         every test (unit, golden, system as root, differential)
+#   make check-kernel  the kernel tier: kernel-probe tests on Debian 12's
+#                      6.1 kernel under qemu (scripts/vm-run)
 #   make demo          install missing packages, build, run a demo
 #   make SANITIZE=1    ASan+UBSan build in build-san/ (tests pass there too)
 #   make WERROR=1      warnings are errors (CI)
@@ -34,7 +36,7 @@ HELPER_CXX_SRCS := $(wildcard tests/progs/*.cc)
 HELPER_BINS := $(HELPER_SRCS:tests/progs/%.c=$(BUILD)/tests/progs/%) \
                $(HELPER_CXX_SRCS:tests/progs/%.cc=$(BUILD)/tests/progs/%)
 
-.PHONY: all check demo clean fuzz unit bench
+.PHONY: all check check-kernel demo clean fuzz unit bench
 all: $(BUILD)/sonde
 
 $(BUILD)/sonde: $(MAIN_OBJ) $(BUILD)/libsonde.a
@@ -70,6 +72,9 @@ unit: $(UNIT_BINS)
 
 check: $(BUILD)/sonde $(UNIT_BINS) $(HELPER_BINS)
 	BUILD=$(BUILD) tests/run
+
+check-kernel: $(BUILD)/sonde $(HELPER_BINS)
+	BUILD=$(BUILD) tests/kernel/check
 
 demo: 
 	./scripts/setup-deps

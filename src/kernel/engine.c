@@ -64,13 +64,13 @@ static void log_reason(const char *log, char *out, size_t size)
 /* Give every map reference its descriptor: BPF_LD_IMM64 with a map
  * pseudo source holds the map's index in the program's table. */
 static int patch_maps(struct engine *e, const struct probe *p,
-		      struct bpf_insn *insns)
+		      struct bpf_insn *insns, uint32_t ninsns)
 {
-	for (uint32_t i = 0; i < p->ninsns; i++) {
+	for (uint32_t i = 0; i < ninsns; i++) {
 		struct bpf_insn *in = &insns[i];
 		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
 			continue;
-		if (i + 1 >= p->ninsns)
+		if (i + 1 >= ninsns)
 			return -EINVAL;
 		if (in->src_reg == BPF_PSEUDO_MAP_FD ||
 		    in->src_reg == BPF_PSEUDO_MAP_VALUE) {
@@ -101,13 +101,16 @@ static int load_one(void *ctx, unsigned i)
 		ep->load_err = -ENOEXEC;
 		return 0;
 	}
-	struct bpf_insn *insns = malloc(p->ninsns * sizeof(*insns));
+	/* a syscall dispatcher loads its group's programs behind a jump */
+	const struct bpf_insn *src = ep->dispatch ? ep->dispatch_insns : p->insns;
+	uint32_t ninsns = ep->dispatch ? ep->dispatch_ninsns : p->ninsns;
+	struct bpf_insn *insns = malloc(ninsns * sizeof(*insns));
 	if (!insns) {
 		ep->load_err = -ENOMEM;
 		return 0;
 	}
-	memcpy(insns, p->insns, p->ninsns * sizeof(*insns));
-	int r = patch_maps(e, p, insns);
+	memcpy(insns, src, ninsns * sizeof(*insns));
+	int r = patch_maps(e, p, insns, ninsns);
 	if (r < 0) {
 		free(insns);
 		ep->load_err = r;
@@ -122,14 +125,14 @@ static int load_one(void *ctx, unsigned i)
 	/* Load without a verifier log (faster: the log costs the verifier
 	 * as much again) and ask again with one only to explain a failure;
 	 * -v prints that log whole. */
-	int fd = bpf_prog_load(p->prog_type, name, "GPL", insns, p->ninsns, &o);
+	int fd = bpf_prog_load(p->prog_type, name, "GPL", insns, ninsns, &o);
 	if (fd < 0 && (ep->verifier_log = malloc(VERIFIER_LOG_SIZE))) {
 		o.log_buf = ep->verifier_log;
 		o.log_size = VERIFIER_LOG_SIZE;
 		o.log_level = 1;
 		ep->verifier_log[0] = '\0';
 		int fd2 = bpf_prog_load(p->prog_type, name, "GPL", insns,
-					p->ninsns, &o);
+					ninsns, &o);
 		if (fd2 >= 0)     /* cannot happen twice in a row, but be safe */
 			fd = fd2;
 		/* Kept until reported: only as long as what was written. */
@@ -315,6 +318,9 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 			 e->opts.cpid > 0)
 			ep->req.pid = e->opts.cpid;
 	}
+	r = engine_syscalls_plan(e);
+	if (r < 0)
+		goto fail;
 	r = engine_multi_plan(e);
 	if (r < 0)
 		goto fail;
@@ -601,7 +607,9 @@ int engine_attach(struct engine *e)
 			}
 			break;
 		case ATTACH_PERF_EVENT:
-			if (ep->leader >= 0 && e->probes[ep->leader].multi_link)
+			if (ep->leader >= 0 &&
+			    (e->probes[ep->leader].multi_link ||
+			     e->probes[ep->leader].dispatch))
 				continue;      /* its leader's link has it */
 			if (ep->multi_link) {
 				r = engine_multi_attach(e, ep);
@@ -629,6 +637,11 @@ int engine_attach(struct engine *e)
 		}
 		if (r == 0 && ep->multi_link) {
 			attached += 1 + (int)ep->members.n;
+		} else if (r == 0 && ep->dispatch) {
+			attached++;
+			log_info("attached %s and the others of its syscall "
+				 "dispatcher (raw_syscalls, %u instructions)",
+				 ep->probe->name, ep->dispatch_ninsns);
 		} else if (r == 0) {
 			attached++;
 			log_info("attached %s (%zu perf event%s)",
@@ -785,6 +798,7 @@ void engine_free(struct engine *e)
 		if (e->probes[i].prog_fd >= 0)
 			close(e->probes[i].prog_fd);
 		free(e->probes[i].verifier_log);
+		free(e->probes[i].dispatch_insns);
 		vec_free(&e->probes[i].members);
 	}
 	free(e->probes);

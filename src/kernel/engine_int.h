@@ -30,6 +30,12 @@ struct engine_probe {
 	int32_t leader;             /* -1: loads its own program */
 	VEC(uint32_t) members;
 	bool multi_link;
+	/* A syscall dispatcher's leader (syscalls.c): the program it loads
+	 * is its members' programs behind a jump on the syscall number
+	 * (malloc'd), attached to raw_syscalls with the leader's request. */
+	bool dispatch;
+	struct bpf_insn *dispatch_insns;
+	uint32_t dispatch_ninsns;
 	enum bpf_attach_type attach_type;  /* what the program is loaded for */
 };
 
@@ -60,6 +66,9 @@ struct engine {
  * attach a group's leader with one multi-target link. */
 int engine_multi_plan(struct engine *e);
 int engine_multi_attach(struct engine *e, struct engine_probe *ep);
+/* syscalls.c: syscalls:sys_enter_X/sys_exit_X probes into dispatchers on
+ * raw_syscalls, before loading. */
+int engine_syscalls_plan(struct engine *e);
 
 /* maps.c */
 int engine_maps_create(struct engine *e);

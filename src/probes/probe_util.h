@@ -56,6 +56,10 @@ char *probe_read_file(const char *path);
 int pmu_type(const char *pmu, uint32_t *type);
 int pmu_format_bit(const char *pmu, const char *name, int *bit);
 
+/* The x86-64 number of the system call whose syscalls: tracepoints are
+ * sys_enter_NAME/sys_exit_NAME, or -1 (syscall_nr.c). */
+int syscall_nr(const char *name);
+
 /* Kernel function names (kfuncs.c): sorted, one of each. */
 struct kfuncs {
 	char **v;            /* point into text */

@@ -66,8 +66,14 @@ struct attach_req {
 		MULTI_NONE,
 		MULTI_KPROBE,       /* kprobe_multi link (6.0+): by symbol */
 		MULTI_UPROBE,       /* uprobe_multi link (6.6+): path + offset */
+		MULTI_SYSCALL,      /* one raw_syscalls program, by number */
 	} multi;
 	const char *symbol;        /* MULTI_KPROBE: the kernel function */
+	/* MULTI_SYSCALL: the system call's number, and the perf config of
+	 * the raw_syscalls tracepoint (sys_enter or sys_exit, as retprobe
+	 * says) whose one program dispatches on it. */
+	int syscall_nr;
+	uint64_t dispatch_config;
 	/* When the hook returns an error: what to tell the user instead of
 	 * strerror() ("this kernel has no kprobes ..."). */
 	const char *error;

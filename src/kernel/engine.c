@@ -638,7 +638,7 @@ int engine_attach(struct engine *e)
 		if (r == 0 && ep->multi_link) {
 			attached += 1 + (int)ep->members.n;
 		} else if (r == 0 && ep->dispatch) {
-			attached++;
+			attached += 1 + (int)ep->dispatch_members;
 			log_info("attached %s and the others of its syscall "
 				 "dispatcher (raw_syscalls, %u instructions)",
 				 ep->probe->name, ep->dispatch_ninsns);

@@ -36,6 +36,7 @@ struct engine_probe {
 	bool dispatch;
 	struct bpf_insn *dispatch_insns;
 	uint32_t dispatch_ninsns;
+	uint32_t dispatch_members;         /* probes it serves besides its own */
 	enum bpf_attach_type attach_type;  /* what the program is loaded for */
 };
 

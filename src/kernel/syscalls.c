@@ -104,6 +104,7 @@ static int build(struct engine *e, const uint32_t *chunk, size_t n)
 	lead->dispatch_insns = v;
 	lead->dispatch_ninsns = (uint32_t)total;
 	lead->dispatch = true;
+	lead->dispatch_members = (uint32_t)n - 1;
 	lead->req.perf_config = lead->req.dispatch_config;
 	for (size_t i = 1; i < n; i++)
 		e->probes[chunk[i]].leader = (int32_t)chunk[0];

@@ -532,6 +532,25 @@ static int attach_tracing(struct engine_probe *ep)
 	return 0;
 }
 
+/* rawtracepoint: the program on the tracepoint's raw hook, by name */
+static int attach_raw_tracepoint(struct engine_probe *ep)
+{
+	int fd = bpf_raw_tracepoint_open(ep->req.symbol, ep->prog_fd);
+	if (fd < 0) {
+		log_error("probe %s: cannot attach: %s%s", ep->probe->name,
+			  strerror(-fd), fd == -ENOENT ? " (no tracepoint of "
+			  "that name)" : fd == -EINVAL || fd == -EACCES ?
+			  " (the program reads more arguments than the "
+			  "tracepoint has?)" : "");
+		return fd;
+	}
+	if (vec_push(&ep->link_fds, fd) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 		       size_t ncpus)
 {
@@ -605,6 +624,9 @@ int engine_attach(struct engine *e)
 				r = 0;
 				continue;
 			}
+			break;
+		case ATTACH_RAW_TRACEPOINT:
+			r = attach_raw_tracepoint(ep);
 			break;
 		case ATTACH_PERF_EVENT:
 			if (ep->leader >= 0 &&

@@ -74,6 +74,9 @@ void kfuncs_load(struct kfuncs *t);
  * set (then test `known` before using it as a filter). */
 void kfuncs_load_blacklist(struct kfuncs *t);
 void kfuncs_free(struct kfuncs *t);
+/* Any list of names: word `field` (0 or 1) of each line of `text`, which
+ * it takes over (malloc'd; the names point into it), sorted and unique. */
+void kfuncs_parse_text(struct kfuncs *t, char *text, int field);
 bool kfuncs_has(const struct kfuncs *t, const char *name);
 
 /* Units shared by interval and profile: "s", "ms", "us" give the period

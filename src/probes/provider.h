@@ -32,6 +32,7 @@ struct attach_req {
 		ATTACH_PERF_EVENT,  /* perf_event_open(attr, pid, cpu) + link */
 		ATTACH_TEST_RUN,    /* BEGIN/END: run once with BPF_PROG_TEST_RUN */
 		ATTACH_TRACING,     /* fentry/fexit: raw tracepoint open */
+		ATTACH_RAW_TRACEPOINT, /* BPF_RAW_TRACEPOINT_OPEN of `symbol` */
 	} how;
 	/* ATTACH_PERF_EVENT: event description */
 	uint32_t perf_type;        /* PERF_TYPE_* or a PMU's dynamic type */
@@ -68,7 +69,8 @@ struct attach_req {
 		MULTI_UPROBE,       /* uprobe_multi link (6.6+): path + offset */
 		MULTI_SYSCALL,      /* one raw_syscalls program, by number */
 	} multi;
-	const char *symbol;        /* MULTI_KPROBE: the kernel function */
+	const char *symbol;        /* MULTI_KPROBE: the kernel function;
+				    * ATTACH_RAW_TRACEPOINT: the event */
 	/* MULTI_SYSCALL: the system call's number, and the perf config of
 	 * the raw_syscalls tracepoint (sys_enter or sys_exit, as retprobe
 	 * says) whose one program dispatches on it. */

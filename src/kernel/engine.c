@@ -317,6 +317,13 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		else if (ep->req.path && ep->req.child_only &&
 			 e->opts.cpid > 0)
 			ep->req.pid = e->opts.cpid;
+		/* A watchpoint watches the traced process's memory when
+		 * there is one (-p, else -c), the kernel's otherwise. */
+		if (ep->req.follow_process &&
+		    (e->opts.pid > 0 || e->opts.cpid > 0)) {
+			ep->req.pid = e->opts.pid > 0 ? e->opts.pid : e->opts.cpid;
+			ep->req.all_cpus = false;
+		}
 	}
 	r = engine_syscalls_plan(e);
 	if (r < 0)
@@ -419,6 +426,7 @@ static int perf_open(const struct attach_req *req, int cpu)
 		attr.sample_period = req->sample_period;
 	}
 	attr.wakeup_events = 1;
+	attr.bp_type = req->bp_type;
 	int fd = (int)syscall(__NR_perf_event_open, &attr, req->pid, cpu, -1,
 			      PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
@@ -564,6 +572,20 @@ static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 				  (unsigned long long)ep->req.offset,
 				  ep->req.ref_ctr_offset ? " (with a semaphore)" : "",
 				  strerror(-pfd));
+			return pfd;
+		}
+		if (pfd < 0 && ep->req.symbol) {
+			const char *hint = pfd == -EILSEQ ? " (the offset is "
+				"not at an instruction boundary)" :
+				pfd == -ENOENT ? " (the kernel has no function of "
+				"that name)" : pfd == -EINVAL ? " (the kernel "
+				"refuses to probe it: blacklisted, or inside an "
+				"instruction)" : "";
+			log_error("probe %s: cannot attach a %s at %s+%llu: %s%s",
+				  ep->probe->name, ep->probe->provider->name,
+				  ep->req.symbol,
+				  (unsigned long long)ep->req.perf_config2,
+				  strerror(-pfd), hint);
 			return pfd;
 		}
 		if (pfd < 0) {

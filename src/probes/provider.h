@@ -56,6 +56,12 @@ struct attach_req {
 	/* ATTACH_TRACING: the kernel function's BTF id in vmlinux (the
 	 * program is loaded with it as attach_btf_id). */
 	uint32_t btf_id;
+	/* ATTACH_PERF_EVENT of PERF_TYPE_BREAKPOINT: HW_BREAKPOINT_R/W/X
+	 * (the address and length go in perf_config1/2); follow_process:
+	 * bind the event to the traced process (-p, else -c) when there is
+	 * one, instead of every CPU. */
+	uint32_t bp_type;
+	bool follow_process;
 	/* One of many probes a wildcard matched: if the kernel refuses it,
 	 * warn and go on without it rather than fail the run. */
 	bool optional;

@@ -37,6 +37,7 @@ struct engine_probe {
 	struct bpf_insn *dispatch_insns;
 	uint32_t dispatch_ninsns;
 	uint32_t dispatch_members;         /* probes it serves besides its own */
+	uint64_t cookie;                   /* its key in a cookie dispatcher */
 	enum bpf_attach_type attach_type;  /* what the program is loaded for */
 };
 
@@ -70,6 +71,13 @@ int engine_multi_attach(struct engine *e, struct engine_probe *ep);
 /* syscalls.c: syscalls:sys_enter_X/sys_exit_X probes into dispatchers on
  * raw_syscalls, before loading. */
 int engine_syscalls_plan(struct engine *e);
+/* The dispatcher program of a group (leader first): keyed by the syscall
+ * number at ctx + 8, or by the attach cookie (each probe's cookie set). */
+enum dispatch_key { DISPATCH_SYSCALL, DISPATCH_COOKIE };
+#define DISPATCH_MAX_INSNS 32000
+int engine_dispatch_build(struct engine *e, const uint32_t *chunk, size_t n,
+			  enum dispatch_key key);
+bool engine_has_calls(const struct probe *p);
 
 /* maps.c */
 int engine_maps_create(struct engine *e);

@@ -26,7 +26,11 @@
  * bounds from calls). A number two probes share (two blocks on one
  * syscall) keeps its later probes on their own tracepoints, since a
  * dispatch runs one program. Jumps reach 32767 instructions, so a group
- * bigger than that is cut into several dispatchers. */
+ * bigger than that is cut into several dispatchers.
+ *
+ * multi.c builds the same kind of program for a kprobe_multi or
+ * uprobe_multi link whose probes' programs differ (@[probe] under a
+ * wildcard): there the key is the link's per-target cookie. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +38,9 @@
 #include "../base/log.h"
 #include "engine_int.h"
 
-#define DISPATCH_MAX_INSNS 32000
 #define NR_SEEN_MAX 4096
 
-static bool has_calls(const struct probe *p)
+bool engine_has_calls(const struct probe *p)
 {
 	for (uint32_t i = 0; i < p->ninsns; i++)
 		if (p->insns[i].code == (BPF_JMP | BPF_CALL) &&
@@ -53,8 +56,12 @@ static bool same_insns(const struct probe *a, const struct probe *b)
 }
 
 /* Build the leader's program from `chunk` (probe indexes, the leader
- * first) whose numbers are all distinct. */
-static int build(struct engine *e, const uint32_t *chunk, size_t n)
+ * first). DISPATCH_SYSCALL: on the number at ctx + 8, one jump per probe
+ * (numbers all distinct); DISPATCH_COOKIE: on the attach cookie, one
+ * jump per distinct program, each probe's cookie set to its program's
+ * index (multi.c gives the link those cookies). */
+int engine_dispatch_build(struct engine *e, const uint32_t *chunk, size_t n,
+			  enum dispatch_key key)
 {
 	/* distinct programs: body[k] is the first probe with that code */
 	uint32_t *body = calloc(n, sizeof(*body));
@@ -64,48 +71,68 @@ static int build(struct engine *e, const uint32_t *chunk, size_t n)
 	int r = -ENOMEM;
 	if (!body || !body_of || !at)
 		goto out;
-	size_t total = 1 + n + 2;       /* load, one jump per number, exit */
 	for (size_t i = 0; i < n; i++) {
 		const struct probe *p = e->probes[chunk[i]].probe;
 		size_t k = 0;
 		while (k < nbody && !same_insns(e->probes[body[k]].probe, p))
 			k++;
-		if (k == nbody) {
+		if (k == nbody)
 			body[nbody++] = chunk[i];
-			total += p->ninsns;
-		}
 		body_of[i] = (uint32_t)k;
 	}
+	/* the prologue: read the key, one jump per key, r0 = 0, exit */
+	size_t head = key == DISPATCH_SYSCALL ? 1 : 4;
+	size_t njumps = key == DISPATCH_SYSCALL ? n : nbody;
+	size_t total = head + njumps + 2;
+	for (size_t k = 0; k < nbody; k++)
+		total += e->probes[body[k]].probe->ninsns;
 	struct bpf_insn *v = calloc(total, sizeof(*v));
 	if (!v)
 		goto out;
-	size_t pc = 1 + n + 2;
+	size_t pc = head + njumps + 2;
 	for (size_t k = 0; k < nbody; k++) {
 		at[k] = (uint32_t)pc;
 		const struct probe *p = e->probes[body[k]].probe;
 		memcpy(&v[pc], p->insns, p->ninsns * sizeof(*v));
 		pc += p->ninsns;
 	}
-	v[0] = (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_W,
-				  .dst_reg = 2, .src_reg = 1, .off = 8 };
-	for (size_t i = 0; i < n; i++) {
-		size_t here = 1 + i;
+	if (key == DISPATCH_SYSCALL) {
+		v[0] = (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_W,
+					  .dst_reg = 2, .src_reg = 1, .off = 8 };
+	} else {
+		/* r6 = ctx; r0 = bpf_get_attach_cookie(ctx); r2 = r0; r1 = r6 */
+		v[0] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_X,
+					  .dst_reg = 6, .src_reg = 1 };
+		v[1] = (struct bpf_insn){ .code = BPF_JMP | BPF_CALL,
+					  .imm = BPF_FUNC_get_attach_cookie };
+		v[2] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_X,
+					  .dst_reg = 2, .src_reg = 0 };
+		v[3] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_X,
+					  .dst_reg = 1, .src_reg = 6 };
+	}
+	for (size_t j = 0; j < njumps; j++) {
+		size_t here = head + j;
+		size_t k = key == DISPATCH_SYSCALL ? body_of[j] : j;
+		int32_t imm = key == DISPATCH_SYSCALL ?
+			e->probes[chunk[j]].req.syscall_nr : (int32_t)j;
 		v[here] = (struct bpf_insn){
 			.code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = 2,
-			.imm = e->probes[chunk[i]].req.syscall_nr,
-			.off = (int16_t)(at[body_of[i]] - (here + 1)),
+			.imm = imm, .off = (int16_t)(at[k] - (here + 1)),
 		};
 	}
-	v[1 + n] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
-				      .dst_reg = 0, .imm = 0 };
-	v[2 + n] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	v[head + njumps] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV |
+					      BPF_K, .dst_reg = 0, .imm = 0 };
+	v[head + njumps + 1] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	for (size_t i = 0; i < n; i++)
+		e->probes[chunk[i]].cookie = body_of[i];
 
 	struct engine_probe *lead = &e->probes[chunk[0]];
 	lead->dispatch_insns = v;
 	lead->dispatch_ninsns = (uint32_t)total;
 	lead->dispatch = true;
 	lead->dispatch_members = (uint32_t)n - 1;
-	lead->req.perf_config = lead->req.dispatch_config;
+	if (key == DISPATCH_SYSCALL)
+		lead->req.perf_config = lead->req.dispatch_config;
 	for (size_t i = 1; i < n; i++)
 		e->probes[chunk[i]].leader = (int32_t)chunk[0];
 	r = 0;
@@ -130,7 +157,7 @@ static int plan_direction(struct engine *e, bool exit_)
 		struct engine_probe *ep = i < e->nprobes ? &e->probes[i] : NULL;
 		bool fits = ep && ep->has_req && ep->req.multi == MULTI_SYSCALL &&
 			ep->req.retprobe == exit_ && ep->leader < 0 &&
-			ep->probe->insns && !has_calls(ep->probe) &&
+			ep->probe->insns && !engine_has_calls(ep->probe) &&
 			ep->req.syscall_nr >= 0 &&
 			ep->req.syscall_nr < NR_SEEN_MAX &&
 			!seen[ep->req.syscall_nr];
@@ -138,7 +165,8 @@ static int plan_direction(struct engine *e, bool exit_)
 		if (n && (!ep || (fits && size + 1 + ep->probe->ninsns >
 				   DISPATCH_MAX_INSNS))) {
 			if (n > 1)
-				r = build(e, chunk, n);
+				r = engine_dispatch_build(e, chunk, n,
+							  DISPATCH_SYSCALL);
 			n = size = 0;
 		}
 		if (!fits)

@@ -74,7 +74,10 @@ int engine_syscalls_plan(struct engine *e);
 /* The dispatcher program of a group (leader first): keyed by the syscall
  * number at ctx + 8, or by the attach cookie (each probe's cookie set). */
 enum dispatch_key { DISPATCH_SYSCALL, DISPATCH_COOKIE };
-#define DISPATCH_MAX_INSNS 32000
+/* Jumps reach 32767 instructions, but the verifier rewrites some
+ * instructions into several (inlined helpers, context accesses) and must
+ * still patch the jumps over them: a quarter of the reach leaves room. */
+#define DISPATCH_MAX_INSNS 8000
 int engine_dispatch_build(struct engine *e, const uint32_t *chunk, size_t n,
 			  enum dispatch_key key);
 bool engine_has_calls(const struct probe *p);

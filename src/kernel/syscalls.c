@@ -25,8 +25,9 @@
  * with bpf-to-bpf calls are left alone (the verifier reads subprogram
  * bounds from calls). A number two probes share (two blocks on one
  * syscall) keeps its later probes on their own tracepoints, since a
- * dispatch runs one program. Jumps reach 32767 instructions, so a group
- * bigger than that is cut into several dispatchers.
+ * dispatch runs one program. Jumps reach 32767 instructions (and the
+ * verifier needs room to grow the code under them), so a group bigger
+ * than DISPATCH_MAX_INSNS is cut into several dispatchers.
  *
  * multi.c builds the same kind of program for a kprobe_multi or
  * uprobe_multi link whose probes' programs differ (@[probe] under a

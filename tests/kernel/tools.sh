@@ -19,8 +19,16 @@ for f in /usr/sbin/*.bt; do
 		continue
 	fi
 	pending=$(tool_listed pending "$t")
+	absent=$(tool_listed absent "$t")
 	err=$(cd /tmp && timeout 120 "$SONDE" --dry-run "$f" 2>&1 >/dev/null); r=$?
-	if [ $r -eq 0 ] && [ -n "$pending" ]; then
+	if [ -n "$absent" ]; then
+		# what it probes is not here: an environment error, exit 2
+		if [ $r -eq 2 ] && grep -qE '\[(NO_SYMBOL|NO_MATCH|NO_FILE)\]' <<<"$err"; then
+			ok "tool $t: says what Debian 12 lacks ($absent)"
+		else
+			nok "tool $t: says what Debian 12 lacks" "exit $r: $(printf %s "$err" | grep -m1 error)"
+		fi
+	elif [ $r -eq 0 ] && [ -n "$pending" ]; then
 		nok "tool $t compiles" "it compiles now: remove its line from tests/kernel/tools-pending"
 	elif [ $r -eq 0 ]; then
 		ok "tool $t compiles"

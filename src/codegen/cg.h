@@ -191,6 +191,14 @@ void cg_count_lost(struct cg *cg);
 /* The flags for bpf_ringbuf_submit: no wake-up, except when `now` or
  * when the ring fills up (see cg_call.c). */
 struct ir_arg cg_wake_flags(struct cg *cg, bool now);
+/* Write the call's event (u.call.event_id) into the ring: its record's
+ * fields from the call's arguments `first`, `first + 1`, ..., or, with
+ * `fill`, by fill() given the reserved record (rec + 8 is the first
+ * field) and the event's argument tuple. Lost records are counted. */
+typedef void (*cg_event_fill)(struct cg *cg, const struct node *call,
+			      vreg rec, const struct type *args);
+void cg_emit_event(struct cg *cg, const struct node *n, uint32_t first,
+		   cg_event_fill fill);
 struct cval cg_call_expr(struct cg *cg, const struct node *n);
 void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct type *to);

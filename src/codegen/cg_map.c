@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "../funcs/func.h"
+
 static const struct map_spec *spec_of(struct cg *cg, const struct node *m)
 {
 	int32_t id = m->u.map.map_id;
@@ -285,31 +287,32 @@ static void aggregate(struct cg *cg, const struct node *m,
 	const struct node_list *args = &call->u.call.args;
 	const struct type *vt = s->value_type;
 	struct cval x = cg_imm(1, type_u64());
-	if (call->u.call.id != FN_COUNT && args->n) {
+	if (args->n) {
 		x = cg_expr(cg, args->v[0]);
 		if (x.kind != CV_IMM)
 			x = cg_regval(cg_reg(cg, x), x.t);
 	}
 	struct cmem key = build_key(cg, m, s);
-	switch (call->u.call.id) {
-	case FN_COUNT:
+	/* the aggregation's type says how (sema_agg: the map value type) */
+	switch (call->type ? call->type->kind : TYPE_NONE) {
+	case TYPE_COUNT:
 		add_at(cg, map, key, cg_imm(1, type_u64()));
 		return;
-	case FN_SUM:
+	case TYPE_SUM:
 		add_at(cg, map, key, x);
 		return;
-	case FN_MIN:
-	case FN_MAX:
-		minmax(cg, map, key, cg_reg(cg, x), call->u.call.id == FN_MAX,
+	case TYPE_MIN:
+	case TYPE_MAX:
+		minmax(cg, map, key, cg_reg(cg, x), call->type->kind == TYPE_MAX,
 		       vt->is_signed);
 		return;
-	case FN_AVG:
-	case FN_STATS:
+	case TYPE_AVG:
+	case TYPE_STATS:
 		avg(cg, map, key, cg_reg(cg, x));
 		return;
-	case FN_HIST:
-	case FN_LHIST: {
-		vreg b = call->u.call.id == FN_HIST ?
+	case TYPE_HIST:
+	case TYPE_LHIST: {
+		vreg b = call->type->kind == TYPE_HIST ?
 			hist_bucket(cg, cg_reg(cg, x)) :
 			lhist_bucket(cg, cg_reg(cg, x),
 				     vt->lhist_step ? vt->lhist_min : lit(call, 1),
@@ -328,15 +331,8 @@ static void aggregate(struct cg *cg, const struct node *m,
 
 static bool is_agg_call(const struct node *n)
 {
-	if (n->kind != N_CALL)
-		return false;
-	switch (n->u.call.id) {
-	case FN_COUNT: case FN_SUM: case FN_AVG: case FN_MIN: case FN_MAX:
-	case FN_STATS: case FN_HIST: case FN_LHIST:
-		return true;
-	default:
-		return false;
-	}
+	return n->kind == N_CALL && n->u.call.fn &&
+		(n->u.call.fn->flags & FUNC_AGG);
 }
 
 void cg_map_assign(struct cg *cg, const struct node *st)

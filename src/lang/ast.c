@@ -1,4 +1,4 @@
-/* ast.c - node construction, the builtin/function name tables, operator
+/* ast.c - node construction, the builtin name table, operator
  * names, and the --dump=ast printer. */
 #include "ast.h"
 
@@ -9,12 +9,6 @@
 const char *const builtin_names[BI_COUNT_] = {
 #define X(id, s) s,
 	BUILTINS(X)
-#undef X
-};
-
-const char *const func_names[FN_COUNT_] = {
-#define X(id, s) s,
-	FUNCTIONS(X)
 #undef X
 };
 
@@ -47,7 +41,6 @@ struct node *node_new(struct arena *a, enum node_kind kind, struct pos pos)
 	case N_VAR: n->u.var.slot = -1; break;
 	case N_MAP: n->u.map.map_id = -1; break;
 	case N_CALL:
-		n->u.call.id = FN_COUNT_;
 		n->u.call.event_id = -1;
 		break;
 	case N_FIELD: n->u.field.field = -1; break;

@@ -30,28 +30,7 @@ enum builtin_id {
 	BI_COUNT_
 };
 
-/* Functions callable from scripts, aggregations included. */
-#define FUNCTIONS(X) \
-	X(PRINTF, "printf") X(PRINT, "print") X(TIME, "time") \
-	X(JOIN, "join") X(CAT, "cat") X(SYSTEM, "system") X(EXIT, "exit") \
-	X(SIGNAL, "signal") X(STR, "str") X(BUF, "buf") X(KSYM, "ksym") \
-	X(USYM, "usym") X(KADDR, "kaddr") X(UADDR, "uaddr") X(REG, "reg") \
-	X(NTOP, "ntop") X(SIZEOF, "sizeof") X(STRNCMP, "strncmp") \
-	X(STRCONTAINS, "strcontains") X(KSTACK, "kstack") \
-	X(USTACK, "ustack") X(CGROUPID, "cgroupid") X(JSON, "json") \
-	X(COUNT, "count") X(SUM, "sum") X(AVG, "avg") X(MIN, "min") \
-	X(MAX, "max") X(STATS, "stats") X(HIST, "hist") X(LHIST, "lhist") \
-	X(DELETE, "delete") X(CLEAR, "clear") X(ZERO, "zero")
-
-enum func_id {
-#define X(id, s) FN_##id,
-	FUNCTIONS(X)
-#undef X
-	FN_COUNT_
-};
-
 extern const char *const builtin_names[BI_COUNT_];
-extern const char *const func_names[FN_COUNT_];
 
 enum op {
 	/* binary */
@@ -147,7 +126,7 @@ enum node_kind {
  *  variable or map already have the slot's type.
  * Aggregations: in `@m[k] = count()` etc. the call node's type is the
  *  aggregation type (TYPE_COUNT ... TYPE_LHIST, with is_signed of the
- *  argument and lhist_min/max/step) and u.call.id is set; the map's value
+ *  argument and lhist_min/max/step) and u.call.fn is set; the map's value
  *  layout is in program.h. Aggregation maps are never read as values
  *  (AGG_READ); only print/clear/zero/delete take them.
  * args: `args->f` is N_FIELD over an N_BUILTIN BI_ARGS (typed TYPE_RECORD,
@@ -169,6 +148,7 @@ enum node_kind {
  *  aliases not resolved; the 4th part and beyond stay in extra). */
 
 struct node;
+struct func;
 
 struct node_list {
 	struct node **v;
@@ -216,7 +196,8 @@ struct node {
 		} ternary;
 		struct {
 			const char *name;
-			enum func_id id;   /* sema: FN_COUNT_ if unknown */
+			const struct func *fn; /* sema: its record (funcs/func.h),
+					       * NULL if unknown */
 			struct node_list args;
 			int32_t event_id;  /* sema: event table index, or -1 */
 		} call;

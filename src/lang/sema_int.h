@@ -84,10 +84,35 @@ const struct type *sema_map_read(struct sema *s, struct node *n);
 /* Add the user maps to prog->maps, sorted by name; set their ids. */
 void sema_add_maps(struct sema *s);
 
+/* sema_call.c: a call, through its function's record (funcs/func.h) */
 const struct type *sema_call(struct sema *s, struct node *n);
 /* `@m = agg(...)`: the aggregation's map value type, or NULL. */
 const struct type *sema_agg(struct sema *s, struct node *call);
 bool sema_is_agg_call(const struct node *n);
+/* What the records' checks share. Argument i of a call: a string literal
+ * (the text, or NULL with ARG_TYPE); an integer literal ($N counts);
+ * an integer or a string expression (its type, or NULL). `what` names
+ * the argument in the message ("the length"). */
+const char *sema_lit_str(struct sema *s, struct node *n, uint32_t i,
+			 const char *what);
+bool sema_lit_int(struct sema *s, struct node *n, uint32_t i,
+		  const char *what, int64_t *v);
+const struct type *sema_int_arg(struct sema *s, struct node *n, uint32_t i,
+				const char *what);
+const struct type *sema_str_arg(struct sema *s, struct node *n, uint32_t i,
+				const char *what);
+/* Type the arguments from `from` on, for their own errors only. */
+void sema_eval_args(struct sema *s, struct node *n, uint32_t from);
+/* Check printf-style `fmt` against the arguments from index `first`:
+ * the tuple of their types (the event record), or NULL (*ok false). */
+const struct type *sema_check_format(struct sema *s, struct node *n,
+				     const char *fmt, uint32_t first, bool *ok);
+/* The map argument 0 of print/clear/zero/delete: with `keys` an element
+ * (@m[k]), else the whole map. NULL after an error. */
+struct sema_map *sema_map_arg(struct sema *s, struct node *n, bool keys);
+/* Add the call's event (final pass only) and set u.call.event_id. */
+void sema_add_event(struct sema *s, struct node *n,
+		    const struct event_spec *e);
 /* The canonical provider name of a probe ("tracepoint", "BEGIN"). */
 const char *sema_probe_kind(struct arena *a, const struct probe *p);
 /* Probe capabilities (enum probe_cap, program.h) of the current block:

@@ -179,7 +179,7 @@ int main(void)
 	struct node *call = f.root->u.list.v[0]->u.probe.body->u.list.v[0]
 		->u.expr_stmt.expr;
 	CHECK(call->kind == N_CALL && call->pos.col == 9 &&
-	      call->u.call.id == FN_COUNT_ && call->u.call.event_id == -1,
+	      !call->u.call.fn && call->u.call.event_id == -1,
 	      "call position and unset annotations");
 	CHECK(call->u.call.args.v[1]->pos.col == 24 &&
 	      call->u.call.args.v[1]->pos.len == 2, "argument position");

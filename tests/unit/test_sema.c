@@ -1,6 +1,7 @@
 /* test_sema.c - the semantic pass: expression types, variables, maps and
  * their specs, calls and their events, positional parameters, args
  * fields, and the error tags. */
+#include "funcs/func.h"
 #include "lang_fixture.h"
 #include "unit.h"
 
@@ -220,7 +221,7 @@ int main(void)
 	      !strcmp(tn(e->args), "(int64, string[16], uint64, int64, int64, "
 		      "int64)"), "printf event");
 	CHECK(stmt(0, 0)->u.expr_stmt.expr->u.call.event_id == 0 &&
-	      stmt(0, 0)->u.expr_stmt.expr->u.call.id == FN_PRINTF,
+	      stmt(0, 0)->u.expr_stmt.expr->u.call.fn == func_find("printf"),
 	      "call annotations");
 	CHECK(fails("BEGIN { $f = \"%d\"; printf($f, 1) }", "PRINTF_FORMAT"),
 	      "printf needs a literal format");
@@ -271,7 +272,8 @@ int main(void)
 	struct node *sig = stmt(0, 1)->u.expr_stmt.expr->u.call.args.v[0];
 	CHECK(sig->kind == N_INT && sig->u.ival == 10, "signal name to number");
 	CHECK(fails("BEGIN { $x = kaddr(1) }", "ARG_TYPE"), "kaddr literal");
-	CHECK(fails("BEGIN { $x = reg(\"xyz\") }", "ARG_TYPE"), "bad register");
+	CHECK(fails("uprobe:/bin/sh:main { $x = reg(\"xyz\") }", "ARG_TYPE"),
+	      "bad register");
 	CHECK(fails("BEGIN { print(1, 2) }", "ARG_COUNT"), "print value arity");
 	CHECK(fails("BEGIN { @m[1] = 1; print(@m[1]) }", "ARG_TYPE"),
 	      "print of a map element");

@@ -1,0 +1,89 @@
+/* control.c - functions that act on the run or the system: exit(), and
+ * the unsafe ones, system() and signal(). */
+#include "funcs_int.h"
+
+#include <signal.h>
+#include <string.h>
+
+static const struct type *check_exit(struct sema *s, struct node *n)
+{
+	struct event_spec e = { .kind = EV_EXIT, .map_id = -1 };
+	sema_add_event(s, n, &e);
+	return type_none();
+}
+
+/* bpftrace ends the probe at exit(). */
+static struct cval gen_exit(struct cg *cg, const struct node *n)
+{
+	cg_emit_event(cg, n, 0, NULL);
+	ir_ja(cg->ir, cg->l_exit);
+	return cg_imm(0, n->type);
+}
+
+static const struct type *check_system(struct sema *s, struct node *n)
+{
+	return funcs_check_format_event(s, n, EV_SYSTEM);
+}
+
+static const struct {
+	const char *name;
+	int sig;
+} signals[] = {
+	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
+	{ "ILL", SIGILL }, { "TRAP", SIGTRAP }, { "ABRT", SIGABRT },
+	{ "BUS", SIGBUS }, { "FPE", SIGFPE }, { "KILL", SIGKILL },
+	{ "USR1", SIGUSR1 }, { "SEGV", SIGSEGV }, { "USR2", SIGUSR2 },
+	{ "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+	{ "CHLD", SIGCHLD }, { "CONT", SIGCONT }, { "STOP", SIGSTOP },
+	{ "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+	{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },
+	{ "VTALRM", SIGVTALRM }, { "PROF", SIGPROF }, { "WINCH", SIGWINCH },
+	{ "IO", SIGIO }, { "PWR", SIGPWR }, { "SYS", SIGSYS },
+};
+
+/* signal(NUM) or signal("NAME"), "SIGNAME" too: a name becomes its
+ * number in the final pass. */
+static const struct type *check_signal(struct sema *s, struct node *n)
+{
+	struct node *a = arg(n, 0);
+	const struct type *t = sema_expr(s, a);
+	if (a->kind == N_STR) {
+		const char *name = a->u.str.s;
+		if (strncmp(name, "SIG", 3) == 0)
+			name += 3;
+		for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+			if (strcmp(signals[i].name, name) == 0) {
+				if (s->final) {
+					a->kind = N_INT;
+					a->u.ival = (uint64_t)signals[i].sig;
+					a->type = type_s64();
+				}
+				return type_none();
+			}
+		sema_error(s, a->pos, "ARG_TYPE", "signal(): unknown signal '%s'",
+			   a->u.str.s);
+		return NULL;
+	}
+	if (t && !is_int(t)) {
+		sema_error(s, a->pos, "ARG_TYPE",
+			   "signal() expects a signal number or name, not '%s'",
+			   sema_tname(s, t));
+		return NULL;
+	}
+	return type_none();
+}
+
+static struct cval gen_signal(struct cg *cg, const struct node *n)
+{
+	vreg sig = cg_reg(cg, cg_expr(cg, arg(n, 0)));
+	cg_callv(cg, BPF_FUNC_send_signal, (struct ir_arg[]){ IR_ARG(sig) }, 1);
+	return cg_imm(0, n->type);
+}
+
+const struct func funcs_control[] = {
+	/* name, arguments min max, flags, needs, check, code */
+	{ "exit", 0, 0, 0, 0, check_exit, gen_exit },
+	{ "system", 1, FUNC_ARGS_ANY, FUNC_UNSAFE, 0, check_system, funcs_gen_event },
+	{ "signal", 1, 1, FUNC_UNSAFE, 0, check_signal, gen_signal },
+	{ NULL },
+};

@@ -1,0 +1,135 @@
+/* maps.c - map functions: the aggregations (count, sum, avg, min, max,
+ * stats, hist, lhist), whose check gives the map's value type and whose
+ * code is the map update cg_map.c makes for that type, and the
+ * operations on maps (delete, clear, zero). */
+#include "funcs_int.h"
+
+static struct type *agg_type(struct sema *s, enum type_kind kind,
+			     uint32_t size)
+{
+	struct type *t = arena_new(s->a, struct type);
+	t->kind = kind;
+	t->size = size;
+	return t;
+}
+
+static const struct type *check_count(struct sema *s, struct node *n)
+{
+	return agg_type(s, TYPE_COUNT, 8);
+}
+
+/* sum, avg, min, max, stats, hist of an integer; all but hist keep its
+ * signedness. */
+static const struct type *check_agg1(struct sema *s, struct node *n,
+				     enum type_kind kind, uint32_t size)
+{
+	const struct type *at = sema_int_arg(s, n, 0, "its argument");
+	if (!at)
+		return NULL;
+	struct type *t = agg_type(s, kind, size);
+	t->is_signed = kind != TYPE_HIST && at->is_signed;
+	return t;
+}
+
+static const struct type *check_sum(struct sema *s, struct node *n)
+{
+	return check_agg1(s, n, TYPE_SUM, 8);
+}
+
+static const struct type *check_avg(struct sema *s, struct node *n)
+{
+	return check_agg1(s, n, TYPE_AVG, 16);
+}
+
+static const struct type *check_min(struct sema *s, struct node *n)
+{
+	return check_agg1(s, n, TYPE_MIN, 16);
+}
+
+static const struct type *check_max(struct sema *s, struct node *n)
+{
+	return check_agg1(s, n, TYPE_MAX, 16);
+}
+
+static const struct type *check_stats(struct sema *s, struct node *n)
+{
+	return check_agg1(s, n, TYPE_STATS, 16);
+}
+
+static const struct type *check_hist(struct sema *s, struct node *n)
+{
+	return check_agg1(s, n, TYPE_HIST, 8);
+}
+
+/* lhist(value, min, max, step), the bounds literals. */
+static const struct type *check_lhist(struct sema *s, struct node *n)
+{
+	const struct type *at = sema_int_arg(s, n, 0, "its value");
+	int64_t mn, mx, st;
+	bool ok = sema_lit_int(s, n, 1, "min", &mn);
+	ok = sema_lit_int(s, n, 2, "max", &mx) && ok;
+	ok = sema_lit_int(s, n, 3, "step", &st) && ok;
+	if (!ok || !at)
+		return NULL;
+	if (s->final && (st < 1 || mx <= mn || mn < 0 || st > mx - mn)) {
+		sema_error(s, n->pos, "ARG_TYPE",
+			   "lhist(): needs 0 <= min < max and 1 <= step <= max - min "
+			   "(min %lld, max %lld, step %lld)",
+			   (long long)mn, (long long)mx, (long long)st);
+		return NULL;
+	}
+	struct type *t = agg_type(s, TYPE_LHIST, 8);
+	t->lhist_min = mn;
+	t->lhist_max = mx;
+	t->lhist_step = st;
+	return t;
+}
+
+static const struct type *check_delete(struct sema *s, struct node *n)
+{
+	return sema_map_arg(s, n, true) ? type_none() : NULL;
+}
+
+static struct cval gen_delete(struct cg *cg, const struct node *n)
+{
+	cg_map_delete(cg, n);
+	return cg_imm(0, n->type);
+}
+
+/* clear(@m), zero(@m): done by user space, which owns the map's keys. */
+static const struct type *check_map_event(struct sema *s, struct node *n,
+					  enum event_kind kind)
+{
+	struct sema_map *m = sema_map_arg(s, n, false);
+	if (!m)
+		return NULL;
+	struct event_spec e = { .kind = kind, .map_id = m->id };
+	sema_add_event(s, n, &e);
+	return type_none();
+}
+
+static const struct type *check_clear(struct sema *s, struct node *n)
+{
+	return check_map_event(s, n, EV_CLEAR_MAP);
+}
+
+static const struct type *check_zero(struct sema *s, struct node *n)
+{
+	return check_map_event(s, n, EV_ZERO_MAP);
+}
+
+const struct func funcs_maps[] = {
+	/* name, arguments min max, flags, needs, check, code */
+	{ "count", 0, 0, FUNC_AGG, 0, check_count },
+	{ "sum", 1, 1, FUNC_AGG, 0, check_sum },
+	{ "avg", 1, 1, FUNC_AGG, 0, check_avg },
+	{ "min", 1, 1, FUNC_AGG, 0, check_min },
+	{ "max", 1, 1, FUNC_AGG, 0, check_max },
+	{ "stats", 1, 1, FUNC_AGG, 0, check_stats },
+	{ "hist", 1, 1, FUNC_AGG, 0, check_hist },
+	{ "lhist", 4, 4, FUNC_AGG, 0, check_lhist },
+	{ "delete", 1, 1, 0, 0, check_delete, gen_delete },
+	{ "clear", 1, 1, 0, 0, check_clear, funcs_gen_event },
+	{ "zero", 1, 1, 0, 0, check_zero, funcs_gen_event },
+	{ NULL },
+};

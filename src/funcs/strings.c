@@ -1,0 +1,85 @@
+/* strings.c - string functions: str(), buf(), strncmp(), strcontains()
+ * and sonde's json(); their code is in codegen/cg_str.c and cg_json.c. */
+#include "funcs_int.h"
+
+/* str(ptr [, len]), str($N): a string of BPFTRACE_STRLEN bytes. */
+static const struct type *check_str(struct sema *s, struct node *n)
+{
+	struct node *a = arg(n, 0);
+	const struct type *at = a->kind == N_POSITIONAL ?
+		sema_positional(s, a, true) : sema_expr(s, a);
+	a->type = at;
+	if (nargs(n) > 1 && !sema_int_arg(s, n, 1, "the length"))
+		return NULL;
+	if (at && !is_int(at) && !is_str(at)) {
+		sema_error(s, a->pos, "ARG_TYPE",
+			   "str() expects a pointer or a string, not '%s'",
+			   sema_tname(s, at));
+		return NULL;
+	}
+	return at ? type_str(s->a, s->prog->strlen) : NULL;
+}
+
+/* buf(ptr, len), or buf(string, len): its first bytes. */
+static const struct type *check_buf(struct sema *s, struct node *n)
+{
+	const struct type *a = sema_expr(s, arg(n, 0));
+	if (a && !is_int(a) && !is_str(a)) {
+		sema_error(s, arg(n, 0)->pos, "ARG_TYPE",
+			   "buf() expects a pointer or a string, not '%s'",
+			   sema_tname(s, a));
+		return NULL;
+	}
+	const struct type *l = sema_int_arg(s, n, 1, "the length");
+	if (!a || !l)
+		return NULL;
+	uint32_t len = s->prog->strlen;
+	if (is_str(a) && a->size < len)
+		len = a->size;
+	if (arg(n, 1)->kind == N_INT && arg(n, 1)->u.ival < len)
+		len = (uint32_t)arg(n, 1)->u.ival;
+	return type_simple(s->a, TYPE_BUF, 4 + len);
+}
+
+static void gen_buf(struct cg *cg, const struct node *n, struct cmem dst,
+		    const struct type *to)
+{
+	cg_buf_call_to(cg, n, dst);
+}
+
+static const struct type *check_strncmp(struct sema *s, struct node *n)
+{
+	int64_t len;
+	const struct type *a = sema_str_arg(s, n, 0, "its first argument");
+	const struct type *b = sema_str_arg(s, n, 1, "its second argument");
+	if (!sema_lit_int(s, n, 2, "the length", &len) || !a || !b)
+		return NULL;
+	return type_u64();
+}
+
+static const struct type *check_strcontains(struct sema *s, struct node *n)
+{
+	const struct type *a = sema_str_arg(s, n, 0, "the haystack");
+	const struct type *b = sema_str_arg(s, n, 1, "the needle");
+	return a && b ? type_u64() : NULL;
+}
+
+/* json(document, "a.b[2].c"), the path a literal compiled into the
+ * scan (cg_json.c). */
+static const struct type *check_json(struct sema *s, struct node *n)
+{
+	const struct type *a = sema_str_arg(s, n, 0, "the document");
+	if (!sema_lit_str(s, n, 1, "the path") || !a)
+		return NULL;
+	return type_str(s->a, s->prog->strlen);
+}
+
+const struct func funcs_strings[] = {
+	/* name, arguments min max, flags, needs, check, code (value, memory) */
+	{ "str", 1, 2, 0, 0, check_str, NULL, cg_str_call_to },
+	{ "buf", 2, 2, 0, 0, check_buf, NULL, gen_buf },
+	{ "strncmp", 3, 3, 0, 0, check_strncmp, cg_strncmp },
+	{ "strcontains", 2, 2, 0, 0, check_strcontains, cg_strcontains },
+	{ "json", 2, 2, 0, 0, check_json, NULL, cg_json_to },
+	{ NULL },
+};

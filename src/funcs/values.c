@@ -1,0 +1,75 @@
+/* values.c - functions whose value is known when the script is
+ * compiled: sizeof() and cgroupid(). */
+#include "funcs_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+/* sizeof(TYPE) or sizeof(expr); the final pass turns the call into the
+ * N_INT it stands for, so it has no code hook. */
+static const struct type *check_sizeof(struct sema *s, struct node *n)
+{
+	struct node *a = arg(n, 0);
+	uint64_t size = 0;
+	if (a->kind == N_IDENT) {
+		if (!sema_sizeof_type(s, a, &size))
+			return NULL;
+	} else {
+		const struct type *t = sema_expr(s, a);
+		if (!t)
+			return NULL;
+		size = is_int(t) ? t->bits / 8 : t->size;
+	}
+	if (s->final) {
+		n->kind = N_INT;
+		n->u.ival = size;
+	}
+	return type_u64();
+}
+
+static const struct type *check_cgroupid(struct sema *s, struct node *n)
+{
+	return sema_lit_str(s, n, 0, "its argument") ? type_u64() : NULL;
+}
+
+/* The id the kernel gives a cgroup v2 directory (bpf_get_current_cgroup_id
+ * and the cgroup builtin return it): its file handle, as bpftrace
+ * resolves cgroupid(path) when it compiles. */
+static int cgroup_id(const char *path, uint64_t *id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh.handle_bytes = sizeof(uint64_t) };
+	int mount_id;
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) < 0)
+		return -errno;
+	memcpy(id, h.fh.f_handle, sizeof(*id));
+	return 0;
+}
+
+static struct cval gen_cgroupid(struct cg *cg, const struct node *n)
+{
+	const char *path = lit_arg(n, 0);
+	uint64_t id = 0;
+	int r = cgroup_id(path, &id);
+	if (r == -EOVERFLOW)   /* a handle longer than a cgroup id */
+		cg_error(cg, n->pos, "cgroupid(): '%s' is not a directory "
+			 "of a cgroup v2 file system", path);
+	else if (r < 0)
+		cg_error(cg, n->pos, "cgroupid(): cannot read the id of "
+			 "cgroup '%s': %s", path, strerror(-r));
+	if (r < 0)
+		return cg_imm(0, n->type);
+	vreg d = ir_vreg(cg->ir);
+	ir_movi(cg->ir, d, (int64_t)id);
+	return cg_regval(d, n->type);
+}
+
+const struct func funcs_values[] = {
+	/* name, arguments min max, flags, needs, check, code (value, memory) */
+	{ "sizeof", 1, 1, 0, 0, check_sizeof },
+	{ "cgroupid", 1, 1, 0, 0, check_cgroupid, gen_cgroupid },
+	{ NULL },
+};

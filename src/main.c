@@ -18,7 +18,7 @@
 #include "base/log.h"
 #include "codegen/codegen.h"
 #include "compile.h"
-#include "kernel/engine.h"
+#include "engine.h"
 #include "options.h"
 #include "output/output.h"
 #include "probes/provider.h"
@@ -57,7 +57,10 @@ static void install_signals(void)
 }
 
 /* -c: the child is forked at once but blocks on a pipe until every probe
- * is attached, so nothing it does before then escapes the trace. */
+ * is attached, so nothing it does before then escapes the trace. The
+ * release is a 'g' followed by the environment the engine wants the
+ * command to start with ("NAME=VALUE\0" strings), then EOF. */
+#define CHILD_ENV_MAX 65536
 struct child {
 	pid_t pid;
 	int release_fd;
@@ -85,11 +88,25 @@ static int child_spawn(const char *cmd, struct child *ch)
 		return -e;
 	}
 	if (pid == 0) {
-		char go;
+		static char msg[CHILD_ENV_MAX + 1];
+		size_t n = 0;
+		ssize_t k;
 		close(fds[1]);
-		/* EOF without a byte means sonde gave up: do not run. */
-		if (read(fds[0], &go, 1) != 1)
+		while (n < CHILD_ENV_MAX &&
+		       (k = read(fds[0], msg + n, CHILD_ENV_MAX - n)) != 0) {
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0)
+				break;
+			n += (size_t)k;
+		}
+		/* EOF without a 'g' means sonde gave up: do not run. */
+		if (n == 0 || msg[0] != 'g')
 			_exit(127);
+		msg[n] = '\0';
+		for (size_t i = 1; i < n; i += strlen(msg + i) + 1)
+			if (strchr(msg + i, '=') && putenv(msg + i) != 0)
+				_exit(127);
 		execvp(w.we_wordv[0], w.we_wordv);
 		fprintf(stderr, "sonde: error: -c: cannot run '%s': %s\n",
 			w.we_wordv[0], strerror(errno));
@@ -102,15 +119,38 @@ static int child_spawn(const char *cmd, struct child *ch)
 	return 0;
 }
 
-static void child_release(struct child *ch)
+/* Start the command, with env (NULL, or "NAME=VALUE" strings) added to
+ * its environment. */
+static void child_release(struct child *ch, const char *const *env)
 {
-	if (ch->release_fd >= 0) {
-		if (write(ch->release_fd, "g", 1) != 1)
+	if (ch->release_fd < 0)
+		return;
+	char msg[CHILD_ENV_MAX];
+	size_t n = 0;
+	msg[n++] = 'g';
+	for (size_t i = 0; env && env[i]; i++) {
+		size_t len = strlen(env[i]) + 1;
+		if (n + len > sizeof(msg)) {
+			log_warn("-c: the command's environment is too large; "
+				 "%s left out", env[i]);
+			continue;
+		}
+		memcpy(msg + n, env[i], len);
+		n += len;
+	}
+	for (size_t done = 0; done < n;) {
+		ssize_t k = write(ch->release_fd, msg + done, n - done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
 			log_warn("-c: could not start the command: %s",
 				 strerror(errno));
-		close(ch->release_fd);
-		ch->release_fd = -1;
+			break;
+		}
+		done += (size_t)k;
 	}
+	close(ch->release_fd);
+	ch->release_fd = -1;
 }
 
 /* A user address means something only with the mappings of its
@@ -168,7 +208,8 @@ static void child_untrace(struct child *ch)
 
 /* Reap the child if it has exited, after draining the ring at its exit
  * stop; true once it is gone. */
-static bool child_gone(struct child *ch, struct engine *e, bool block)
+static bool child_gone(struct child *ch, const struct engine_ops *eng,
+		       struct engine *e, bool block)
 {
 	if (ch->pid <= 0)
 		return false;
@@ -187,7 +228,8 @@ static bool child_gone(struct child *ch, struct engine *e, bool block)
 			continue;
 		int event = status >> 16;
 		if (event == PTRACE_EVENT_EXIT) {
-			engine_drain(e);
+			if (e)
+				eng->drain(e);
 			ptrace(PTRACE_DETACH, ch->pid, 0, 0);
 			ch->traced = false;
 		} else if (event == PTRACE_EVENT_STOP) {
@@ -283,6 +325,7 @@ static int run(const struct options *o, const struct program *prog)
 {
 	struct run_ctx rc = { 0 };
 	struct child ch = { .pid = 0, .release_fd = -1 };
+	const struct engine_ops *eng = o->engine;
 	struct engine *e = NULL;
 	struct output *out = NULL;
 	FILE *outf = stdout;
@@ -312,12 +355,19 @@ static int run(const struct options *o, const struct program *prog)
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
 				  .on_event = on_event, .event_ctx = &rc };
 	double t0 = log_now_ms();
-	if (engine_load(prog, &eo, &e) < 0)
+	int lr = eng->load(prog, &eo, &e);
+	if (lr == -EPERM && geteuid() != 0 && eng != &engine_process &&
+	    engine_process.check(prog, &eo, true) == 0)
+		log_error("the kernel engine needs root (CAP_BPF and CAP_PERFMON); "
+			  "these probes can run inside the traced program "
+			  "instead, without root: --engine=process%s",
+			  o->cmd ? "" : " -c CMD");
+	if (lr < 0)
 		goto out;
 	double t1 = log_now_ms();
 	struct output_opts oo = { .format = o->format, .out = outf,
 				  .unsafe = o->unsafe };
-	out = output_new(prog, &oo, engine_map_reader(e));
+	out = output_new(prog, &oo, eng->map_reader(e));
 	if (!out) {
 		log_error("output: %s", strerror(errno));
 		goto out;
@@ -330,7 +380,7 @@ static int run(const struct options *o, const struct program *prog)
 	if (!o->quiet)
 		output_attaching(out, prog->nprobes);
 	fflush(outf);
-	if (engine_attach(e) < 0)
+	if (eng->attach(e) < 0)
 		goto out;
 	log_info("loaded %u maps and %u programs in %.1f ms, attached in %.1f ms",
 		 prog->nmaps, prog->nprobes, t1 - t0, log_now_ms() - t1);
@@ -339,16 +389,16 @@ static int run(const struct options *o, const struct program *prog)
 		printf("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n");
 		fflush(stdout);
 	}
-	if (engine_run_begin(e) < 0)
+	if (eng->run_begin(e) < 0)
 		goto out;
 	if (ch.pid > 0 && program_keeps_user_addresses(prog))
 		child_hold_exit(&ch);
-	child_release(&ch);
+	child_release(&ch, eng->child_env ? eng->child_env(e) : NULL);
 
 	double last_compact = log_now_ms(), last_check = last_compact;
 	int oerr = 0;
 	while (!rc.exit_requested && !stop_requested) {
-		int r = engine_poll(e, 100);
+		int r = eng->poll(e, 100);
 		oerr = output_status(outf, o->buffering != BUF_FULL);
 		if (oerr < 0) {
 			/* Nobody reads what END and the maps would print:
@@ -372,25 +422,26 @@ static int run(const struct options *o, const struct program *prog)
 		if (r == 1)
 			break;
 		if (r < 0 && r != -EINTR) {
-			log_error("reading events: %s", strerror(-r));
+			if (r != -ECANCELED)   /* the engine said why */
+				log_error("reading events: %s", strerror(-r));
 			goto out;
 		}
 		if (o->cmd && child_exited) {
 			child_exited = 0;
-			if (child_gone(&ch, e, false))
+			if (child_gone(&ch, eng, e, false))
 				break;
 		}
 		if (o->pid && !process_alive(o->pid))
 			break;
 	}
-	engine_drain(e);
-	if (engine_run_end(e) < 0)
+	eng->drain(e);
+	if (eng->run_end(e) < 0)
 		goto out;
-	engine_drain(e);
+	eng->drain(e);
 	output_check_maps(out);
 	output_print_maps(out);
 	write_flamegraphs(o, out);
-	unsigned long long lost = engine_lost_events(e);
+	unsigned long long lost = eng->lost_events(e);
 	if (lost)
 		output_lost(out, lost);
 	oerr = output_status(outf, true);
@@ -399,7 +450,7 @@ static int run(const struct options *o, const struct program *prog)
 out:
 	if (outf)
 		fflush(outf);
-	engine_free(e);   /* detach everything before the child may go on */
+	eng->free(e);   /* detach everything before the child may go on */
 	output_free(out);
 	if (ch.release_fd >= 0)
 		close(ch.release_fd);   /* EOF: an unreleased child exits */
@@ -409,7 +460,7 @@ out:
 		if (ret != EXIT_OK)
 			kill(ch.pid, SIGTERM);
 		/* the engine is gone: nothing to drain at its exit stop */
-		while (ch.pid > 0 && !child_gone(&ch, NULL, true))
+		while (ch.pid > 0 && !child_gone(&ch, eng, NULL, true))
 			;
 	}
 	if (outf && outf != stdout)
@@ -440,7 +491,7 @@ static int list_probes(const struct options *o)
 
 int main(int argc, char **argv)
 {
-	struct options o = { 0 };
+	struct options o = { .engine = &engine_kernel };
 	int r = options_parse(argc, argv, &o);
 	if (r)
 		return r;
@@ -484,7 +535,11 @@ int main(int argc, char **argv)
 	else if (o.dump && strcmp(o.dump, "bpf") == 0) {
 		program_dump_bpf(stdout, prog);
 		ret = EXIT_OK;
-	} else if (o.dump || o.dry_run)
+	} else if (o.engine->check &&
+		   o.engine->check(prog, &(struct engine_opts){
+			.pid = o.pid, .cpid = o.cmd ? -1 : 0 }, false) < 0)
+		ret = EXIT_SCRIPT;
+	else if (o.dump || o.dry_run)
 		ret = EXIT_OK;
 	else
 		ret = run(&o, prog);

@@ -28,6 +28,11 @@ void options_usage(FILE *f)
 	      "  -l [PATTERN]      list probes\n"
 	      "  -d, --dump=ast|bpf  print the AST or the bytecode, then exit\n"
 	      "  --dry-run         compile and check, attach nothing\n"
+	      "  --engine=kernel|process\n"
+	      "                    where the probes run: in the kernel (BPF, root;\n"
+	      "                    the default), or inside the traced process (-c\n"
+	      "                    CMD; usdt, BEGIN, END and interval probes; no\n"
+	      "                    root needed for one's own programs)\n"
 	      "  --unsafe          allow system() and signal()\n"
 	      "  --flamegraph=FILE write an interactive SVG flame graph of the maps\n"
 	      "                    keyed by kstack/ustack (counts) to FILE at exit\n"
@@ -72,7 +77,7 @@ static int parse_ustack(const char *arg, struct options *o)
 int options_parse(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP, OPT_USTACK,
-	       OPT_FLAMEGRAPH, OPT_FOLDED };
+	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -82,6 +87,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "ustack", required_argument, NULL, OPT_USTACK },
 		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 		{ "folded", required_argument, NULL, OPT_FOLDED },
+		{ "engine", required_argument, NULL, OPT_ENGINE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -112,6 +118,14 @@ int options_parse(int argc, char **argv, struct options *o)
 		case OPT_UNSAFE: o->unsafe = true; break;
 		case OPT_FLAMEGRAPH: o->flamegraph = optarg; break;
 		case OPT_FOLDED: o->folded = optarg; break;
+		case OPT_ENGINE:
+			o->engine = engine_find(optarg);
+			if (!o->engine) {
+				log_error("--engine: unknown engine '%s' (kernel or "
+					  "process)", optarg);
+				return EXIT_SCRIPT;
+			}
+			break;
 		case OPT_USTACK:
 			if (parse_ustack(optarg, o) < 0)
 				return EXIT_SCRIPT;

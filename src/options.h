@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "engine.h"
 #include "output/output.h"
 
 #define SONDE_VERSION "0.1.0"
@@ -33,6 +34,7 @@ struct options {
 	const char *dump;           /* ast | bpf */
 	const char *flamegraph;     /* --flamegraph=FILE.svg */
 	const char *folded;         /* --folded=FILE */
+	const struct engine_ops *engine;   /* --engine= (kernel by default) */
 	bool ustack_fp;             /* --ustack=fp */
 	uint32_t ustack_copy;       /* --ustack=dwarf:BYTES */
 	char **positional;

@@ -849,3 +849,16 @@ void engine_free(struct engine *e)
 	engine_maps_close(e);
 	free(e);
 }
+
+const struct engine_ops engine_kernel = {
+	.name = "kernel",
+	.load = engine_load,
+	.attach = engine_attach,
+	.run_begin = engine_run_begin,
+	.run_end = engine_run_end,
+	.poll = engine_poll,
+	.drain = engine_drain,
+	.map_reader = engine_map_reader,
+	.lost_events = engine_lost_events,
+	.free = engine_free,
+};

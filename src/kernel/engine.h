@@ -6,18 +6,13 @@
 
 #include <stddef.h>
 
+#include "../engine.h"
 #include "../output/output.h"
 #include "../program.h"
 
-struct engine;
-
-struct engine_opts {
-	int pid;          /* -p PID, or 0 */
-	int cpid;         /* -c child pid, or 0 */
-	/* Called for each ring-buffer record; return 1 to stop polling. */
-	int (*on_event)(void *ctx, const void *data, size_t size);
-	void *event_ctx;
-};
+/* Its operations are the table engine_kernel (engine.h); the functions
+ * below are that table's, named for tests that drive the kernel engine
+ * directly. */
 
 /* Create maps and load every program; nothing attached yet. On a
  * verifier rejection the error names the probe; -v adds the log. */

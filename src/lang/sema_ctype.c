@@ -393,3 +393,14 @@ const struct ctype *sema_record_field_ctype(struct sema *s,
 	const struct ctype *t = sema_type_name(s, tn, &why);
 	return t && t->kind == CT_PTR ? t : NULL;
 }
+
+const struct type *sema_addr_space(struct sema *s, const struct type *t,
+				   enum addr_space space)
+{
+	if (!t)
+		return NULL;
+	struct type *u = arena_new(s->a, struct type);
+	*u = *t;
+	u->space = space;
+	return u;
+}

@@ -54,6 +54,18 @@ static int end_attach(const struct probe *p, struct attach_req *req)
 	return 1;
 }
 
+static int begin_process(const struct probe *p, struct process_req *req)
+{
+	req->how = PROCESS_BEGIN;
+	return 0;
+}
+
+static int end_process(const struct probe *p, struct process_req *req)
+{
+	req->how = PROCESS_END;
+	return 0;
+}
+
 const struct provider provider_begin = {
 	.name = "BEGIN",
 	.parse = begin_parse,
@@ -61,6 +73,7 @@ const struct provider provider_begin = {
 	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
 	.caps = PROBE_RUNS_ONCE | PROBE_USTACK,
 	.attach = begin_attach,
+	.process = begin_process,
 };
 
 const struct provider provider_end = {
@@ -70,4 +83,5 @@ const struct provider provider_end = {
 	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
 	.caps = PROBE_RUNS_ONCE | PROBE_USTACK,
 	.attach = end_attach,
+	.process = end_process,
 };

@@ -75,6 +75,17 @@ static int interval_attach(const struct probe *p, struct attach_req *req)
 	return timer_attach(p, req, false);
 }
 
+/* The process engine runs it in sonde on a timer of the same period. */
+static int interval_process(const struct probe *p, struct process_req *req)
+{
+	uint64_t ns;
+	if (!p->target || ap_time_unit(p->target, &ns) < 0 || !p->freq)
+		return -EINVAL;
+	req->how = PROCESS_TIMER;
+	req->period_ns = ns ? p->freq * ns : 1000000000ull / p->freq;
+	return 0;
+}
+
 const struct provider provider_interval = {
 	.name = "interval",
 	.alias = "i",
@@ -83,4 +94,5 @@ const struct provider provider_interval = {
 	.prog_type = BPF_PROG_TYPE_PERF_EVENT,
 	.caps = PROBE_REGS | PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM,
 	.attach = interval_attach,
+	.process = interval_process,
 };

@@ -87,6 +87,20 @@ struct attach_req {
 	const char *error;
 };
 
+/* How the process engine (src/process/) runs one probe, as the
+ * provider's `process` hook describes it: in sonde itself, or at an
+ * instruction of the traced process (probe->uprobe says where). */
+struct process_req {
+	enum process_how {
+		PROCESS_BEGIN,      /* once in sonde, before the first event */
+		PROCESS_END,        /* once in sonde, after the last */
+		PROCESS_TIMER,      /* in sonde, every period_ns */
+		PROCESS_USDT,       /* at a USDT site of the traced process: the
+				     * nop the note's address names */
+	} how;
+	uint64_t period_ns;        /* PROCESS_TIMER */
+};
+
 struct provider {
 	const char *name;          /* canonical: "tracepoint" */
 	const char *alias;         /* short: "t", or NULL */
@@ -110,6 +124,9 @@ struct provider {
 	/* Describe the kernel attachments of one probe (may be several, e.g.
 	 * one per CPU is expressed with all_cpus). Returns count or -errno. */
 	int (*attach)(const struct probe *p, struct attach_req *req);
+	/* The process engine: how it runs this probe without the kernel.
+	 * NULL: it cannot (the probe needs the kernel). 0 or -errno. */
+	int (*process)(const struct probe *p, struct process_req *req);
 	/* What its probes offer (enum probe_cap, program.h). Probes in
 	 * user space (PROBE_USER_MEM) are the ones `-l -p PID` lists. */
 	uint32_t caps;

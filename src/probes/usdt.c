@@ -292,6 +292,15 @@ static int usdt_list(const char *pattern, int pid, FILE *out)
 	return r;
 }
 
+/* The process engine patches the site's nop in the traced process. */
+static int usdt_process(const struct probe *p, struct process_req *req)
+{
+	if (!p->uprobe || !p->uprobe->usdt)
+		return -EINVAL;
+	req->how = PROCESS_USDT;
+	return 0;
+}
+
 const struct provider provider_usdt = {
 	.name = "usdt",
 	.alias = "U",
@@ -301,5 +310,6 @@ const struct provider provider_usdt = {
 	.caps = PROBE_ARGN | PROBE_FUNC | PROBE_REGS | PROBE_USTACK |
 		PROBE_KSTACK | PROBE_USER_MEM,
 	.attach = user_attach,
+	.process = usdt_process,
 	.list = usdt_list,
 };

@@ -435,6 +435,13 @@ static inline int64_t emu_run(struct emu *e, uint32_t probe)
 		e->in.error = e->in.msg;
 		return -1;
 	}
+	if (!vm_prog_native(vp)) {
+		snprintf(e->in.msg, sizeof(e->in.msg), "the JIT refused it: %s",
+			 vm_prog_jit_error(vp));
+		e->in.error = e->in.msg;
+		vm_prog_free(vp);
+		return -1;
+	}
 	struct emu *j = emu_clone(e);
 	uint64_t ri = 0, rj = 0;
 	int rci, rcj = 0;

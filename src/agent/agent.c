@@ -1,0 +1,661 @@
+/* agent.c - the agent's sessions: connecting to sonde (from the -c
+ * constructor, or from sonde_agent_attach when injected), taking the
+ * program, finding and patching the sites, raising the semaphores, and
+ * undoing all of it when sonde says DETACH, when sonde dies, or in a
+ * fork()ed child. The channel is described in proto.h, the hit path in
+ * agent.h. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../program.h"
+#include "agent_int.h"
+#include "proto.h"
+
+#define SETUP_WAIT_MS 10000
+#define QUIESCE_NS 2000000000ull
+
+struct agent_live *agent_live;
+/* The session for bookkeeping (the fork child undoes it): not in the
+ * wiped page. */
+static struct agent_session *current;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int init_error;
+
+static void at_fork_prepare(void)
+{
+	agent_patch_lock();
+}
+
+static void at_fork_parent(void)
+{
+	agent_patch_unlock();
+}
+
+/* The child is not traced: put its copy of the code and semaphores
+ * back, and let go of the channel and the region. It has one thread. */
+static void at_fork_child(void)
+{
+	agent_patch_unlock();
+	struct agent_session *s = current;
+	current = NULL;
+	if (agent_live)
+		agent_live->session = NULL;
+	agent_patch_restore_all_child();
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->nsemas; i++)
+		if (*s->semas[i])
+			(*s->semas[i])--;
+	close(s->sock);
+	close(s->wake_fd);
+	rt_proc.ring = NULL;
+	rt_close(&s->rt);
+}
+
+static void init(void)
+{
+	agent_live = agent_alloc(4096);
+	if (!agent_live) {
+		init_error = -ENOMEM;
+		return;
+	}
+	/* a child made by any fork reads no session here */
+	madvise(agent_live, 4096, MADV_WIPEONFORK);
+	agent_patch_init();
+	agent_threads_init();
+	pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
+}
+
+/* ---- the channel ---- */
+
+static int conn_open(const char *name)
+{
+	size_t n = strnlen(name, PROTO_SOCKET_MAX + 1);
+	if (n == 0 || n > PROTO_SOCKET_MAX)
+		return -EINVAL;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	memcpy(a.sun_path + 1, name, n);
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+	if (connect(fd, (struct sockaddr *)&a, len) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static void send_msg(int fd, const void *m, size_t n)
+{
+	ssize_t k;
+	do
+		k = send(fd, m, n, MSG_NOSIGNAL);
+	while (k < 0 && errno == EINTR);
+}
+
+/* One message, with up to two descriptors; -ETIMEDOUT, -errno, or its
+ * length (0: the connection ended). */
+static ssize_t recv_msg(int fd, void *buf, size_t n, int *fds, int timeout_ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	int r;
+	do
+		r = poll(&p, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return -ETIMEDOUT;
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { buf, n };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	ssize_t k;
+	do
+		k = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	while (k < 0 && errno == EINTR);
+	if (k < 0)
+		return -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int got[2] = { -1, -1 };
+		memcpy(got, CMSG_DATA(c), (nfd > 2 ? 2 : nfd) * sizeof(int));
+		for (size_t i = 0; i < nfd && i < 2; i++) {
+			if (fds && fds[i] < 0)
+				fds[i] = got[i];
+			else
+				close(got[i]);
+		}
+	}
+	return k;
+}
+
+static void report(struct agent_session *s, uint32_t site, int status,
+		   uint64_t addr, const char *text)
+{
+	struct proto_report m = { .type = PROTO_REPORT, .site = site,
+				  .status = status, .addr = addr };
+	if (text) {
+		size_t n = strnlen(text, sizeof(m.text) - 1);
+		memcpy(m.text, text, n);
+	}
+	send_msg(s->sock, &m, sizeof(m));
+}
+
+/* ---- the program section (proto.h), checked ---- */
+
+struct section {
+	const uint8_t *base;       /* a private copy */
+	uint64_t size;
+	struct proto_prog h;
+	const struct proto_probe *probes;
+	const struct proto_site *sites;
+	const struct proto_file *files;
+	const char *strings;
+};
+
+static bool span_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+static int section_read(struct section *sec, const uint8_t *base,
+			uint64_t size)
+{
+	if (size < sizeof(sec->h))
+		return -EINVAL;
+	memcpy(&sec->h, base, sizeof(sec->h));
+	const struct proto_prog *h = &sec->h;
+	if (h->magic != PROTO_PROG_MAGIC || h->nprobes > (1u << 16) ||
+	    h->nsites > (1u << 20) || h->nfiles > (1u << 16) ||
+	    h->probes_off % 8 || h->sites_off % 8 || h->files_off % 8 ||
+	    !span_ok(h->probes_off, (uint64_t)h->nprobes * sizeof(struct proto_probe), size) ||
+	    !span_ok(h->sites_off, (uint64_t)h->nsites * sizeof(struct proto_site), size) ||
+	    !span_ok(h->files_off, (uint64_t)h->nfiles * sizeof(struct proto_file), size) ||
+	    !span_ok(h->strings_off, h->strings_size, size) ||
+	    (h->strings_size && base[h->strings_off + h->strings_size - 1]))
+		return -EINVAL;
+	sec->base = base;
+	sec->size = size;
+	sec->probes = (const void *)(base + h->probes_off);
+	sec->sites = (const void *)(base + h->sites_off);
+	sec->files = (const void *)(base + h->files_off);
+	sec->strings = (const char *)base + h->strings_off;
+	for (uint32_t i = 0; i < h->nprobes; i++) {
+		const struct proto_probe *p = &sec->probes[i];
+		if (p->insns_off % 8 || p->name_off >= h->strings_size ||
+		    !span_ok(p->insns_off, (uint64_t)p->ninsns * 8, size))
+			return -EINVAL;
+	}
+	for (uint32_t i = 0; i < h->nfiles; i++)
+		if (sec->files[i].path_off >= h->strings_size)
+			return -EINVAL;
+	for (uint32_t i = 0; i < h->nsites; i++) {
+		const struct proto_site *t = &sec->sites[i];
+		if (t->probe >= h->nprobes || t->file >= h->nfiles ||
+		    t->len == 0 || t->len > sizeof(t->expect) ||
+		    (t->kind == PROTO_SITE_USDT && t->len != 1 && t->len != 5))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- finding sites in the mappings ---- */
+
+/* Is mapping m of this file? Its device and inode, or (on overlay file
+ * systems, where /proc/self/maps shows another device) a stat of its
+ * path. */
+static bool same_file(const struct agent_map *m, const struct proto_file *f)
+{
+	if (m->inode != f->ino || !m->path[0])
+		return false;
+	if (makedev(m->dev_major, m->dev_minor) == f->dev)
+		return true;
+	struct stat st;
+	return stat(m->path, &st) == 0 && st.st_dev == f->dev &&
+	       st.st_ino == f->ino;
+}
+
+/* The address where this process maps file offset `off` of f, in a
+ * mapping with all of `prot`; 0 if none. */
+static uint64_t address_of(const struct agent_maps *maps,
+			   const struct proto_file *f, uint64_t off, int prot)
+{
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct agent_map *m = &maps->v[i];
+		if ((m->prot & prot) != prot || off < m->offset ||
+		    off - m->offset >= m->end - m->start || !same_file(m, f))
+			continue;
+		return m->start + (off - m->offset);
+	}
+	return 0;
+}
+
+static char *hexbytes(char *out, const uint8_t *b, uint32_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *p = out;
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			*p++ = ' ';
+		*p++ = digits[b[i] >> 4];
+		*p++ = digits[b[i] & 15];
+	}
+	*p = '\0';
+	return out;
+}
+
+/* ---- the kinds of sites ---- */
+
+/* Prepare the patch of one site found at addr: *id, or -errno with why.
+ * A new kind of site (a function's entry or return) is one more case:
+ * check the code there, then add its patch (agent.h). */
+static int site_prepare(const struct proto_site *t, uint64_t addr,
+			uint32_t *id, char *why, size_t len)
+{
+	switch (t->kind) {
+	case PROTO_SITE_USDT: {
+		/* the nop the file has, or our own patch of it (two probes on
+		 * one site) */
+		struct agent_patch *old = agent_patch_find(addr);
+		char hb[16];
+		if (!(old && old->applied) &&
+		    !rt_memeq((const void *)addr, t->expect, t->len)) {
+			snprintf(why, len, "the code at 0x%llx is %s, not the nop "
+				 "the file has (a breakpoint of a debugger or a "
+				 "kernel uprobe?)", (unsigned long long)addr,
+				 hexbytes(hb, (const uint8_t *)addr, t->len));
+			return -EBUSY;
+		}
+		int r = agent_patch_add(addr, t->expect, t->len,
+					t->len == 5 ? PATCH_JMP : PATCH_INT3, id);
+		if (r < 0)
+			snprintf(why, len, "cannot prepare its patch: %s",
+				 r == -ENOMEM ? "no memory for a trampoline within "
+				 "2 GiB of it" : strerror(-r));
+		return r;
+	}
+	default:
+		snprintf(why, len, "a kind of site this agent does not know (%u)",
+			 t->kind);
+		return -EINVAL;
+	}
+}
+
+/* ---- a session ---- */
+
+static void *take(uint8_t **cur, size_t bytes)
+{
+	void *p = *cur;
+	*cur += (bytes + 15) & ~(size_t)15;
+	return p;
+}
+
+/* Everything but the waiting: build the session, patch, report. On
+ * failure `why` says it for sonde (the session is then ended). */
+static int session_build(struct agent_session *s, const struct proto_setup *m,
+			 char *why, size_t whylen)
+{
+	int r = rt_open(s->memfd, m->region_size, &s->rt);
+	if (r < 0) {
+		snprintf(why, whylen, "cannot map the shared memory: %s",
+			 strerror(-r));
+		return r;
+	}
+	/* the section is copied first: sonde's side may write the region */
+	uint64_t psize = s->rt.hdr.prog_size;
+	uint8_t *copy = agent_alloc(psize);
+	struct section sec;
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s->rt.base + s->rt.hdr.prog_off, psize);
+	if ((r = section_read(&sec, copy, psize)) < 0) {
+		snprintf(why, whylen, "the program section is malformed");
+		agent_free(copy, psize);
+		return r;
+	}
+	uint32_t np = sec.h.nprobes, ns = sec.h.nsites;
+	size_t bytes = np * (sizeof(*s->progs) + sizeof(*s->fns)) +
+		AGENT_PATCH_MAX * 2 * sizeof(uint32_t) +
+		ns * (sizeof(uint32_t) * 3 + sizeof(uint16_t *)) + 16 * 16;
+	uint8_t *cur = s->mem = agent_alloc(bytes);
+	s->mem_bytes = bytes;
+	if (!cur) {
+		agent_free(copy, psize);
+		return -ENOMEM;
+	}
+	s->progs = take(&cur, np * sizeof(*s->progs));
+	s->fns = take(&cur, np * sizeof(*s->fns));
+	s->site_first = take(&cur, AGENT_PATCH_MAX * sizeof(uint32_t));
+	s->site_n = take(&cur, AGENT_PATCH_MAX * sizeof(uint32_t));
+	s->site_progs = take(&cur, ns * sizeof(uint32_t));
+	s->applied = take(&cur, ns * sizeof(uint32_t));
+	uint32_t *site_patch = take(&cur, ns * sizeof(uint32_t));
+	s->semas = take(&cur, ns * sizeof(uint16_t *));
+
+	/* the programs */
+	struct vm_env env = {
+		.helpers = (const vm_helper_fn *)rt_helpers,
+		.nhelpers = rt_nhelpers, .maps = s->rt.map_addrs,
+		.nmaps = s->rt.nmaps, .no_jit = m->flags & PROTO_F_NO_JIT,
+	};
+	for (uint32_t i = 0; i < np; i++) {
+		const struct proto_probe *p = &sec.probes[i];
+		char err[160] = "";
+		s->progs[i] = vm_prog_load((const void *)(sec.base + p->insns_off),
+					   p->ninsns, &env, err, sizeof(err));
+		if (!s->progs[i]) {
+			snprintf(why, whylen, "probe %s: cannot load: %s",
+				 sec.strings + p->name_off, err);
+			agent_free(copy, psize);
+			return -EINVAL;
+		}
+		s->nprogs = i + 1;
+		s->fns[i] = vm_prog_native(s->progs[i]);
+	}
+
+	/* the sites this process maps */
+	struct agent_maps maps;
+	if ((r = agent_maps_read(&maps)) < 0) {
+		snprintf(why, whylen, "cannot read /proc/self/maps: %s",
+			 strerror(-r));
+		agent_free(copy, psize);
+		return r;
+	}
+	for (uint32_t i = 0; i < ns; i++) {
+		const struct proto_site *t = &sec.sites[i];
+		const struct proto_file *f = &sec.files[t->file];
+		site_patch[i] = UINT32_MAX;
+		uint64_t addr = address_of(&maps, f, t->offset, PROT_EXEC);
+		if (!addr)
+			continue;          /* not in this process (yet) */
+		uint32_t id;
+		char text[160];
+		r = site_prepare(t, addr, &id, text, sizeof(text));
+		if (r < 0) {
+			report(s, i, r, addr, text);
+			continue;
+		}
+		site_patch[i] = id;
+		uint64_t sema = t->sema_offset ?
+			address_of(&maps, f, t->sema_offset, PROT_READ | PROT_WRITE) : 0;
+		bool seen = false;
+		for (uint32_t k = 0; k < s->nsemas; k++)
+			seen |= (uint64_t)(uintptr_t)s->semas[k] == sema;
+		if (sema && !seen && !(sema & 1))
+			s->semas[s->nsemas++] = (uint16_t *)(uintptr_t)sema;
+	}
+	agent_maps_free(&maps);
+
+	/* which programs run at which patch, in site order: a counting
+	 * sort of the sites by patch */
+	uint32_t *cursor = agent_alloc(AGENT_PATCH_MAX * sizeof(uint32_t));
+	if (!cursor) {
+		agent_free(copy, psize);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < ns; i++)
+		if (site_patch[i] != UINT32_MAX)
+			s->site_n[site_patch[i]]++;
+	uint32_t at = 0;
+	for (uint32_t i = 0; i < ns; i++) {
+		uint32_t id = site_patch[i];
+		if (id == UINT32_MAX || cursor[id])
+			continue;
+		s->site_first[id] = at;
+		cursor[id] = at + 1;
+		at += s->site_n[id];
+	}
+	for (uint32_t i = 0; i < ns; i++) {
+		uint32_t id = site_patch[i];
+		if (id != UINT32_MAX)
+			s->site_progs[cursor[id]++ - 1] = sec.sites[i].probe;
+	}
+	s->nsite_progs = at;
+	agent_free(cursor, AGENT_PATCH_MAX * sizeof(uint32_t));
+
+	agent_tramp_seal();
+	if ((r = agent_signals_init()) < 0) {
+		snprintf(why, whylen, "cannot install its signal handlers: %s",
+			 strerror(-r));
+		agent_free(copy, psize);
+		return r;
+	}
+	/* published before the patches go in, so the first hit runs */
+	rt_process_init(true);
+	rt_proc.ring = &s->rt.ring;
+	s->rt.ring.wake_fd = s->wake_fd;
+	current = s;
+	__atomic_store_n(&agent_live->session, s, __ATOMIC_RELEASE);
+	agent_live->pid = rt_proc.pid;
+	for (uint32_t i = 0; i < ns; i++) {
+		uint32_t id = site_patch[i];
+		if (id == UINT32_MAX)
+			continue;
+		struct agent_patch *p = agent_patch_get(id);
+		bool mine = p->applied;
+		for (uint32_t k = 0; k < s->napplied && mine; k++)
+			mine = s->applied[k] != id;
+		if (p->applied && !mine) {
+			report(s, i, 0, p->addr, NULL);    /* shared address */
+			continue;
+		}
+		r = agent_patch_apply(p);
+		if (r < 0) {
+			char text[160];
+			snprintf(text, sizeof(text), "cannot write the code at "
+				 "0x%llx: %s", (unsigned long long)p->addr,
+				 strerror(-r));
+			report(s, i, r, p->addr, text);
+			continue;
+		}
+		s->applied[s->napplied++] = id;
+		report(s, i, 0, p->addr, NULL);
+	}
+	for (uint32_t i = 0; i < s->nsemas; i++)
+		__atomic_add_fetch(s->semas[i], 1, __ATOMIC_SEQ_CST);
+	agent_free(copy, psize);
+	return 0;
+}
+
+/* Undo a session: code, semaphores, then (once no thread is inside it)
+ * its memory. Under the patch lock but for the wait. */
+static void session_end(struct agent_session *s, bool reply)
+{
+	struct proto_attached m = { .type = PROTO_DETACHED };
+	agent_patch_lock();
+	if (agent_live && agent_live->session == s) {
+		__atomic_store_n(&agent_live->session, NULL, __ATOMIC_RELEASE);
+		agent_barrier_all();
+	}
+	for (uint32_t i = 0; i < s->napplied; i++) {
+		struct agent_patch *p = agent_patch_get(s->applied[i]);
+		if (p && agent_patch_restore(p) == 0)
+			m.patched++;
+		else
+			m.failed++;
+	}
+	s->napplied = 0;
+	for (uint32_t i = 0; i < s->nsemas; i++) {
+		uint16_t v = __atomic_load_n(s->semas[i], __ATOMIC_SEQ_CST);
+		while (v && !__atomic_compare_exchange_n(s->semas[i], &v, v - 1,
+							 false, __ATOMIC_SEQ_CST,
+							 __ATOMIC_SEQ_CST))
+			;
+		m.semaphores++;
+	}
+	s->nsemas = 0;
+	if (current == s)
+		current = NULL;
+	agent_patch_unlock();
+	bool quiet = agent_quiesce(QUIESCE_NS);
+	if (reply)
+		send_msg(s->sock, &m, sizeof(m));
+	close(s->sock);
+	close(s->wake_fd);
+	if (!quiet)
+		return;     /* a thread is stuck inside: leave it all mapped */
+	if (rt_proc.ring == &s->rt.ring)
+		rt_proc.ring = NULL;
+	for (uint32_t i = 0; i < s->nprogs; i++)
+		vm_prog_free(s->progs[i]);
+	rt_close(&s->rt);
+	agent_free(s->mem, s->mem_bytes);
+	agent_free(s, sizeof(*s));
+}
+
+/* Waits for DETACH, or for the channel to end (sonde died). */
+static void *control_main(void *arg)
+{
+	struct agent_session *s = arg;
+	ssize_t n;
+	for (;;) {
+		struct proto_plain m = { 0 };
+		n = recv(s->sock, &m, sizeof(m), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || m.type == PROTO_DETACH)
+			break;
+	}
+	session_end(s, n > 0);
+	return NULL;
+}
+
+static int control_start(struct agent_session *s)
+{
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	/* the thread takes none of the target's signals */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t t;
+	int r = pthread_create(&t, &attr, control_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (r == 0)
+		pthread_setname_np(t, "sonde-agent");
+	return -r;
+}
+
+int sonde_agent_attach(const char *name) __attribute__((visibility("default")));
+
+int sonde_agent_attach(const char *name)
+{
+	pthread_once(&init_once, init);
+	if (init_error)
+		return init_error;
+	if (agent_live->session)
+		return -EBUSY;
+	int fd = conn_open(name);
+	if (fd < 0)
+		return fd;
+	struct proto_hello hello = { .type = PROTO_HELLO,
+				     .version = PROTO_VERSION,
+				     .pid = (uint32_t)getpid() };
+	send_msg(fd, &hello, sizeof(hello));
+	struct proto_setup m;
+	int fds[2] = { -1, -1 };
+	ssize_t n = recv_msg(fd, &m, sizeof(m), fds, SETUP_WAIT_MS);
+	if (n < (ssize_t)sizeof(m) || m.type != PROTO_SETUP || fds[0] < 0 ||
+	    fds[1] < 0 || m.version != PROTO_VERSION) {
+		int r = n >= 4 && m.type == PROTO_INERT ? -EPERM :
+			n < 0 ? (int)n : -EPROTO;
+		if (fds[0] >= 0)
+			close(fds[0]);
+		if (fds[1] >= 0)
+			close(fds[1]);
+		close(fd);
+		return r;
+	}
+	struct agent_session *s = agent_alloc(sizeof(*s));
+	if (!s) {
+		close(fds[0]);
+		close(fds[1]);
+		close(fd);
+		return -ENOMEM;
+	}
+	s->sock = fd;
+	s->memfd = fds[0];
+	s->wake_fd = fds[1];
+	s->slot_first = m.slot_first;
+	s->slot_count = m.slot_count;
+	struct proto_attached a = { .type = PROTO_ATTACHED };
+	agent_patch_lock();
+	int r = session_build(s, &m, a.text, sizeof(a.text));
+	agent_patch_unlock();
+	close(s->memfd);     /* the mapping keeps the memory */
+	if (r == 0 && (r = control_start(s)) < 0)
+		snprintf(a.text, sizeof(a.text), "cannot start its thread: %s",
+			 strerror(-r));
+	a.patched = s->napplied;
+	a.semaphores = s->nsemas;
+	send_msg(fd, &a, sizeof(a));
+	if (r < 0)
+		session_end(s, false);
+	return r;
+}
+
+/* Remove the agent from the environment, so what this process starts
+ * does not load it again. */
+static void scrub_env(void)
+{
+	unsetenv(PROTO_ENV_SOCKET);
+	Dl_info info;
+	const char *pre = getenv("LD_PRELOAD");
+	if (!pre || !dladdr((void *)scrub_env, &info) || !info.dli_fname)
+		return;
+	size_t plen = strlen(info.dli_fname), n = strlen(pre);
+	char *rest = malloc(n + 1);
+	if (!rest)
+		return;
+	size_t k = 0;
+	for (const char *p = pre; *p;) {
+		size_t len = strcspn(p, ": ");
+		if (len && !(len == plen && memcmp(p, info.dli_fname, len) == 0)) {
+			if (k)
+				rest[k++] = ':';
+			memcpy(rest + k, p, len);
+			k += len;
+		}
+		p += len;
+		if (*p)
+			p++;
+	}
+	rest[k] = '\0';
+	if (k)
+		setenv("LD_PRELOAD", rest, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	free(rest);
+}
+
+/* LD_PRELOAD: before main(), attach if sonde asked for it. */
+__attribute__((constructor)) static void agent_preload(void)
+{
+	const char *name = getenv(PROTO_ENV_SOCKET);
+	if (!name || !*name)
+		return;
+	int r = sonde_agent_attach(name);
+	/* not traced (a child of the traced command, or sonde is gone):
+	 * its own children need not ask */
+	if (r == -EPERM || r == -ECONNREFUSED || r == -ENOENT)
+		scrub_env();
+}

@@ -1,0 +1,180 @@
+/* agent_hit.c - a hit: the one function every patched site reaches, and
+ * the per-thread records it keeps (agent.h states its rules).
+ *
+ * Ending a session safely. A hit marks its thread busy, then reads the
+ * session pointer; the session's end unpublishes the pointer, makes every
+ * running thread execute a full barrier (agent_barrier_all: an expedited
+ * membarrier, so hits need no fence of their own), and waits for every
+ * busy flag to clear. A hit that marked itself after the barrier reads no
+ * session; one that read it before is waited for. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include "agent_int.h"
+
+struct agent_thread agent_threads[AGENT_THREADS_MAX];
+uint32_t agent_threads_hwm;
+uint32_t agent_shared_lock;
+bool agent_fence_hits;
+
+/* This thread: in a hit now; its record (index + 1, 0 = none yet). */
+static __thread struct {
+	uint32_t busy;
+	uint32_t rec;
+} me;
+
+static pthread_key_t thread_key;
+static bool have_key;
+
+/* At thread exit: give the record back (its slot's values stay in the
+ * maps, and the next thread to take it adds to them). */
+static void thread_gone(void *v)
+{
+	uintptr_t rec = (uintptr_t)v;
+	if (rec && rec <= AGENT_THREADS_MAX)
+		__atomic_store_n(&agent_threads[rec - 1].used, 0,
+				 __ATOMIC_RELEASE);
+	me.rec = 0;
+}
+
+int agent_threads_init(void)
+{
+	if (have_key)
+		return 0;
+	int r = pthread_key_create(&thread_key, thread_gone);
+	have_key = r == 0;
+	return -r;
+}
+
+/* A record for this thread, or NULL (all taken: the shared slot). */
+static struct agent_thread *thread_register(void)
+{
+	for (uint32_t i = 0; i < AGENT_THREADS_MAX; i++) {
+		uint32_t free = 0;
+		if (__atomic_load_n(&agent_threads[i].used, __ATOMIC_RELAXED) ||
+		    !__atomic_compare_exchange_n(&agent_threads[i].used, &free,
+						 1, false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		uint32_t hwm = __atomic_load_n(&agent_threads_hwm,
+					       __ATOMIC_RELAXED);
+		while (hwm < i + 1 &&
+		       !__atomic_compare_exchange_n(&agent_threads_hwm, &hwm,
+						    i + 1, false,
+						    __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+			;
+		me.rec = i + 1;
+		if (have_key)
+			pthread_setspecific(thread_key, (void *)(uintptr_t)(i + 1));
+		return &agent_threads[i];
+	}
+	return NULL;
+}
+
+static void run(struct agent_session *s, struct agent_regs *regs,
+		uint32_t patch, uint32_t slot)
+{
+	if (patch >= AGENT_PATCH_MAX)
+		return;
+	uint32_t first = s->site_first[patch], n = s->site_n[patch];
+	if (first > s->nsite_progs || n > s->nsite_progs - first)
+		return;
+	rt_self.regs = regs;
+	rt_self.slot = slot;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t prog = s->site_progs[first + k];
+		if (prog >= s->nprogs)
+			continue;
+		int err = 0;
+		uint64_t ret;
+		if (s->fns[prog])
+			s->fns[prog](regs, &err);
+		else
+			err = vm_prog_run(s->progs[prog], regs, &ret);
+		if (err)
+			__atomic_add_fetch(&s->rt.shared->aborted, 1,
+					   __ATOMIC_RELAXED);
+	}
+	rt_self.regs = NULL;
+}
+
+static void barrier(void)
+{
+	if (__builtin_expect(agent_fence_hits, 0))
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	else
+		__asm__ __volatile__("" ::: "memory");
+}
+
+void agent_hit(struct agent_regs *regs, uint32_t patch)
+{
+	if (me.busy) {
+		struct agent_session *s = agent_live ? agent_live->session : NULL;
+		if (s)
+			__atomic_add_fetch(&s->rt.shared->nested, 1,
+					   __ATOMIC_RELAXED);
+		return;
+	}
+	me.busy = 1;
+	__asm__ __volatile__("" ::: "memory");
+	struct agent_thread *th = me.rec ? &agent_threads[me.rec - 1] :
+		thread_register();
+	uint32_t index = th ? (uint32_t)(th - agent_threads) : UINT32_MAX;
+	if (th)
+		__atomic_store_n(&th->busy, 1, __ATOMIC_RELAXED);
+	else if (!rt_lock(&agent_shared_lock))
+		goto out;
+	barrier();
+	struct agent_session *s = agent_live ?
+		__atomic_load_n(&agent_live->session, __ATOMIC_ACQUIRE) : NULL;
+	if (s && s->slot_count) {
+		uint32_t shared = s->slot_count - 1;
+		if (index < shared) {
+			run(s, regs, patch, s->slot_first + index);
+		} else if (!th) {
+			run(s, regs, patch, s->slot_first + shared);
+		} else if (rt_lock(&agent_shared_lock)) {
+			run(s, regs, patch, s->slot_first + shared);
+			rt_unlock(&agent_shared_lock);
+		} else {
+			__atomic_add_fetch(&s->rt.shared->slot_waits, 1,
+					   __ATOMIC_RELAXED);
+		}
+	}
+	if (th)
+		__atomic_store_n(&th->busy, 0, __ATOMIC_RELEASE);
+	else
+		rt_unlock(&agent_shared_lock);
+out:
+	__asm__ __volatile__("" ::: "memory");
+	me.busy = 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool agent_quiesce(uint64_t timeout_ns)
+{
+	uint64_t deadline = now_ns() + timeout_ns;
+	uint32_t hwm = __atomic_load_n(&agent_threads_hwm, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < hwm; i++) {
+		while (__atomic_load_n(&agent_threads[i].busy, __ATOMIC_ACQUIRE)) {
+			if (now_ns() > deadline)
+				return false;
+			sched_yield();
+		}
+	}
+	while (__atomic_load_n(&agent_shared_lock, __ATOMIC_ACQUIRE)) {
+		if (now_ns() > deadline)
+			return false;
+		sched_yield();
+	}
+	return true;
+}

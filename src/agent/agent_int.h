@@ -1,0 +1,74 @@
+/* agent_int.h - what the agent's own files share beyond agent.h: the
+ * session's state, the per-thread records, the live page. */
+#ifndef SONDE_AGENT_INT_H
+#define SONDE_AGENT_INT_H
+
+#include "../runtime/rt.h"
+#include "../vm/vm.h"
+#include "agent.h"
+
+/* One session: the region of one sonde run, the programs loaded from
+ * it, which programs run at which patch, and what it changed. All in
+ * private memory the session owns (`mem`), freed at its end. */
+struct agent_session {
+	struct rt rt;
+	int sock, wake_fd, memfd;
+	uint32_t slot_first, slot_count;
+	uint32_t nprogs;
+	struct vm_prog **progs;
+	vm_native_fn *fns;
+	/* per patch id: site_n programs from site_progs[site_first] */
+	uint32_t *site_first;
+	uint32_t *site_n;
+	uint32_t *site_progs;
+	uint32_t nsite_progs;
+	/* what it applied and raised, to undo */
+	uint32_t *applied;
+	uint32_t napplied;
+	uint16_t **semas;
+	uint32_t nsemas;
+	void *mem;
+	size_t mem_bytes;
+};
+
+/* The page the current session is published in. It is mapped with
+ * MADV_WIPEONFORK, so a child made by any kind of fork reads no session
+ * and its hits do nothing. */
+struct agent_live {
+	struct agent_session *session;
+	uint32_t pid;              /* the process the session belongs to */
+};
+extern struct agent_live *agent_live;
+
+/* A thread that ran a probe has a record (while it lives): its per-CPU
+ * slot is slot_first + index, and `busy` says it is inside a session's
+ * programs. Threads beyond the records, or beyond the session's slots,
+ * share the last slot under a lock. */
+#define AGENT_THREADS_MAX 1024
+struct agent_thread {
+	uint32_t used;
+	uint32_t busy;
+};
+extern struct agent_thread agent_threads[AGENT_THREADS_MAX];
+extern uint32_t agent_threads_hwm;
+extern uint32_t agent_shared_lock;
+
+/* Hits fence their busy flag when the kernel has no expedited
+ * membarrier to do it for them. */
+extern bool agent_fence_hits;
+
+/* agent_patch.c */
+void agent_patch_init(void);
+void agent_patch_restore_all_child(void);
+
+/* agent_hit.c */
+int agent_threads_init(void);
+/* Wait until no thread runs a session's programs (after it was
+ * unpublished and agent_barrier_all); false on timeout. */
+bool agent_quiesce(uint64_t timeout_ns);
+
+/* agent_trap.c: SIGTRAP (int3 sites), SIGSEGV and SIGBUS (reads that
+ * fault) handlers, chaining to the ones they replace. 0 or -errno. */
+int agent_signals_init(void);
+
+#endif

@@ -1,0 +1,139 @@
+/* proto.h - how sonde and the agent in a traced process talk: the
+ * control channel and the program section of the shared region. Shared
+ * by src/process/ (sonde's side) and src/agent/ (the target's side).
+ *
+ * Starting. sonde listens on an abstract unix socket (SOCK_SEQPACKET)
+ * with a random name, and gives a -c command two variables:
+ *     LD_PRELOAD=/path/libsonde-agent.so[:what was there]
+ *     SONDE_AGENT=<socket name>
+ * (for -p, the injector makes the process call sonde_agent_attach(name)
+ * instead, agent.h). The agent's constructor connects before main runs
+ * and says HELLO. sonde checks who is calling (SO_PEERCRED): a process it
+ * does not trace (a child the command forked and exec'd, which inherited
+ * the variables) is told INERT, takes the variables out of its
+ * environment so its own children do not ask again, and runs untraced.
+ * The traced process gets SETUP with two descriptors: the region's memfd
+ * and an eventfd to wake sonde. It maps the region, loads the programs
+ * into the VM, patches every site it finds mapped (one REPORT per site
+ * found), raises the semaphores, answers ATTACHED, and only then lets
+ * main() run. Each exec of the traced process starts over with a new
+ * connection (the socket is close-on-exec; sonde sees its EOF).
+ *
+ * Stopping. DETACH from sonde: the agent restores every patched byte and
+ * lowers the semaphores, waits until no thread is inside a probe, unmaps
+ * the region and answers DETACHED. If the connection ends instead (sonde
+ * died, even by SIGKILL), the agent does the same on its own: the target
+ * goes on, untraced. Sonde never writes to the target's memory.
+ *
+ * Messages are one struct each (SOCK_SEQPACKET keeps their bounds), with
+ * a u32 type first. Every length and index in them and in the region is
+ * checked by the receiver. */
+#ifndef SONDE_AGENT_PROTO_H
+#define SONDE_AGENT_PROTO_H
+
+#include <stdint.h>
+
+#define PROTO_VERSION 1
+#define PROTO_ENV_SOCKET "SONDE_AGENT"
+#define PROTO_SOCKET_MAX 100         /* bytes of the name, without the NUL */
+
+enum proto_msg {
+	PROTO_HELLO = 1,     /* agent -> sonde */
+	PROTO_SETUP,         /* sonde -> agent, with [memfd, eventfd] */
+	PROTO_INERT,         /* sonde -> agent: not traced */
+	PROTO_REPORT,        /* agent -> sonde: one site */
+	PROTO_ATTACHED,      /* agent -> sonde: done, main() may run */
+	PROTO_DETACH,        /* sonde -> agent */
+	PROTO_DETACHED,      /* agent -> sonde */
+};
+
+struct proto_hello {
+	uint32_t type;             /* PROTO_HELLO */
+	uint32_t version;
+	uint32_t pid;              /* getpid() in its own namespace */
+	uint32_t pad;
+};
+
+struct proto_setup {
+	uint32_t type;             /* PROTO_SETUP */
+	uint32_t version;
+	uint64_t region_size;      /* of the memfd */
+	uint32_t slot_first;       /* per-CPU slots this process may use: */
+	uint32_t slot_count;       /* [first, first + count) */
+	uint32_t flags;            /* PROTO_F_* */
+	uint32_t pad;
+};
+#define PROTO_F_NO_JIT 1u      /* interpret only (SONDE_NO_JIT=1) */
+
+/* One site the agent found mapped: patched (status 0, at addr), or not
+ * (status -errno, and why in text). */
+struct proto_report {
+	uint32_t type;             /* PROTO_REPORT */
+	uint32_t site;             /* index in the program section */
+	int32_t status;
+	uint32_t pad;
+	uint64_t addr;
+	char text[160];
+};
+
+struct proto_attached {
+	uint32_t type;             /* PROTO_ATTACHED or PROTO_DETACHED */
+	uint32_t patched;          /* sites patched (ATTACHED) / restored */
+	uint32_t failed;
+	uint32_t semaphores;       /* raised / lowered */
+	char text[160];            /* ATTACHED: why it failed as a whole */
+};
+
+/* A message that carries only its type (INERT, DETACH). */
+struct proto_plain {
+	uint32_t type;
+	uint32_t pad;
+};
+
+/* ---- the program section of the region (rt_header.prog_off) ---- */
+
+#define PROTO_PROG_MAGIC 0x676f7270u     /* "prog" */
+
+/* Offsets are from the start of the section, checked against its size. */
+struct proto_prog {
+	uint32_t magic;
+	uint32_t nprobes, nsites, nfiles;
+	uint32_t probes_off, sites_off, files_off;
+	uint32_t strings_off, strings_size;
+	uint32_t pad;
+};
+
+/* A program the agent runs: the bytecode of one probe. */
+struct proto_probe {
+	uint32_t insns_off;        /* struct bpf_insn[ninsns], 8-aligned */
+	uint32_t ninsns;
+	uint32_t name_off;         /* in the strings: the probe's name */
+	uint32_t index;            /* in the compiled program's probes */
+};
+
+/* A file sites are in, as sonde found it (stat of the path). */
+struct proto_file {
+	uint64_t dev, ino;
+	uint32_t path_off;         /* in the strings */
+	uint32_t pad;
+};
+
+enum proto_site_kind {
+	PROTO_SITE_USDT = 1,       /* a USDT site: the nop the note names */
+};
+
+/* One place to patch. Several sites may share an address (two probes on
+ * one USDT site): the agent patches it once and runs their programs in
+ * site order. */
+struct proto_site {
+	uint32_t probe;            /* index in the section's probes */
+	uint32_t file;             /* index in the section's files */
+	uint32_t kind;             /* enum proto_site_kind */
+	uint32_t len;              /* bytes of the instruction there */
+	uint64_t offset;           /* its file offset */
+	uint64_t sema_offset;      /* the is-enabled semaphore's, or 0 */
+	uint64_t vaddr;            /* its link-time address (messages) */
+	uint8_t expect[8];         /* the file's bytes at offset (len) */
+};
+
+#endif

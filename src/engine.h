@@ -1,0 +1,76 @@
+/* engine.h - what runs a compiled program: one table of operations per
+ * engine, which main.c picks (--engine=) and drives.
+ *
+ *   kernel    the programs run in the kernel (src/kernel/, libbpf): every
+ *             probe type; needs root (CAP_BPF and friends).
+ *   process   the same bytecode runs inside the traced process (src/process/
+ *             on sonde's side, src/agent/ in the target): user-space probes
+ *             and the probes sonde runs itself (BEGIN, END, interval); no
+ *             kernel BPF, so no root for one's own processes.
+ *
+ * The run is the same for both: check, load, attach, BEGIN, poll until
+ * done, END, print the maps through map_reader, free. `struct engine` is
+ * each engine's own state (src/kernel/engine_int.h, src/process/proc_int.h
+ * define it; no file sees both): main.c only holds the pointer. */
+#ifndef SONDE_ENGINE_IFACE_H
+#define SONDE_ENGINE_IFACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "output/output.h"
+#include "program.h"
+
+struct engine;
+
+struct engine_opts {
+	int pid;          /* -p PID, or 0 */
+	int cpid;         /* -c child pid, or 0 */
+	/* Called for each ring-buffer record; return 1 to stop polling. */
+	int (*on_event)(void *ctx, const void *data, size_t size);
+	void *event_ctx;
+};
+
+struct engine_ops {
+	const char *name;          /* as --engine= names it */
+	/* Can this engine run the program at all? 0, or -EOPNOTSUPP with a
+	 * message naming the probe and why (unless quiet): a script error,
+	 * exit 1, nothing loaded. NULL: every program. */
+	int (*check)(const struct program *prog, const struct engine_opts *opts,
+		     bool quiet);
+	/* Create maps and load every program; nothing attached yet. */
+	int (*load)(const struct program *prog, const struct engine_opts *opts,
+		    struct engine **out);
+	/* The environment the -c command must start with to be traced:
+	 * "NAME=VALUE" strings, NULL-terminated, owned by the engine; NULL
+	 * when it needs none. Asked after attach. */
+	const char *const *(*child_env)(struct engine *e);
+	/* Attach every probe except BEGIN/END; returns the number of
+	 * probes, or -errno with a message naming the probe. */
+	int (*attach)(struct engine *e);
+	/* Run the BEGIN (or END) probes once. END comes after every other
+	 * probe has stopped. */
+	int (*run_begin)(struct engine *e);
+	int (*run_end)(struct engine *e);
+	/* Wait up to timeout_ms for events and dispatch them. Returns 1 if a
+	 * handler asked to stop, 0 on timeout or progress, -errno on failure
+	 * (-EINTR when a signal arrived; -ECANCELED when the engine failed
+	 * and has said why). */
+	int (*poll)(struct engine *e, int timeout_ms);
+	/* Dispatch whatever is left in the ring without waiting. NULL e: 0. */
+	int (*drain)(struct engine *e);
+	/* The map reader that output uses. */
+	const struct map_reader *(*map_reader)(struct engine *e);
+	/* Events dropped because the ring was full. */
+	unsigned long long (*lost_events)(struct engine *e);
+	/* Detach everything and release every resource. NULL is a no-op. */
+	void (*free)(struct engine *e);
+};
+
+extern const struct engine_ops engine_kernel;    /* src/kernel/engine.c */
+extern const struct engine_ops engine_process;   /* src/process/engine.c */
+
+/* The engine of that name, or NULL. */
+const struct engine_ops *engine_find(const char *name);
+
+#endif

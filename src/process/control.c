@@ -1,0 +1,391 @@
+/* control.c - sonde's end of the agents' channel (agent/proto.h): the
+ * listening socket whose name the -c command inherits, one connection
+ * per agent, the handshake that hands the traced process its region, the
+ * agents' reports, and detaching them at the end. */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../base/log.h"
+#include "proc_int.h"
+
+#define AGENT_LIB "libsonde-agent.so"
+/* How long detaching waits for the agents to say they are done. */
+#define DETACH_WAIT_MS 3000
+
+/* The agent library: $SONDE_AGENT_LIB, else beside sonde's executable. */
+static int agent_path(char *out, size_t len)
+{
+	const char *env = getenv("SONDE_AGENT_LIB");
+	if (env && *env) {
+		if (snprintf(out, len, "%s", env) >= (int)len)
+			return -ENAMETOOLONG;
+	} else {
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)
+			return -errno;
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		if (snprintf(out, len, "%s/%s", exe, AGENT_LIB) >= (int)len)
+			return -ENAMETOOLONG;
+	}
+	if (access(out, R_OK) < 0)
+		return -errno;
+	/* LD_PRELOAD splits its list at spaces and colons */
+	if (strpbrk(out, " :"))
+		return -EINVAL;
+	return 0;
+}
+
+static int make_env(struct engine *e)
+{
+	char lib[PATH_MAX];
+	int r = agent_path(lib, sizeof(lib));
+	if (r < 0) {
+		log_error("the process engine's agent library (%s) cannot be "
+			  "used: %s%s", AGENT_LIB, strerror(-r),
+			  r == -EINVAL ? " (its path has a space or a colon)" :
+			  " (set SONDE_AGENT_LIB to its path)");
+		return r;
+	}
+	const char *old = getenv("LD_PRELOAD");
+	if (asprintf(&e->env[0], "LD_PRELOAD=%s%s%s", lib, old && *old ? ":" : "",
+		     old ? old : "") < 0 ||
+	    asprintf(&e->env[1], "%s=%s", PROTO_ENV_SOCKET, e->sock_name) < 0) {
+		e->env[0] = e->env[1] = NULL;
+		return -ENOMEM;
+	}
+	e->env[2] = NULL;
+	return 0;
+}
+
+int proc_control_open(struct engine *e)
+{
+	uint64_t token;
+	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
+		token = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	snprintf(e->sock_name, sizeof(e->sock_name), "sonde-%d-%016llx",
+		 (int)getpid(), (unsigned long long)token);
+	int r = make_env(e);
+	if (r < 0)
+		return r;
+	e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	e->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC |
+			      SOCK_NONBLOCK, 0);
+	if (e->wake_fd < 0 || e->listen_fd < 0) {
+		r = -errno;
+		log_error("process engine: cannot open its channel: %s",
+			  strerror(-r));
+		return r;
+	}
+	/* an abstract name: nothing in the file system to clean up */
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	size_t n = strlen(e->sock_name);
+	memcpy(a.sun_path + 1, e->sock_name, n);
+	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+	if (bind(e->listen_fd, (struct sockaddr *)&a, alen) < 0 ||
+	    listen(e->listen_fd, 16) < 0) {
+		r = -errno;
+		log_error("process engine: cannot listen on its channel: %s",
+			  strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+static void conn_close(struct engine *e, uint32_t i)
+{
+	close(e->conns[i].fd);
+	e->conns[i] = e->conns[--e->nconns];
+}
+
+static int send_plain(int fd, uint32_t type)
+{
+	struct proto_plain m = { .type = type };
+	return send(fd, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m) ? 0 : -errno;
+}
+
+static int send_setup(struct engine *e, int fd)
+{
+	struct proto_setup m = {
+		.type = PROTO_SETUP, .version = PROTO_VERSION,
+		.region_size = e->region_size, .slot_first = 1,
+		.slot_count = e->rt.hdr.nslots - 1,
+	};
+	const char *nojit = getenv("SONDE_NO_JIT");
+	if (nojit && strcmp(nojit, "0") != 0)
+		m.flags |= PROTO_F_NO_JIT;
+	int fds[2] = { e->memfd, e->wake_fd };
+	char cbuf[CMSG_SPACE(sizeof(fds))];
+	memset(cbuf, 0, sizeof(cbuf));
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	return sendmsg(fd, &msg, MSG_NOSIGNAL) == sizeof(m) ? 0 : -errno;
+}
+
+static const char *site_probe_name(struct engine *e, uint32_t site)
+{
+	/* sites are the PROCESS_USDT probes, in order */
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		if (e->probes[i].req.how != PROCESS_USDT)
+			continue;
+		if (k++ == site)
+			return e->probes[i].probe->name;
+	}
+	return "?";
+}
+
+static void on_hello(struct engine *e, struct proc_conn *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		cred.pid = 0;
+	c->pid = cred.pid;
+	/* -c traces the command's process, through its execs; what it
+	 * starts is not traced (as the kernel engine binds USDT probes);
+	 * -p the process named */
+	int traced = e->opts.pid > 0 ? e->opts.pid : e->opts.cpid;
+	if (e->attached && cred.pid > 0 && cred.pid == traced &&
+	    send_setup(e, c->fd) == 0) {
+		c->state = CONN_ATTACHING;
+		e->traced++;
+		log_info("process engine: process %d connected; attaching",
+			 c->pid);
+		return;
+	}
+	send_plain(c->fd, PROTO_INERT);
+	c->state = CONN_INERT;
+	log_info("process engine: process %d is not traced", c->pid);
+}
+
+/* One message from an agent; -ECANCELED when its attach failed. */
+static int on_message(struct engine *e, struct proc_conn *c, const void *buf,
+		      size_t n)
+{
+	uint32_t type;
+	if (n < sizeof(type))
+		return 0;
+	memcpy(&type, buf, sizeof(type));
+	if (type == PROTO_HELLO && c->state == CONN_HELLO &&
+	    n >= sizeof(struct proto_hello)) {
+		on_hello(e, c);
+		return 0;
+	}
+	if (type == PROTO_REPORT && n >= sizeof(struct proto_report)) {
+		struct proto_report r;
+		memcpy(&r, buf, sizeof(r));
+		r.text[sizeof(r.text) - 1] = '\0';
+		if (r.site >= e->nsites)
+			return 0;
+		if (r.status == 0) {
+			c->patched++;
+			log_info("process engine: %s attached at 0x%llx in "
+				 "process %d", site_probe_name(e, r.site),
+				 (unsigned long long)r.addr, c->pid);
+		} else {
+			c->failed++;
+			log_error("probe %s: cannot attach in process %d: %s",
+				  site_probe_name(e, r.site), c->pid, r.text);
+		}
+		return 0;
+	}
+	if ((type == PROTO_ATTACHED || type == PROTO_DETACHED) &&
+	    n >= sizeof(struct proto_attached)) {
+		struct proto_attached a;
+		memcpy(&a, buf, sizeof(a));
+		a.text[sizeof(a.text) - 1] = '\0';
+		if (type == PROTO_DETACHED) {
+			log_info("process engine: process %d detached (%u sites "
+				 "and %u semaphores restored)", c->pid,
+				 a.patched, a.semaphores);
+			c->state = CONN_INERT;
+			return 0;
+		}
+		c->state = CONN_ATTACHED;
+		if (a.text[0])
+			log_error("process engine: process %d cannot be traced: "
+				  "%s", c->pid, a.text);
+		else
+			log_info("process engine: process %d attached: %u "
+				 "sites, %u semaphores", c->pid, a.patched,
+				 a.semaphores);
+		if (a.text[0] || a.failed || c->failed)
+			return -ECANCELED;
+	}
+	return 0;
+}
+
+uint32_t proc_control_fds(struct engine *e, int *fds, uint32_t max)
+{
+	uint32_t n = 0;
+	if (e->listen_fd >= 0 && n < max)
+		fds[n++] = e->listen_fd;
+	for (uint32_t i = 0; i < e->nconns && n < max; i++)
+		fds[n++] = e->conns[i].fd;
+	return n;
+}
+
+static void accept_all(struct engine *e)
+{
+	for (;;) {
+		int fd = accept4(e->listen_fd, NULL, NULL,
+				 SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		if (e->nconns == PROC_CONNS_MAX) {
+			send_plain(fd, PROTO_INERT);
+			close(fd);
+			continue;
+		}
+		e->conns[e->nconns++] = (struct proc_conn){ .fd = fd,
+							    .state = CONN_HELLO };
+	}
+}
+
+/* Read what one connection has; false once it is closed. */
+static bool conn_read(struct engine *e, uint32_t i, int *err)
+{
+	for (;;) {
+		union { struct proto_report r; struct proto_attached a;
+			struct proto_hello h; char raw[256]; } buf;
+		ssize_t n = recv(e->conns[i].fd, &buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return true;
+		if (n <= 0) {
+			if (e->conns[i].state == CONN_ATTACHING)
+				log_info("process engine: process %d went away "
+					 "while attaching", e->conns[i].pid);
+			conn_close(e, i);
+			return false;
+		}
+		int r = on_message(e, &e->conns[i], &buf, (size_t)n);
+		if (r < 0 && !*err)
+			*err = r;
+	}
+}
+
+int proc_control_poll(struct engine *e, const short *revents, uint32_t n)
+{
+	int err = 0;
+	/* the connections first (their indices move as they close), then
+	 * new ones */
+	uint32_t first = e->listen_fd >= 0 ? 1 : 0;
+	int fds[PROC_CONNS_MAX];
+	uint32_t nc = n > first ? n - first : 0;
+	for (uint32_t k = 0; k < nc && k < e->nconns; k++)
+		fds[k] = e->conns[k].fd;
+	for (uint32_t k = 0; k < nc; k++) {
+		if (!revents[first + k])
+			continue;
+		for (uint32_t i = 0; i < e->nconns; i++)
+			if (e->conns[i].fd == fds[k]) {
+				conn_read(e, i, &err);
+				break;
+			}
+	}
+	if (first && revents[0])
+		accept_all(e);
+	if (err && !e->failed) {
+		e->failed = true;
+		return err;
+	}
+	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void proc_control_detach(struct engine *e)
+{
+	e->attached = false;
+	uint32_t waiting = 0;
+	for (uint32_t i = 0; i < e->nconns; i++) {
+		struct proc_conn *c = &e->conns[i];
+		if (c->state == CONN_ATTACHING || c->state == CONN_ATTACHED) {
+			if (send_plain(c->fd, PROTO_DETACH) == 0) {
+				c->state = CONN_DETACHING;
+				waiting++;
+			}
+		} else if (c->state == CONN_HELLO) {
+			send_plain(c->fd, PROTO_INERT);
+			c->state = CONN_INERT;
+		}
+	}
+	uint64_t deadline = now_ms() + DETACH_WAIT_MS;
+	while (waiting) {
+		struct pollfd p[PROC_CONNS_MAX];
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < e->nconns; i++)
+			if (e->conns[i].state == CONN_DETACHING)
+				p[n++] = (struct pollfd){ e->conns[i].fd, POLLIN, 0 };
+		if (!n)
+			break;
+		uint64_t now = now_ms();
+		if (now >= deadline) {
+			log_warn("process engine: %u process%s did not detach in "
+				 "time (stopped?); %s when %s next", n,
+				 n == 1 ? "" : "es",
+				 n == 1 ? "it detaches on its own" :
+				 "they detach on their own",
+				 n == 1 ? "it runs" : "they run");
+			break;
+		}
+		if (poll(p, n, (int)(deadline - now)) < 0 && errno != EINTR)
+			break;
+		for (uint32_t k = 0; k < n; k++) {
+			if (!p[k].revents)
+				continue;
+			for (uint32_t i = 0; i < e->nconns; i++)
+				if (e->conns[i].fd == p[k].fd) {
+					int err = 0;
+					conn_read(e, i, &err);
+					break;
+				}
+		}
+		waiting = 0;
+		for (uint32_t i = 0; i < e->nconns; i++)
+			waiting += e->conns[i].state == CONN_DETACHING;
+	}
+}
+
+void proc_control_close(struct engine *e)
+{
+	while (e->nconns)
+		conn_close(e, e->nconns - 1);
+	if (e->listen_fd >= 0)
+		close(e->listen_fd);
+	if (e->wake_fd >= 0)
+		close(e->wake_fd);
+	e->listen_fd = e->wake_fd = -1;
+	for (int i = 0; i < 2; i++) {
+		free(e->env[i]);
+		e->env[i] = NULL;
+	}
+}

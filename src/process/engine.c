@@ -1,0 +1,415 @@
+/* engine.c - the process engine on sonde's side: the same compiled
+ * program as the kernel engine's, run without kernel BPF.
+ *
+ * Probes that run in sonde itself (BEGIN, END, interval timers) run here,
+ * through src/vm/ with the user-space helpers of src/runtime/. Probes at
+ * sites of the traced process (USDT) run in that process: the agent
+ * library (src/agent/), preloaded into the -c command, maps the region
+ * sonde built (layout.c), patches the sites and runs their bytecode when
+ * they are reached. Both sides write the same maps and the same event
+ * ring in shared memory, which sonde reads as it reads the kernel's: the
+ * ring into the same event handler, the maps through a map_reader
+ * (reader.c). What the providers say (their `process` hook) decides what
+ * runs where; a probe whose provider has none needs the kernel, and
+ * check() refuses the script.
+ *
+ * Events follow the kernel engine's rules: records after exit() are
+ * ignored until END runs, the reader drains the ring at least every
+ * DRAIN_INTERVAL_MS and is woken early by a burst or by exit() (the
+ * agents write to an eventfd), and END runs after every agent has
+ * detached, so nothing fires while END runs and the maps are printed. */
+#include <errno.h>
+#include <linux/bpf.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../base/log.h"
+#include "../vm/vm.h"
+#include "proc_int.h"
+
+#define POLL_BUDGET 8192
+#define DRAIN_INTERVAL_MS 10
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#define HELPER_NAME(x) #x
+static const char *const helper_names[] = {
+	__BPF_FUNC_MAPPER(HELPER_NAME)
+};
+#undef HELPER_NAME
+
+/* The first helper the bytecode calls that the runtime lacks, or -1. */
+static int missing_helper(const struct probe *p)
+{
+	for (uint32_t i = 0; i < p->ninsns; i++) {
+		const struct bpf_insn *in = &p->insns[i];
+		if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg != 0)
+			continue;
+		if (in->imm < 0 || (uint32_t)in->imm >= rt_nhelpers ||
+		    !rt_helpers[in->imm])
+			return in->imm;
+	}
+	return -1;
+}
+
+static int process_check(const struct program *prog,
+			 const struct engine_opts *opts, bool quiet)
+{
+	unsigned bad = 0;
+	void (*say)(const char *, ...) = quiet ? log_info : log_error;
+	for (uint32_t i = 0; i < prog->nprobes && bad < 20; i++) {
+		const struct probe *p = &prog->probes[i];
+		const struct provider *pv = p->provider;
+		struct process_req req = { 0 };
+		if (!pv || !pv->process || pv->process(p, &req) < 0) {
+			say("probe %s: the process engine cannot run %s probes: "
+			    "they need the kernel (use the kernel engine, without "
+			    "--engine=process)", p->name, pv ? pv->name : "these");
+			bad++;
+			continue;
+		}
+		if (req.how == PROCESS_USDT && opts->pid > 0) {
+			say("probe %s: --engine=process does not attach to a "
+			    "running process (-p) yet: start it with -c CMD, or "
+			    "use the kernel engine", p->name);
+			bad++;
+		} else if (req.how == PROCESS_USDT && !opts->cpid) {
+			say("probe %s: the process engine runs it inside the "
+			    "traced program: name it with -c CMD", p->name);
+			bad++;
+		}
+		int h = missing_helper(p);
+		if (h == BPF_FUNC_get_current_task) {
+			say("probe %s: curtask is the kernel's task_struct: the "
+			    "process engine cannot read it (use the kernel "
+			    "engine)", p->name);
+			bad++;
+		} else if (h >= 0) {
+			say("probe %s: the program calls bpf_%s, which the process "
+			    "engine does not provide", p->name,
+			    (size_t)h < sizeof(helper_names) / sizeof(*helper_names) ?
+			    helper_names[h] : "?");
+			bad++;
+		}
+	}
+	return bad ? -EOPNOTSUPP : 0;
+}
+
+static void vm_env_of(const struct engine *e, struct vm_env *env, bool no_jit)
+{
+	memset(env, 0, sizeof(*env));
+	env->helpers = (const vm_helper_fn *)rt_helpers;
+	env->nhelpers = rt_nhelpers;
+	env->maps = e->rt.map_addrs;
+	env->nmaps = e->rt.nmaps;
+	env->no_jit = no_jit;
+}
+
+/* Load every probe into the VM: sonde's own to run them, the agents' to
+ * find a bad program now rather than in the target. */
+static int load_programs(struct engine *e)
+{
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct proc_probe *pp = &e->probes[i];
+		const struct probe *p = pp->probe;
+		bool here = pp->req.how != PROCESS_USDT;
+		struct vm_env env;
+		vm_env_of(e, &env, !here);
+		char err[256] = "";
+		struct vm_prog *vp = vm_prog_load(p->insns, p->ninsns, &env,
+						  err, sizeof(err));
+		if (!vp) {
+			log_error("probe %s: the process engine cannot load its "
+				  "program: %s", p->name, err[0] ? err :
+				  strerror(errno));
+			return -EINVAL;
+		}
+		if (here)
+			pp->vm = vp;
+		else
+			vm_prog_free(vp);
+		log_info("probe %s: loaded (%u instructions%s%s)", p->name,
+			 p->ninsns, here && vm_prog_jit_error(vp) ?
+			 ", interpreted: " : "",
+			 here && vm_prog_jit_error(vp) ? vm_prog_jit_error(vp) : "");
+	}
+	return 0;
+}
+
+static void process_free(struct engine *e);
+
+static int process_load(const struct program *prog,
+			const struct engine_opts *opts, struct engine **out)
+{
+	*out = NULL;
+	struct engine *e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->prog = prog;
+	e->opts = *opts;
+	e->memfd = e->listen_fd = e->wake_fd = -1;
+	e->probes = calloc(prog->nprobes ? prog->nprobes : 1,
+			   sizeof(*e->probes));
+	int r = -ENOMEM;
+	if (!e->probes)
+		goto fail;
+	e->nprobes = prog->nprobes;
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct proc_probe *pp = &e->probes[i];
+		pp->probe = &prog->probes[i];
+		const struct provider *pv = pp->probe->provider;
+		r = pv && pv->process ? pv->process(pp->probe, &pp->req) :
+			-EOPNOTSUPP;
+		if (r < 0) {
+			log_error("probe %s: the process engine cannot run it",
+				  pp->probe->name);
+			goto fail;
+		}
+		e->nsites += pp->req.how == PROCESS_USDT;
+	}
+	if ((r = proc_region_create(e)) < 0)
+		goto fail;
+	/* sonde runs its own probes in slot 0, reading its own memory
+	 * through process_vm_readv (it has no fault handler) */
+	rt_process_init(false);
+	rt_proc.ring = &e->rt.ring;
+	rt_self.slot = 0;
+	rt_self.regs = NULL;
+	if ((r = load_programs(e)) < 0)
+		goto fail;
+	if (e->nsites && (r = proc_control_open(e)) < 0)
+		goto fail;
+	proc_reader_init(e);
+	*out = e;
+	return 0;
+fail:
+	process_free(e);
+	return r;
+}
+
+static const char *const *process_child_env(struct engine *e)
+{
+	return e->nsites ? (const char *const *)e->env : NULL;
+}
+
+static int process_attach(struct engine *e)
+{
+	int n = 0;
+	uint64_t now = now_ns();
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct proc_probe *pp = &e->probes[i];
+		if (pp->req.how == PROCESS_TIMER) {
+			pp->next_ns = now + pp->req.period_ns;
+			n++;
+		} else if (pp->req.how == PROCESS_USDT) {
+			n++;
+		}
+	}
+	/* the sites are patched by the agents as they come */
+	e->attached = true;
+	return n;
+}
+
+/* Run one of sonde's own probes. */
+static void run_here(struct engine *e, struct proc_probe *pp)
+{
+	/* room for any context the program may read: all zero */
+	uint64_t ctx[32] = { 0 };
+	uint64_t ret;
+	rt_self.regs = NULL;
+	rt_self.slot = 0;
+	if (vm_prog_run(pp->vm, ctx, &ret) == -E2BIG)
+		log_warn("probe %s: stopped after too many instructions",
+			 pp->probe->name);
+}
+
+static int run_once(struct engine *e, enum process_how how)
+{
+	for (uint32_t i = 0; i < e->nprobes; i++)
+		if (e->probes[i].req.how == how && e->probes[i].vm)
+			run_here(e, &e->probes[i]);
+	return 0;
+}
+
+static int process_run_begin(struct engine *e)
+{
+	return run_once(e, PROCESS_BEGIN);
+}
+
+static int on_record(void *arg, void *data, uint32_t size)
+{
+	struct engine *e = arg;
+	if (e->ignore_events || !e->opts.on_event)
+		return 0;
+	if (e->opts.on_event(e->opts.event_ctx, data, size) == 1) {
+		e->stopped = true;
+		e->ignore_events = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* Consume the ring: 1 when a handler asked to stop, else 0. */
+static int consume(struct engine *e)
+{
+	e->handled = 0;
+	int r = rt_ring_consume(&e->rt.ring, on_record, e, POLL_BUDGET,
+				&e->stalled);
+	if (e->stopped) {
+		e->stopped = false;
+		return 1;
+	}
+	e->handled = r > 0 ? (unsigned)r : 0;
+	return 0;
+}
+
+static int process_drain(struct engine *e)
+{
+	if (!e)
+		return 0;
+	for (int round = 0; round < 64; round++) {
+		int r = consume(e);
+		if (r != 0 || e->handled < POLL_BUDGET)
+			return r;
+	}
+	return 0;
+}
+
+static int process_run_end(struct engine *e)
+{
+	proc_control_detach(e);
+	if (e->nsites && !e->traced && e->opts.cpid > 0)
+		log_warn("process engine: the command never loaded the agent "
+			 "library (a statically linked or set-user-ID program "
+			 "ignores LD_PRELOAD): its probes did not run");
+	for (uint32_t i = 0; i < e->nprobes; i++)
+		e->probes[i].next_ns = 0;      /* timers stop */
+	process_drain(e);
+	e->ignore_events = false;
+	e->stopped = false;
+	return run_once(e, PROCESS_END);
+}
+
+/* Run the timers that are due; returns ms until the next one (or -1). */
+static int run_timers(struct engine *e)
+{
+	uint64_t now = now_ns(), next = 0;
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct proc_probe *pp = &e->probes[i];
+		if (pp->req.how != PROCESS_TIMER || !pp->next_ns || !pp->vm)
+			continue;
+		if (pp->next_ns <= now && !e->ignore_events) {
+			run_here(e, pp);
+			pp->next_ns += pp->req.period_ns;
+			if (pp->next_ns <= now)     /* fell behind: skip ticks */
+				pp->next_ns = now + pp->req.period_ns;
+		}
+		if (!next || pp->next_ns < next)
+			next = pp->next_ns;
+	}
+	if (!next)
+		return -1;
+	now = now_ns();
+	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+}
+
+static bool exit_lost(struct engine *e)
+{
+	return e->globals && !e->ignore_events && e->globals->exit_lost;
+}
+
+static int process_poll(struct engine *e, int timeout_ms)
+{
+	if (timeout_ms < 0 || timeout_ms > DRAIN_INTERVAL_MS)
+		timeout_ms = DRAIN_INTERVAL_MS;
+	int until_timer = run_timers(e);
+	if (until_timer >= 0 && until_timer < timeout_ms)
+		timeout_ms = until_timer;
+	if (!e->backlog) {
+		struct pollfd p[2 + PROC_CONNS_MAX];
+		int fds[1 + PROC_CONNS_MAX];
+		uint32_t n = proc_control_fds(e, fds, 1 + PROC_CONNS_MAX);
+		p[0] = (struct pollfd){ e->wake_fd, POLLIN, 0 };
+		for (uint32_t i = 0; i < n; i++)
+			p[1 + i] = (struct pollfd){ fds[i], POLLIN, 0 };
+		if (e->globals)
+			__atomic_store_n(&e->globals->wake_armed, 1,
+					 __ATOMIC_SEQ_CST);
+		if (poll(p, 1 + n, timeout_ms) < 0 && errno == EINTR)
+			return -EINTR;
+		if (p[0].revents) {
+			uint64_t v;
+			if (read(e->wake_fd, &v, sizeof(v)) < 0)
+				v = 0;
+		}
+		short rev[1 + PROC_CONNS_MAX];
+		for (uint32_t i = 0; i < n; i++)
+			rev[i] = p[1 + i].revents;
+		if (n && proc_control_poll(e, rev, n) < 0)
+			return -ECANCELED;
+	}
+	run_timers(e);
+	int r = consume(e);
+	e->backlog = e->handled >= POLL_BUDGET;
+	if (r == 0 && !e->backlog && exit_lost(e)) {
+		e->ignore_events = true;
+		return 1;
+	}
+	return r;
+}
+
+static const struct map_reader *process_map_reader(struct engine *e)
+{
+	return e ? &e->reader : NULL;
+}
+
+static unsigned long long process_lost_events(struct engine *e)
+{
+	if (!e)
+		return 0;
+	uint64_t n = e->stalled;
+	if (e->globals)
+		n += __atomic_load_n(&e->globals->lost_events, __ATOMIC_RELAXED);
+	return n;
+}
+
+static void process_free(struct engine *e)
+{
+	if (!e)
+		return;
+	/* closing the channel detaches any agent still attached */
+	proc_control_close(e);
+	for (uint32_t i = 0; i < e->nprobes; i++)
+		vm_prog_free(e->probes[i].vm);
+	free(e->probes);
+	if (rt_proc.ring == &e->rt.ring)
+		rt_proc.ring = NULL;
+	rt_close(&e->rt);
+	if (e->memfd >= 0)
+		close(e->memfd);
+	free(e);
+}
+
+const struct engine_ops engine_process = {
+	.name = "process",
+	.check = process_check,
+	.load = process_load,
+	.child_env = process_child_env,
+	.attach = process_attach,
+	.run_begin = process_run_begin,
+	.run_end = process_run_end,
+	.poll = process_poll,
+	.drain = process_drain,
+	.map_reader = process_map_reader,
+	.lost_events = process_lost_events,
+	.free = process_free,
+};

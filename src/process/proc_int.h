@@ -1,0 +1,88 @@
+/* proc_int.h - the process engine's state on sonde's side, shared by its
+ * files (engine.c: the run; layout.c: the shared region; control.c: the
+ * agents' connections; reader.c: the maps for output). Nothing outside
+ * src/process/ includes it. */
+#ifndef SONDE_PROC_INT_H
+#define SONDE_PROC_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../agent/proto.h"
+#include "../engine.h"
+#include "../probes/provider.h"
+#include "../runtime/rt.h"
+
+struct vm_prog;
+
+#define PROTO_SOCKET_NAME_MAX 108   /* sun_path */
+
+struct proc_probe {
+	const struct probe *probe;
+	struct process_req req;
+	struct vm_prog *vm;        /* the probes sonde runs itself */
+	uint64_t next_ns;          /* PROCESS_TIMER: when it runs next */
+};
+
+/* One connection from an agent: a traced process, or one told to stay
+ * inert, until it says goodbye or its connection ends. */
+struct proc_conn {
+	int fd;
+	int pid;                   /* its pid, from the socket */
+	enum { CONN_HELLO, CONN_ATTACHING, CONN_ATTACHED, CONN_DETACHING,
+	       CONN_INERT } state;
+	uint32_t patched, failed;
+};
+
+#define PROC_CONNS_MAX 64
+
+struct engine {
+	const struct program *prog;
+	struct engine_opts opts;
+	struct proc_probe *probes;
+	uint32_t nprobes;
+	uint32_t nsites;           /* site probes: what agents patch */
+	/* the region: sonde's mapping, the memfd agents get */
+	int memfd;
+	uint64_t region_size;
+	struct rt rt;
+	volatile struct sonde_globals *globals;
+	struct map_reader reader;
+	/* the agents' channel */
+	int listen_fd;
+	char sock_name[PROTO_SOCKET_NAME_MAX];
+	int wake_fd;               /* eventfd: agents wake the reader */
+	struct proc_conn conns[PROC_CONNS_MAX];
+	uint32_t nconns;
+	char *env[3];              /* child_env: LD_PRELOAD, SONDE_AGENT */
+	bool attached;             /* agents may attach (after attach()) */
+	bool failed;               /* an agent could not attach: say so once */
+	uint32_t traced;           /* agents that attached to the command */
+	/* events */
+	bool stopped;              /* a handler asked to stop */
+	bool ignore_events;        /* after exit(), until END runs */
+	bool backlog;              /* the last poll stopped on its budget */
+	unsigned handled;
+	uint64_t stalled;          /* ring records skipped (writer died) */
+};
+
+/* layout.c: create the memfd with every map, the ring and the program
+ * section (the agents' probes and sites); 0 or -errno, said. */
+int proc_region_create(struct engine *e);
+
+/* control.c */
+int proc_control_open(struct engine *e);
+void proc_control_close(struct engine *e);
+/* Serve the agents' connections: accept, answer, read reports. Returns
+ * 0, or -ECANCELED when an agent could not attach (said). */
+int proc_control_poll(struct engine *e, const short *revents, uint32_t n);
+/* Descriptors to wait on (listen socket, connections): fills fds with at
+ * most max entries, returns how many. */
+uint32_t proc_control_fds(struct engine *e, int *fds, uint32_t max);
+/* Ask every attached agent to detach and wait for them (bounded). */
+void proc_control_detach(struct engine *e);
+
+/* reader.c */
+void proc_reader_init(struct engine *e);
+
+#endif

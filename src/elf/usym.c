@@ -264,6 +264,13 @@ void usym_process_forget(struct usyms *u, pid_t pid)
 	uproc_free(u, p);
 }
 
+void usym_process_unload(struct usyms *u, pid_t pid)
+{
+	struct uproc *p = u ? *usyms_slot(u, pid) : NULL;
+	if (p)
+		uproc_drop_dwfl(u, p);
+}
+
 size_t usyms_nprocs(const struct usyms *u)
 {
 	return u ? u->nprocs : 0;

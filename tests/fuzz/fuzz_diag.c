@@ -47,8 +47,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const uint8_t *s = specs + i * 8;
 		struct pos pos = { get(s, 2), get(s + 2, 3), get(s + 5, 2) };
 		uint8_t flags = s[7];
-		/* the message quotes the text, as "unknown identifier" does */
-		size_t quote = flags & 0x40 ? size - at : (flags & 0x3f);
+		/* the message quotes the text, as "unknown identifier" does
+		 * (past DIAG_MSG_MAX is enough to test the cut) */
+		size_t quote = flags & 0x40 ? 3 * DIAG_MSG_MAX : (flags & 0x3f);
+		if (quote > size - at)
+			quote = size - at;
 		if (flags & 0x80)
 			diag_warning(&d, pos, "FUZZ", "warning %u: '%.*s'",
 				     flags & 3, (int)quote, text);

@@ -496,6 +496,9 @@ int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 		free(old);
 	}
 	s->gc_pids += gone;
+	/* no name is held between event batches: the unused ones can go */
+	if (gone)
+		usyms_trim(s->usyms);
 	return (int)(freed + gone);
 }
 

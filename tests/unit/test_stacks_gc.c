@@ -194,9 +194,45 @@ static void t_dwfl_lru(void)
 	usyms_free(u);
 }
 
+/* A maps text of N executable mappings of made-up files named
+ * PREFIX.i, one page each from BASE. */
+static char *fake_maps_text(size_t n, const char *prefix, uint64_t base)
+{
+	char *t = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&t, &len);
+	for (size_t i = 0; i < n; i++)
+		fprintf(m, "%llx-%llx r-xp 00000000 00:00 0    %s.%zu\n",
+			(unsigned long long)(base + i * 4096),
+			(unsigned long long)(base + (i + 1) * 4096), prefix, i);
+	fclose(m);
+	return t;
+}
+
+/* Interned names of forgotten processes go once the table has doubled. */
+static void t_trim_names(void)
+{
+	struct usyms *u = usyms_new();
+	char *a = fake_maps_text(5000, "/gone/lib", 0x100000);
+	char *b = fake_maps_text(10, "/kept/lib", 0x900000);
+	usym_process_remember_maps(u, 1000001, a, strlen(a));
+	usym_process_remember_maps(u, 1000002, b, strlen(b));
+	usym_process_forget(u, 1000001);
+	size_t freed = usyms_trim(u);
+	CHECK(freed == 5000, "trim: a forgotten process's names are freed");
+	CHECK(usyms_trim(u) == 0, "trim: then not again until it doubles");
+	const char *m = usyms_module(u, 1000002, 0x900000 + 3 * 4096 + 5);
+	CHECK(m && strcmp(m, "/kept/lib.3") == 0,
+	      "trim: a remembered process's names stay");
+	free(a);
+	free(b);
+	usyms_free(u);
+}
+
 int main(void)
 {
 	t_forget_exited();
 	t_dwfl_lru();
+	t_trim_names();
 	return UNIT_DONE();
 }

@@ -11,7 +11,7 @@ BUILD   ?= build
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
            -Wno-missing-field-initializers -D_GNU_SOURCE -MMD -MP
-LDLIBS  += -lbpf -lelf -ldw -lz
+LDLIBS  += -lbpf -lelf -ldw -lz -lZydis
 
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror
@@ -29,10 +29,13 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 MAIN_OBJ  := $(BUILD)/src/main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
-HELPER_SRCS := $(wildcard tests/progs/*.c)
+# tests/progs/lib*.c are shared objects (loaded into processes by tests).
+HELPER_SO_SRCS := $(wildcard tests/progs/lib*.c)
+HELPER_SRCS := $(filter-out $(HELPER_SO_SRCS), $(wildcard tests/progs/*.c))
 HELPER_CXX_SRCS := $(wildcard tests/progs/*.cc)
 HELPER_BINS := $(HELPER_SRCS:tests/progs/%.c=$(BUILD)/tests/progs/%) \
-               $(HELPER_CXX_SRCS:tests/progs/%.cc=$(BUILD)/tests/progs/%)
+               $(HELPER_CXX_SRCS:tests/progs/%.cc=$(BUILD)/tests/progs/%) \
+               $(HELPER_SO_SRCS:tests/progs/%.c=$(BUILD)/tests/progs/%.so)
 
 .PHONY: all check demo clean fuzz unit bench
 all: $(BUILD)/sonde $(BUILD)/libsonde-agent.so
@@ -81,6 +84,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libsonde.a
 PROG_FLAGS_unwind_target := -O2 -fomit-frame-pointer
 PROG_FLAGS_unwind_target_fp := -g0 -O2 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables
 PROG_FLAGS_cpu_hot_nofp := -O2 -fomit-frame-pointer
+PROG_FLAGS_static_sleep := -static
 $(BUILD)/tests/progs/%: tests/progs/%.c $(wildcard include/sonde/sdt.h)
 	@mkdir -p $(dir $@)
 	$(CC) -O0 -g -fno-omit-frame-pointer $(PROG_FLAGS_$*) -Iinclude -o $@ $<
@@ -88,6 +92,10 @@ $(BUILD)/tests/progs/%: tests/progs/%.c $(wildcard include/sonde/sdt.h)
 $(BUILD)/tests/progs/%: tests/progs/%.cc $(wildcard include/sonde/sdt.h)
 	@mkdir -p $(dir $@)
 	$(CXX) -O0 -g -fno-omit-frame-pointer $(PROG_FLAGS_$*) -Iinclude -o $@ $<
+
+$(BUILD)/tests/progs/%.so: tests/progs/%.c $(wildcard src/agent/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -shared -fPIC -o $@ $<
 
 unit: $(UNIT_BINS)
 

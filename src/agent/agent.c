@@ -22,6 +22,7 @@
 
 #include "../program.h"
 #include "agent_int.h"
+#include "fprobe.h"
 #include "proto.h"
 
 #define SETUP_WAIT_MS 10000
@@ -54,6 +55,7 @@ static void at_fork_child(void)
 	if (agent_live)
 		agent_live->session = NULL;
 	agent_patch_restore_all_child();
+	fprobe_restore_child();     /* the function probes sonde patched */
 	if (!s)
 		return;
 	for (uint32_t i = 0; i < s->nsemas; i++)

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "agent_int.h"
+#include "fprobe.h"
 
 struct agent_thread agent_threads[AGENT_THREADS_MAX];
 uint32_t agent_threads_hwm;
@@ -74,18 +75,24 @@ static struct agent_thread *thread_register(void)
 	return NULL;
 }
 
+/* Run the programs of a patch, or (patch UINT32_MAX) the one program
+ * `only` (a function probe's, src/agent/fprobe.c). */
 static void run(struct agent_session *s, struct agent_regs *regs,
-		uint32_t patch, uint32_t slot)
+		uint32_t patch, uint32_t only, uint32_t slot)
 {
-	if (patch >= AGENT_PATCH_MAX)
-		return;
-	uint32_t first = s->site_first[patch], n = s->site_n[patch];
-	if (first > s->nsite_progs || n > s->nsite_progs - first)
-		return;
+	uint32_t first = 0, n = 1;
+	if (patch != UINT32_MAX) {
+		if (patch >= AGENT_PATCH_MAX)
+			return;
+		first = s->site_first[patch];
+		n = s->site_n[patch];
+		if (first > s->nsite_progs || n > s->nsite_progs - first)
+			return;
+	}
 	rt_self.regs = regs;
 	rt_self.slot = slot;
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t prog = s->site_progs[first + k];
+		uint32_t prog = patch != UINT32_MAX ? s->site_progs[first + k] : only;
 		if (prog >= s->nprogs)
 			continue;
 		int err = 0;
@@ -109,7 +116,7 @@ static void barrier(void)
 		__asm__ __volatile__("" ::: "memory");
 }
 
-void agent_hit(struct agent_regs *regs, uint32_t patch)
+static void hit(struct agent_regs *regs, uint32_t patch, uint32_t only)
 {
 	if (me.busy) {
 		struct agent_session *s = agent_live ? agent_live->session : NULL;
@@ -133,11 +140,11 @@ void agent_hit(struct agent_regs *regs, uint32_t patch)
 	if (s && s->slot_count) {
 		uint32_t shared = s->slot_count - 1;
 		if (index < shared) {
-			run(s, regs, patch, s->slot_first + index);
+			run(s, regs, patch, only, s->slot_first + index);
 		} else if (!th) {
-			run(s, regs, patch, s->slot_first + shared);
+			run(s, regs, patch, only, s->slot_first + shared);
 		} else if (rt_lock(&agent_shared_lock)) {
-			run(s, regs, patch, s->slot_first + shared);
+			run(s, regs, patch, only, s->slot_first + shared);
 			rt_unlock(&agent_shared_lock);
 		} else {
 			__atomic_add_fetch(&s->rt.shared->slot_waits, 1,
@@ -151,6 +158,20 @@ void agent_hit(struct agent_regs *regs, uint32_t patch)
 out:
 	__asm__ __volatile__("" ::: "memory");
 	me.busy = 0;
+}
+
+void agent_hit(struct agent_regs *regs, uint32_t patch)
+{
+	hit(regs, patch, UINT32_MAX);
+}
+
+/* A function probe (fprobe.c): its program, by its index in the
+ * session's programs, which sonde wrote into the site. */
+_Static_assert(sizeof(struct fprobe_regs) == sizeof(struct agent_regs),
+	       "fprobe_regs and agent_regs are both struct pt_regs");
+void agent_fprobe_run(uint32_t prog, struct fprobe_regs *regs)
+{
+	hit((struct agent_regs *)regs, UINT32_MAX, prog);
 }
 
 static uint64_t now_ns(void)

@@ -63,6 +63,11 @@ const struct elf_sym *elf_syms(const struct elf_file *ef, size_t *n);
 const struct elf_sym *elf_find_sym(const struct elf_file *ef, const char *name);
 /* The function symbol containing vaddr (for usym()), or NULL. */
 const struct elf_sym *elf_sym_at(const struct elf_file *ef, uint64_t vaddr);
+/* Around vaddr: the end of the function symbols that start before it
+ * (0 if none) and the start of the first one after it (0 if none), for
+ * the bytes a patch at vaddr may take and the padding before it. */
+void elf_sym_neighbours(const struct elf_file *ef, uint64_t vaddr,
+			uint64_t *prev_end, uint64_t *next_start);
 /* The address of any defined symbol (objects too), e.g. for the symbol in
  * a USDT argument `8@foo(%rip)`. Returns 0 or -ENOENT. */
 int elf_symbol_addr(const struct elf_file *ef, const char *name, uint64_t *vaddr);

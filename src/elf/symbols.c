@@ -389,6 +389,33 @@ const struct elf_sym *elf_sym_at(const struct elf_file *ef, uint64_t vaddr)
 	return NULL;
 }
 
+void elf_sym_neighbours(const struct elf_file *ef, uint64_t vaddr,
+			uint64_t *prev_end, uint64_t *next_start)
+{
+	*prev_end = 0;
+	*next_start = 0;
+	/* the first symbol after vaddr */
+	size_t lo = 0, hi = ef->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ef->by_addr[mid]->addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ef->nsyms)
+		*next_start = ef->by_addr[lo]->addr;
+	/* the furthest end of the symbols just before (aliases, nested) */
+	for (size_t i = lo, seen = 0; i-- > 0 && seen < 8;) {
+		const struct elf_sym *s = ef->by_addr[i];
+		if (s->addr >= vaddr)
+			continue;
+		seen++;
+		if (s->addr + s->size > *prev_end)
+			*prev_end = s->addr + s->size;
+	}
+}
+
 int elf_symbol_addr(const struct elf_file *ef, const char *name, uint64_t *vaddr)
 {
 	*vaddr = 0;

@@ -404,3 +404,13 @@ const struct type *sema_addr_space(struct sema *s, const struct type *t,
 	u->space = space;
 	return u;
 }
+
+/* Where a pointer in a probe's args record points: as the provider says;
+ * else user memory in user-space probes (uprobe args from DWARF), and
+ * unknown elsewhere (tracepoint formats do not say: see the top). */
+enum addr_space sema_record_space(struct sema *s, const struct record_field *f)
+{
+	if (f->space)
+		return f->space;
+	return sema_block_has(s, PROBE_USER_MEM) ? AS_USER : AS_UNKNOWN;
+}

@@ -147,6 +147,8 @@ const struct type *sema_addr_space(struct sema *s, const struct type *t,
 				   enum addr_space space);
 const struct ctype *sema_record_field_ctype(struct sema *s,
 					    const struct record_field *f);
+enum addr_space sema_record_space(struct sema *s,
+				  const struct record_field *f);
 
 static inline bool is_int(const struct type *t)
 {

@@ -1,0 +1,344 @@
+/* attach.c - function probes in a running process: the steps of
+ * attach.h over tracee (ptrace), inject (dlopen), livepatch (patches)
+ * and the ELF symbols of what the process maps.
+ *
+ * Where a site may be patched comes from the symbol tables: the
+ * function's size (its body is scanned for branches back into its first
+ * bytes), the next symbol (a patch may not reach into it) and the end of
+ * the previous one (the padding in between can take a jump when the
+ * entry itself only has room for a short one).
+ *
+ * Return probes change return addresses on the stack, which a C++
+ * unwinder reads; so when there are any, the unwinder's entry points
+ * (_Unwind_RaiseException, _Unwind_Resume_or_Rethrow,
+ * _Unwind_ForcedUnwind) and __cxa_begin_catch are patched as well, in
+ * whatever object the process maps them from (libgcc_s, libstdc++, or a
+ * program linked with them statically), to call the agent's unhook and
+ * rehook (src/agent/fprobe.c). */
+#include "attach.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../agent/fprobe.h"
+#include "../elf/elf.h"
+#include "inject.h"
+#include "livepatch.h"
+#include "tracee.h"
+
+#define MAX_FILES 64
+#define PAD_MAX 64
+
+struct pfile {
+	char *path;              /* as given */
+	struct elf_file *ef;
+	uint64_t bias;
+	int err;                 /* -errno: cannot be opened or is not mapped */
+};
+
+struct pattach {
+	int pid;
+	struct tracee *t;        /* NULL while the process runs */
+	struct inject_libc lc;
+	uint64_t handle;
+	struct lp_agent agent;
+	struct livepatch *lp;
+	struct pfile files[MAX_FILES];
+	size_t nfiles;
+	bool unwind_hooked;
+	bool committed;
+};
+
+static void say(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+int pattach_pid(const struct pattach *pa) { return pa->pid; }
+size_t pattach_nsites(const struct pattach *pa) { return lp_nsites(pa->lp); }
+
+int pattach_open(int pid, const char *agent_path, struct pattach **out,
+		 char *why, size_t whylen)
+{
+	*out = NULL;
+	why[0] = 0;
+	struct pattach *pa = calloc(1, sizeof(*pa));
+	if (!pa)
+		return -ENOMEM;
+	pa->pid = pid;
+	int r = tracee_attach(pid, &pa->t, why, whylen);
+	if (r < 0)
+		goto fail;
+	if ((r = inject_find_libc(pid, &pa->lc, why, whylen)) < 0 ||
+	    (r = inject_dlopen(pa->t, &pa->lc, agent_path, &pa->handle, why,
+			       whylen)) < 0)
+		goto fail;
+	if ((r = inject_dlsym(pa->t, &pa->lc, pa->handle, FPROBE_SYM_ENTRY,
+			      &pa->agent.entry)) < 0 ||
+	    (r = inject_dlsym(pa->t, &pa->lc, pa->handle, FPROBE_SYM_REGISTRY,
+			      &pa->agent.registry)) < 0) {
+		say(why, whylen, "%s loaded in process %d lacks the function-probe "
+		    "entry points (%s, %s): not sonde's agent, or another "
+		    "version's", agent_path, pid, FPROBE_SYM_ENTRY,
+		    FPROBE_SYM_REGISTRY);
+		goto fail;
+	}
+	if ((r = lp_begin(pa->t, &pa->agent, &pa->lp, why, whylen)) < 0)
+		goto fail;
+	*out = pa;
+	return 0;
+fail:
+	pattach_free(pa);
+	return r;
+}
+
+uint64_t pattach_agent_sym(struct pattach *pa, const char *sym)
+{
+	uint64_t a = 0;
+	if (!pa->t || inject_dlsym(pa->t, &pa->lc, pa->handle, sym, &a) < 0)
+		return 0;
+	return a;
+}
+
+int pattach_call(struct pattach *pa, const char *sym, const uint64_t *args,
+		 int nargs, const void *data, size_t datalen, uint64_t *ret,
+		 char *why, size_t whylen)
+{
+	if (!pa->t) {
+		say(why, whylen, "process %d is not held", pa->pid);
+		return -EINVAL;
+	}
+	uint64_t fn = pattach_agent_sym(pa, sym);
+	if (!fn) {
+		say(why, whylen, "the agent in process %d has no %s", pa->pid, sym);
+		return -ENOENT;
+	}
+	int r = tracee_call(pa->t, fn, args, nargs, data, datalen, 5000, ret);
+	if (r < 0)
+		say(why, whylen, "%s in process %d: %s", sym, pa->pid, pa->t->why);
+	return r;
+}
+
+/* "/proc/PID/root/usr/lib/x.so" names "/usr/lib/x.so" in the process. */
+static const char *in_process(const char *path, int pid)
+{
+	char pre[64];
+	int n = snprintf(pre, sizeof(pre), "/proc/%d/root/", pid);
+	return strncmp(path, pre, (size_t)n) == 0 ? path + n - 1 : path;
+}
+
+/* The load bias of a file as the process maps it. */
+static int map_bias(int pid, const struct elf_file *ef, const char *path,
+		    uint64_t *bias)
+{
+	struct elf_map *maps;
+	size_t n;
+	int r = elf_proc_maps(pid, &maps, &n);
+	if (r < 0)
+		return r;
+	struct stat st;
+	bool have_st = stat(path, &st) == 0;
+	const char *want = in_process(path, pid);
+	r = -ENOENT;
+	for (size_t i = 0; i < n && r < 0; i++) {
+		bool same = strcmp(maps[i].path, want) == 0 ||
+			    (have_st && maps[i].inode == st.st_ino &&
+			     maps[i].path[0] == '/');
+		if (same && elf_map_bias(ef, &maps[i], bias) == 0)
+			r = 0;
+	}
+	elf_maps_free(maps, n);
+	return r;
+}
+
+static struct pfile *file_get(struct pattach *pa, const char *path)
+{
+	for (size_t i = 0; i < pa->nfiles; i++)
+		if (strcmp(pa->files[i].path, path) == 0)
+			return &pa->files[i];
+	if (pa->nfiles == MAX_FILES)
+		return NULL;
+	struct pfile *f = &pa->files[pa->nfiles];
+	if (!(f->path = strdup(path)))
+		return NULL;
+	pa->nfiles++;
+	f->err = elf_open(path, &f->ef);
+	if (f->err == 0) {
+		f->err = map_bias(pa->pid, f->ef, path, &f->bias);
+		if (f->err < 0 && !elf_is_dyn(f->ef)) {
+			f->bias = 0;   /* a program at its link-time address */
+			f->err = 0;
+		}
+	}
+	return f;
+}
+
+/* Fill an lp_site for vaddr of f: its bounds from the symbols. */
+static void site_bounds(const struct pfile *f, uint64_t vaddr, struct lp_site *s)
+{
+	const struct elf_sym *sym = elf_sym_at(f->ef, vaddr);
+	s->mid_function = !sym || sym->addr != vaddr;
+	s->func_len = sym && sym->size && sym->addr + sym->size > vaddr ?
+		      sym->addr + sym->size - vaddr : 0;
+	uint64_t prev_end, next_start;
+	elf_sym_neighbours(f->ef, vaddr, &prev_end, &next_start);
+	s->room = next_start > vaddr ? next_start - vaddr : 0;
+	s->pad_before = !s->mid_function && prev_end && prev_end <= vaddr &&
+			vaddr - prev_end <= PAD_MAX ? vaddr - prev_end : 0;
+}
+
+static int add_site(struct pattach *pa, struct pfile *f, uint64_t vaddr,
+		    const char *name, uint32_t kind, bool ret, uint32_t probe,
+		    char *why, size_t whylen)
+{
+	struct lp_site s = { .name = name, .addr = vaddr + f->bias, .kind = kind };
+	site_bounds(f, vaddr, &s);
+	if (ret && s.mid_function) {
+		say(why, whylen, "%s: a return probe needs a function's entry", name);
+		return -EINVAL;
+	}
+	if (kind == FPROBE_PROBES) {
+		s.nentry = ret ? 0 : 1;
+		s.nret = ret ? 1 : 0;
+		s.probes = &probe;
+	}
+	return lp_add(pa->lp, pa->t, &s, why, whylen);
+}
+
+static bool unwinder_object(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	return strncmp(b, "libgcc_s", 8) == 0 || strncmp(b, "libstdc++", 9) == 0 ||
+	       strncmp(b, "libc++", 6) == 0 || strncmp(b, "libunwind", 9) == 0;
+}
+
+/* Patch the unwinder's entry points and __cxa_begin_catch wherever the
+ * process has them (see the top of this file). */
+static int hook_unwinders(struct pattach *pa, char *why, size_t whylen)
+{
+	static const struct { const char *sym; uint32_t kind; } hooks[] = {
+		{ "_Unwind_RaiseException", FPROBE_UNWIND },
+		{ "_Unwind_Resume_or_Rethrow", FPROBE_UNWIND },
+		{ "_Unwind_ForcedUnwind", FPROBE_UNWIND },
+		{ "__cxa_begin_catch", FPROBE_CATCH },
+	};
+	char **objs;
+	size_t n;
+	int r = elf_proc_objects(pa->pid, &objs, &n);
+	if (r < 0) {
+		say(why, whylen, "cannot read the mappings of process %d: %s",
+		    pa->pid, strerror(-r));
+		return r;
+	}
+	char exe[64];
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pa->pid);
+	for (size_t i = 0; i <= n && r == 0; i++) {
+		char path[4096];
+		if (i == n)
+			snprintf(path, sizeof(path), "%s", exe);
+		else if (!unwinder_object(objs[i]) ||
+			 elf_proc_path(pa->pid, objs[i], path, sizeof(path)) < 0)
+			continue;
+		struct pfile *f = file_get(pa, path);
+		if (!f || f->err < 0)
+			continue;
+		for (size_t k = 0; k < sizeof(hooks) / sizeof(hooks[0]) && r == 0; k++) {
+			const struct elf_sym *s = elf_find_sym(f->ef, hooks[k].sym);
+			if (!s || (s->flags & ELF_SYM_PLT))
+				continue;
+			r = add_site(pa, f, s->addr, hooks[k].sym, hooks[k].kind,
+				     false, 0, why, whylen);
+		}
+	}
+	elf_strings_free(objs, n);
+	return r;
+}
+
+int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
+		const char *name, bool ret, uint32_t probe, char *why,
+		size_t whylen)
+{
+	if (!pa->t) {
+		say(why, whylen, "process %d is not held", pa->pid);
+		return -EINVAL;
+	}
+	struct pfile *f = file_get(pa, path);
+	if (!f) {
+		say(why, whylen, "%s: too many files", name);
+		return -ENOMEM;
+	}
+	if (f->err < 0) {
+		say(why, whylen, "%s: %s %s", name, path,
+		    f->err == -ENOENT ? "is not mapped by the process" :
+					strerror(-f->err));
+		return f->err;
+	}
+	int r = add_site(pa, f, vaddr, name, FPROBE_PROBES, ret, probe, why, whylen);
+	if (r == 0 && ret && !pa->unwind_hooked) {
+		pa->unwind_hooked = true;
+		char uwhy[512];
+		if (hook_unwinders(pa, uwhy, sizeof(uwhy)) < 0)
+			say(why, whylen, "warning: %s (C++ exceptions through "
+			    "functions with return probes may fail)", uwhy);
+	}
+	return r;
+}
+
+int pattach_commit(struct pattach *pa, char *why, size_t whylen)
+{
+	if (!pa->t)
+		return -EINVAL;
+	int r = lp_commit(pa->lp, pa->t, why, whylen);
+	if (r < 0) {
+		lp_restore(pa->lp, pa->t, why + strlen(why), 0);
+		return r;
+	}
+	pa->committed = true;
+	tracee_detach(pa->t);
+	pa->t = NULL;
+	return 0;
+}
+
+int pattach_detach(struct pattach *pa, char *why, size_t whylen)
+{
+	if (!pa->t) {
+		int r = tracee_attach(pa->pid, &pa->t, why, whylen);
+		if (r < 0)
+			return r;
+	}
+	int r = lp_restore(pa->lp, pa->t, why, whylen);
+	tracee_detach(pa->t);
+	pa->t = NULL;
+	pa->committed = false;
+	return r;
+}
+
+void pattach_free(struct pattach *pa)
+{
+	if (!pa)
+		return;
+	if (pa->t) {
+		if (pa->lp) {
+			char why[256];
+			lp_restore(pa->lp, pa->t, why, sizeof(why));
+		}
+		tracee_detach(pa->t);
+	}
+	lp_free(pa->lp);
+	for (size_t i = 0; i < pa->nfiles; i++) {
+		free(pa->files[i].path);
+		elf_close(pa->files[i].ef);
+	}
+	free(pa);
+}

@@ -1,0 +1,65 @@
+/* attach.h - function probes in a running process, as the process engine
+ * asks for them: hold the process, load the agent into it (or find it
+ * loaded, by LD_PRELOAD or by an earlier sonde), patch functions to call
+ * it, let the process go; later hold it again and put every byte back.
+ *
+ *   pattach_open      ptrace the process, dlopen the agent, find its
+ *                     entry points, clean up after a killed sonde
+ *   pattach_call      call a function of the agent (its set-up)
+ *   pattach_add       a probe on a function entry or return
+ *   pattach_commit    patch, and let the process run
+ *   pattach_detach    hold it again, restore every byte, let it go
+ *
+ * Every failure returns -errno with a message for the user in why,
+ * naming the process, the function and what to do where there is
+ * something to do. */
+#ifndef SONDE_PROCESS_ATTACH_H
+#define SONDE_PROCESS_ATTACH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pattach;
+
+/* Hold process pid and load the agent (a path the process can open).
+ * The process stays stopped until pattach_commit. */
+int pattach_open(int pid, const char *agent_path, struct pattach **out,
+		 char *why, size_t whylen);
+
+/* Call the agent's exported function `sym`(args) in the held process
+ * (data copied to its stack as in tracee_call: an argument equal to
+ * TRACEE_ARG_DATA becomes its address). */
+int pattach_call(struct pattach *pa, const char *sym, const uint64_t *args,
+		 int nargs, const void *data, size_t datalen, uint64_t *ret,
+		 char *why, size_t whylen);
+
+/* A probe at vaddr (link-time address, as uprobe_info has it) in file
+ * `path` (as sonde opens it: /proc/PID/root/... is fine), run with
+ * `probe` as its id at the function's entry (ret false) or its return.
+ * name is how messages call the function ("uprobe:/bin/x:f"). */
+int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
+		const char *name, bool ret, uint32_t probe, char *why,
+		size_t whylen);
+
+/* Make the probes live and let the process run. */
+int pattach_commit(struct pattach *pa, char *why, size_t whylen);
+
+/* Hold the process again, put back every byte sonde changed and let it
+ * go (the agent stays loaded, inert). 0, or -errno with why; -ESRCH when
+ * the process has exited (nothing to restore). */
+int pattach_detach(struct pattach *pa, char *why, size_t whylen);
+
+/* Free everything sonde keeps about the process. NULL is a no-op. A
+ * process still held is let go first (with its patches restored if they
+ * were made). */
+void pattach_free(struct pattach *pa);
+
+/* The process's pid; the number of patched sites. */
+int pattach_pid(const struct pattach *pa);
+size_t pattach_nsites(const struct pattach *pa);
+
+/* The agent's address of an exported symbol (after open), or 0. */
+uint64_t pattach_agent_sym(struct pattach *pa, const char *sym);
+
+#endif

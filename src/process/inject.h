@@ -1,0 +1,36 @@
+/* inject.h - loading a shared object into a running process from inside:
+ * the process calls the dynamic loader's dlopen on one of its own threads
+ * (over ptrace, as gdb and bpftime do), so the object is loaded, relocated
+ * and its constructors run exactly as for any dlopen. */
+#ifndef SONDE_PROCESS_INJECT_H
+#define SONDE_PROCESS_INJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tracee;
+
+/* The loader functions found in a process's C library, at their run-time
+ * addresses. */
+struct inject_libc {
+	uint64_t dlopen, dlsym, dlerror;   /* 0 if absent */
+	uint64_t mmap, munmap;
+	int dlopen_flags_extra;            /* __RTLD_DLOPEN for __libc_dlopen_mode */
+	char path[512];                    /* the C library, as the process maps it */
+};
+
+/* Find them through the process's mappings and the ELF symbols of what it
+ * maps. Returns 0, or -ENOEXEC with why filled when the process has no
+ * dynamic loader to call (a static program), -errno otherwise. */
+int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen);
+
+/* dlopen(path, RTLD_NOW) in the held process; *handle is what dlopen
+ * returned. On failure returns -errno and why holds dlerror()'s words or
+ * what went wrong with the call. */
+int inject_dlopen(struct tracee *t, const struct inject_libc *lc,
+		  const char *path, uint64_t *handle, char *why, size_t whylen);
+/* dlsym(handle, name): 0 with *addr, or -ENOENT. */
+int inject_dlsym(struct tracee *t, const struct inject_libc *lc,
+		 uint64_t handle, const char *name, uint64_t *addr);
+
+#endif

@@ -1,0 +1,567 @@
+/* livepatch.c - patching a running process's code over ptrace.
+ *
+ * Everything happens while the tracee holds every thread stopped, so no
+ * instruction is ever half-written under a running thread: the bytes of
+ * a site are replaced at once, then each thread whose instruction
+ * pointer is inside the replaced bytes (it was stopped after the first
+ * of them) is moved to the same instruction in the relocated copy. The
+ * kernel's ptrace stop and resume are serializing, so the threads see the
+ * new code when they run again.
+ *
+ * Memory for trampolines is mapped in the process (its own mmap, called
+ * over ptrace) within 1 GiB of the sites, read+execute only: sonde
+ * writes through /proc/PID/mem, which writes read-only mappings as a
+ * debugger does, so the process never has memory that is both writable
+ * and executable. A region is never unmapped: a thread may be inside a
+ * trampoline when its site is restored (it then finishes there and jumps
+ * back to code that is the original again). The agent's registry lists
+ * the regions and who owns the patches, so a sonde killed with its
+ * patches in place is cleaned up after by the next one. */
+#include "livepatch.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+#include "../base/file.h"
+#include "../elf/elf.h"
+#include "inject.h"
+#include "tracee.h"
+#include "tramp.h"
+#include "x86reloc.h"
+
+#define REGION_LEN (1u << 20)
+#define REGION_REACH (1ull << 30)     /* regions within 1 GiB of their sites */
+#define SITE_ALIGN 64
+#define MAX_SITES 20000
+#define SCAN_MAX (1u << 20)           /* bytes of a function scanned for branches */
+#define PAD_MAX 64
+
+struct lp_region {
+	uint64_t addr, len, used;
+	uint32_t index;                 /* in the registry */
+};
+
+struct lp_entry {
+	uint64_t site_at;               /* struct fprobe_site in the process */
+	struct x86_plan plan;
+	struct fprobe_site site;        /* what is written there */
+	uint8_t pad_patch[X86_JMP_LEN];
+};
+
+struct livepatch {
+	int pid;
+	struct lp_agent agent;
+	struct fprobe_registry reg;
+	struct inject_libc lc;
+	struct elf_map *maps;
+	size_t nmaps;
+	struct lp_region regions[FPROBE_MAX_REGIONS];
+	size_t nregions;
+	struct lp_entry *sites;
+	size_t nsites, cap;
+	uint64_t session;
+};
+
+static void say(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+uint64_t lp_proc_start(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	char *s = file_read(path, NULL);
+	if (!s)
+		return 0;
+	uint64_t v = 0;
+	char *p = strrchr(s, ')');
+	/* p: the blank before field 3 (state), then before each next one */
+	for (int field = 3; p && *p; field++) {
+		p = strchr(p + 1, ' ');
+		if (p && field == 22) {
+			v = strtoull(p + 1, NULL, 10);
+			break;
+		}
+	}
+	free(s);
+	return v;
+}
+
+size_t lp_nsites(const struct livepatch *lp)
+{
+	return lp ? lp->nsites : 0;
+}
+
+/* The registry's fields that sonde owns (the agent counts in the rest). */
+static int write_registry(struct livepatch *lp, struct tracee *t)
+{
+	size_t from = offsetof(struct fprobe_registry, nregions);
+	size_t to = offsetof(struct fprobe_registry, lost_returns);
+	return tracee_write(t, lp->agent.registry + from,
+			    (const uint8_t *)&lp->reg + from, to - from);
+}
+
+/* Undo one site a dead run left patched, if its bytes are still ours. */
+static void restore_stale(struct tracee *t, uint64_t at, struct fprobe_site *s)
+{
+	uint8_t cur[FPROBE_MAX_PATCH];
+	if (s->patch_len > FPROBE_MAX_PATCH ||
+	    tracee_read(t, s->addr, cur, s->patch_len) < 0 ||
+	    memcmp(cur, s->patch, s->patch_len) != 0)
+		return;
+	tracee_write(t, s->addr, s->orig, s->patch_len);
+	if (s->via_pad)
+		tracee_write(t, s->pad_addr, s->pad_orig, X86_JMP_LEN);
+	s->state = FPROBE_RESTORED;
+	s->nentry = s->nret = 0;
+	tracee_write(t, at, s, sizeof(*s));
+}
+
+/* Walk every region of the registry for sites still patched. */
+static void restore_all_stale(struct livepatch *lp, struct tracee *t)
+{
+	uint32_t n = lp->reg.nregions < FPROBE_MAX_REGIONS ? lp->reg.nregions
+							   : FPROBE_MAX_REGIONS;
+	for (uint32_t r = 0; r < n; r++) {
+		uint64_t base = lp->reg.region[r];
+		uint64_t used = lp->reg.region_used[r];
+		if (used > lp->reg.region_len[r] || used > REGION_LEN)
+			continue;
+		uint8_t *buf = malloc(used ? used : 1);
+		if (!buf || tracee_read(t, base, buf, used) < 0) {
+			free(buf);
+			continue;
+		}
+		for (uint64_t off = 0; off + sizeof(struct fprobe_site) <= used;
+		     off += SITE_ALIGN) {
+			struct fprobe_site s;
+			memcpy(&s, buf + off, sizeof(s));
+			if (s.magic == FPROBE_SITE_MAGIC && s.state == FPROBE_PATCHED)
+				restore_stale(t, base + off, &s);
+		}
+		free(buf);
+	}
+}
+
+int lp_begin(struct tracee *t, const struct lp_agent *agent,
+	     struct livepatch **out, char *why, size_t whylen)
+{
+	*out = NULL;
+	struct livepatch *lp = calloc(1, sizeof(*lp));
+	if (!lp)
+		return -ENOMEM;
+	lp->pid = t->pid;
+	lp->agent = *agent;
+	int r = tracee_read(t, agent->registry, &lp->reg, sizeof(lp->reg));
+	if (r < 0 || lp->reg.magic != FPROBE_REGISTRY_MAGIC ||
+	    lp->reg.nregions > FPROBE_MAX_REGIONS) {
+		say(why, whylen, "process %d: the agent's registry at 0x%" PRIx64
+		    " is unreadable or damaged", t->pid, agent->registry);
+		lp_free(lp);
+		return r < 0 ? r : -EINVAL;
+	}
+	int owner = (int)lp->reg.owner_pid;
+	if (owner && owner != getpid() && lp->reg.owner_start &&
+	    lp_proc_start(owner) == lp->reg.owner_start) {
+		say(why, whylen, "process %d is traced by another sonde (pid %d) "
+		    "with the process engine: one at a time", t->pid, owner);
+		lp_free(lp);
+		return -EBUSY;
+	}
+	restore_all_stale(lp, t);
+	lp->session = ((uint64_t)getpid() << 32) ^ lp_proc_start(getpid());
+	lp->reg.owner_pid = (uint64_t)getpid();
+	lp->reg.owner_start = lp_proc_start(getpid());
+	for (uint32_t i = 0; i < lp->reg.nregions; i++) {
+		/* earlier runs' regions: their free space is used again */
+		struct lp_region *g = &lp->regions[lp->nregions++];
+		g->addr = lp->reg.region[i];
+		g->len = lp->reg.region_len[i];
+		g->used = lp->reg.region_used[i];
+		g->index = i;
+	}
+	if ((r = write_registry(lp, t)) < 0 ||
+	    (r = inject_find_libc(t->pid, &lp->lc, why, whylen)) < 0 ||
+	    (r = elf_proc_maps(t->pid, &lp->maps, &lp->nmaps)) < 0) {
+		if (!why[0])
+			say(why, whylen, "process %d: %s", t->pid, strerror(-r));
+		lp_free(lp);
+		return r;
+	}
+	*out = lp;
+	return 0;
+}
+
+void lp_free(struct livepatch *lp)
+{
+	if (!lp)
+		return;
+	elf_maps_free(lp->maps, lp->nmaps);
+	free(lp->sites);
+	free(lp);
+}
+
+static const struct elf_map *map_at(const struct livepatch *lp, uint64_t addr)
+{
+	for (size_t i = 0; i < lp->nmaps; i++)
+		if (addr >= lp->maps[i].start && addr < lp->maps[i].end)
+			return &lp->maps[i];
+	return NULL;
+}
+
+static uint64_t dist(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* A new region within reach of addr: the free gaps between the
+ * mappings, nearest first, each tried with mmap(MAP_FIXED_NOREPLACE). */
+static int region_new(struct livepatch *lp, struct tracee *t, uint64_t addr,
+		      struct lp_region **out, char *why, size_t whylen)
+{
+	if (lp->reg.nregions >= FPROBE_MAX_REGIONS) {
+		say(why, whylen, "too many trampolines in process %d (%u regions "
+		    "of %u KiB)", t->pid, FPROBE_MAX_REGIONS, REGION_LEN >> 10);
+		return -ENOSPC;
+	}
+	const uint64_t len = REGION_LEN;
+	for (int tries = 0; tries < 16; tries++) {
+		uint64_t best = 0;
+		for (size_t i = 0; i + 1 < lp->nmaps; i++) {
+			uint64_t lo = lp->maps[i].end, hi = lp->maps[i + 1].start;
+			if (hi - lo < len + 2 * 4096)
+				continue;
+			/* the end of the gap nearest to addr */
+			uint64_t c = addr < lo ? lo + 4096 : hi - len - 4096;
+			if (dist(c, addr) < REGION_REACH &&
+			    (!best || dist(c, addr) < dist(best, addr)))
+				best = c;
+		}
+		if (!best) {
+			say(why, whylen, "process %d has no free address space "
+			    "within 1 GiB of 0x%" PRIx64 " for a trampoline",
+			    t->pid, addr);
+			return -ENOMEM;
+		}
+		uint64_t args[6] = { best, len, PROT_READ | PROT_EXEC,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+				     (uint64_t)-1, 0 };
+		uint64_t got = 0;
+		int r = tracee_call(t, lp->lc.mmap, args, 6, NULL, 0, 2000, &got);
+		if (r < 0) {
+			say(why, whylen, "mmap in process %d: %s", t->pid, t->why);
+			return r;
+		}
+		/* the process's maps may have changed while it ran */
+		elf_maps_free(lp->maps, lp->nmaps);
+		lp->maps = NULL;
+		lp->nmaps = 0;
+		if ((r = elf_proc_maps(t->pid, &lp->maps, &lp->nmaps)) < 0)
+			return r;
+		if (got == best) {
+			struct lp_region *g = &lp->regions[lp->nregions++];
+			g->addr = got;
+			g->len = len;
+			g->used = 0;
+			g->index = lp->reg.nregions++;
+			lp->reg.region[g->index] = got;
+			lp->reg.region_len[g->index] = len;
+			lp->reg.region_used[g->index] = 0;
+			if ((r = write_registry(lp, t)) < 0)
+				return r;
+			*out = g;
+			return 0;
+		}
+		if (got != (uint64_t)-1 && got) {   /* elsewhere: give it back */
+			uint64_t margs[2] = { got, len };
+			tracee_call(t, lp->lc.munmap, margs, 2, NULL, 0, 2000, &got);
+		}
+	}
+	say(why, whylen, "process %d: could not map trampoline memory near "
+	    "0x%" PRIx64, t->pid, addr);
+	return -ENOMEM;
+}
+
+/* Room for `need` bytes within reach of addr. */
+static int region_take(struct livepatch *lp, struct tracee *t, uint64_t addr,
+		       uint64_t need, uint64_t *at, char *why, size_t whylen)
+{
+	struct lp_region *g = NULL;
+	for (size_t i = 0; i < lp->nregions && !g; i++) {
+		struct lp_region *c = &lp->regions[i];
+		uint64_t next = (c->used + SITE_ALIGN - 1) & ~(uint64_t)(SITE_ALIGN - 1);
+		if (next + need <= c->len && dist(c->addr, addr) < REGION_REACH &&
+		    dist(c->addr + c->len, addr) < REGION_REACH)
+			g = c;
+	}
+	if (!g) {
+		int r = region_new(lp, t, addr, &g, why, whylen);
+		if (r < 0)
+			return r;
+	}
+	g->used = (g->used + SITE_ALIGN - 1) & ~(uint64_t)(SITE_ALIGN - 1);
+	*at = g->addr + g->used;
+	g->used += need;
+	lp->reg.region_used[g->index] = g->used;
+	return write_registry(lp, t);
+}
+
+static struct lp_entry *find_site(struct livepatch *lp, uint64_t addr)
+{
+	for (size_t i = 0; i < lp->nsites; i++)
+		if (lp->sites[i].plan.addr == addr)
+			return &lp->sites[i];
+	return NULL;
+}
+
+/* Another probe (or kind) at an address already planned. */
+static int merge_site(struct lp_entry *e, const struct lp_site *s,
+		      char *why, size_t whylen)
+{
+	struct fprobe_site *fs = &e->site;
+	if (fs->kind != s->kind) {
+		say(why, whylen, "%s is patched for two purposes", s->name);
+		return -EINVAL;
+	}
+	if (fs->nentry + fs->nret + s->nentry + s->nret > FPROBE_MAX_PROBES) {
+		say(why, whylen, "%s: more than %d probes on one function",
+		    s->name, FPROBE_MAX_PROBES);
+		return -E2BIG;
+	}
+	uint32_t probes[FPROBE_MAX_PROBES], n = 0;
+	for (uint32_t i = 0; i < fs->nentry; i++)
+		probes[n++] = fs->probes[i];
+	for (uint32_t i = 0; i < s->nentry; i++)
+		probes[n++] = s->probes[i];
+	for (uint32_t i = 0; i < fs->nret; i++)
+		probes[n++] = fs->probes[fs->nentry + i];
+	for (uint32_t i = 0; i < s->nret; i++)
+		probes[n++] = s->probes[s->nentry + i];
+	memcpy(fs->probes, probes, n * sizeof(*probes));
+	fs->nentry += s->nentry;
+	fs->nret += s->nret;
+	return 0;
+}
+
+int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
+	   char *why, size_t whylen)
+{
+	if (s->nentry + s->nret > FPROBE_MAX_PROBES) {
+		say(why, whylen, "%s: more than %d probes on one function",
+		    s->name, FPROBE_MAX_PROBES);
+		return -E2BIG;
+	}
+	struct lp_entry *e = find_site(lp, s->addr);
+	if (e) {
+		int r = merge_site(e, s, why, whylen);
+		return r < 0 ? r : tracee_write(t, e->site_at, &e->site, sizeof(e->site));
+	}
+	if (lp->nsites >= MAX_SITES) {
+		say(why, whylen, "more than %d functions to patch", MAX_SITES);
+		return -E2BIG;
+	}
+	const struct elf_map *m = map_at(lp, s->addr);
+	if (!m || m->perms[2] != 'x') {
+		say(why, whylen, "%s: 0x%" PRIx64 " is not in executable memory of "
+		    "process %d", s->name, s->addr, t->pid);
+		return -EFAULT;
+	}
+	/* the code: the function (bounded), within its mapping */
+	uint64_t room = m->end - s->addr;
+	if (s->room && s->room < room)
+		room = s->room;
+	uint64_t len = s->func_len ? s->func_len : room;
+	if (len < X86_MAX_PATCH + 16)
+		len = X86_MAX_PATCH + 16;
+	if (len > SCAN_MAX)
+		len = SCAN_MAX;
+	if (len > m->end - s->addr)
+		len = m->end - s->addr;
+	uint64_t pad = s->pad_before <= PAD_MAX ? s->pad_before : 0;
+	if (pad > s->addr - m->start)
+		pad = 0;
+	uint8_t *code = malloc(len + pad);
+	if (!code)
+		return -ENOMEM;
+	int r = tracee_read(t, s->addr - pad, code, len + pad);
+	if (r < 0) {
+		say(why, whylen, "%s: cannot read the code of process %d at "
+		    "0x%" PRIx64 ": %s", s->name, t->pid, s->addr, strerror(-r));
+		free(code);
+		return r;
+	}
+	struct x86_site xs = {
+		.name = s->name, .addr = s->addr, .code = code + pad, .len = len,
+		.func_len = s->func_len > len ? len : s->func_len, .room = room,
+		.before = pad ? code : NULL, .before_len = pad,
+	};
+	struct x86_plan plan;
+	r = x86_plan(&xs, &plan, why, whylen);
+	free(code);
+	if (r < 0)
+		return r;
+	if (lp->nsites == lp->cap) {
+		size_t cap = lp->cap ? lp->cap * 2 : 16;
+		void *p = realloc(lp->sites, cap * sizeof(*lp->sites));
+		if (!p)
+			return -ENOMEM;
+		lp->sites = p;
+		lp->cap = cap;
+	}
+	e = &lp->sites[lp->nsites];
+	memset(e, 0, sizeof(*e));
+	e->plan = plan;
+	uint64_t at;
+	const uint64_t site_len = (sizeof(struct fprobe_site) + 15) & ~15ull;
+	if ((r = region_take(lp, t, s->addr, site_len + TRAMP_MAX, &at, why,
+			     whylen)) < 0)
+		return r;
+	e->site_at = at;
+	struct fprobe_site *fs = &e->site;
+	fs->magic = FPROBE_SITE_MAGIC;
+	fs->kind = s->kind;
+	fs->state = FPROBE_WRITING;
+	fs->addr = s->addr;
+	fs->tramp = at + site_len;
+	fs->session = lp->session;
+	fs->patch_len = (uint32_t)plan.patch_len;
+	fs->via_pad = plan.via_pad;
+	fs->pad_addr = plan.pad_addr;
+	memcpy(fs->orig, plan.orig, plan.patch_len);
+	memcpy(fs->pad_orig, plan.pad_orig, X86_JMP_LEN);
+	fs->nentry = s->nentry;
+	fs->nret = s->nret;
+	for (uint32_t i = 0; i < s->nentry + s->nret; i++)
+		fs->probes[i] = s->probes[i];
+	uint8_t tramp[TRAMP_MAX];
+	struct tramp_params tp = {
+		.at = fs->tramp, .site = at, .handler = lp->agent.entry,
+		.mid_function = s->mid_function, .plan = &e->plan,
+	};
+	int n = tramp_emit_entry(&tp, tramp, why, whylen);
+	if (n < 0)
+		return n;
+	if (x86_patch_bytes(&e->plan, fs->tramp, fs->patch, e->pad_patch) < 0) {
+		say(why, whylen, "%s: its trampoline is out of a jump's reach", s->name);
+		return -ERANGE;
+	}
+	if ((r = tracee_write(t, fs->tramp, tramp, (size_t)n)) < 0 ||
+	    (r = tracee_write(t, at, fs, sizeof(*fs))) < 0) {
+		say(why, whylen, "%s: cannot write its trampoline into process %d: "
+		    "%s", s->name, t->pid, strerror(-r));
+		return r;
+	}
+	lp->nsites++;
+	return 0;
+}
+
+/* Move threads stopped inside the bytes a site replaces. */
+static int move_threads(struct tracee *t, const struct lp_entry *e,
+			char *why, size_t whylen)
+{
+	const struct x86_plan *p = &e->plan;
+	for (size_t i = 0; i < t->nthreads; i++) {
+		struct user_regs_struct *regs = tracee_regs(t, i);
+		if (!regs) {
+			say(why, whylen, "cannot read the registers of thread %d",
+			    t->threads[i].tid);
+			return -ESRCH;
+		}
+		uint64_t rip = regs->rip;
+		if (rip <= p->addr || rip >= p->addr + p->patch_len)
+			continue;
+		uint64_t to;
+		if (x86_moved_rip(p, rip, &to) < 0) {
+			say(why, whylen, "thread %d is stopped inside an instruction "
+			    "at 0x%" PRIx64, t->threads[i].tid, rip);
+			return -EAGAIN;
+		}
+		regs->rip = to;
+		tracee_regs_changed(t, i);
+	}
+	return 0;
+}
+
+int lp_commit(struct livepatch *lp, struct tracee *t, char *why, size_t whylen)
+{
+	for (size_t i = 0; i < lp->nsites; i++) {
+		struct lp_entry *e = &lp->sites[i];
+		struct fprobe_site *fs = &e->site;
+		if (fs->state != FPROBE_WRITING)
+			continue;
+		uint8_t cur[X86_MAX_PATCH];
+		int r = tracee_read(t, fs->addr, cur, fs->patch_len);
+		if (r < 0 || memcmp(cur, fs->orig, fs->patch_len) != 0) {
+			say(why, whylen, "the code at 0x%" PRIx64 " changed while "
+			    "sonde prepared its patch", fs->addr);
+			return r < 0 ? r : -EAGAIN;
+		}
+		if ((r = move_threads(t, e, why, whylen)) < 0)
+			return r;
+		if (fs->via_pad &&
+		    (r = tracee_write(t, fs->pad_addr, e->pad_patch, X86_JMP_LEN)) < 0)
+			goto fail;
+		if ((r = tracee_write(t, fs->addr, fs->patch, fs->patch_len)) < 0)
+			goto fail;
+		fs->state = FPROBE_PATCHED;
+		if ((r = tracee_write(t, e->site_at, fs, sizeof(*fs))) < 0)
+			goto fail;
+		continue;
+fail:
+		say(why, whylen, "cannot write the code of process %d at "
+		    "0x%" PRIx64 ": %s", t->pid, fs->addr, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+int lp_restore(struct livepatch *lp, struct tracee *t, char *why, size_t whylen)
+{
+	int ret = 0;
+	for (size_t i = 0; i < lp->nsites; i++) {
+		struct lp_entry *e = &lp->sites[i];
+		struct fprobe_site *fs = &e->site;
+		if (fs->state == FPROBE_PATCHED) {
+			uint8_t cur[X86_MAX_PATCH];
+			int r = tracee_read(t, fs->addr, cur, fs->patch_len);
+			if (r == 0 && memcmp(cur, fs->patch, fs->patch_len) == 0) {
+				r = tracee_write(t, fs->addr, fs->orig, fs->patch_len);
+				if (r == 0 && fs->via_pad)
+					r = tracee_write(t, fs->pad_addr, fs->pad_orig,
+							 X86_JMP_LEN);
+			} else if (r == 0) {
+				say(why, whylen, "the code at 0x%" PRIx64 " was changed "
+				    "by someone else since sonde patched it: left "
+				    "alone", fs->addr);
+				r = -EBUSY;
+			}
+			if (r < 0 && !ret) {
+				if (r != -EBUSY)
+					say(why, whylen, "cannot restore the code at "
+					    "0x%" PRIx64 ": %s", fs->addr, strerror(-r));
+				ret = r;
+			}
+		}
+		fs->state = FPROBE_RESTORED;
+		fs->nentry = fs->nret = 0;
+		tracee_write(t, e->site_at, fs, sizeof(*fs));
+	}
+	lp->reg.owner_pid = 0;
+	lp->reg.owner_start = 0;
+	int r = write_registry(lp, t);
+	return ret ? ret : r;
+}

@@ -1,0 +1,65 @@
+/* livepatch.h - patching function entries (and other instruction
+ * boundaries) of a running process that has the agent loaded: planning
+ * each site from the code in the process (x86reloc), trampolines in
+ * memory allocated near it, the jumps written while every thread is
+ * stopped (threads inside the patched bytes moved to their copies), and
+ * every byte put back at the end. Also undoes what a sonde run that was
+ * killed left behind, so the next one starts clean. */
+#ifndef SONDE_PROCESS_LIVEPATCH_H
+#define SONDE_PROCESS_LIVEPATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../agent/fprobe.h"
+
+struct tracee;
+struct livepatch;
+
+/* Where the agent's function-probe code is in the process. */
+struct lp_agent {
+	uint64_t entry;          /* sonde_fprobe_entry */
+	uint64_t registry;       /* sonde_fprobe_registry */
+};
+
+/* One site to patch. */
+struct lp_site {
+	const char *name;        /* for messages: "f", "f+0x10" */
+	uint64_t addr;           /* run-time address */
+	/* From the ELF symbols: the function's size from addr (0 unknown),
+	 * bytes up to the next symbol (0 unknown: the mapping's end), and
+	 * the padding before the function (0 if none or unknown). */
+	uint64_t func_len, room, pad_before;
+	bool mid_function;       /* not a function's entry */
+	uint32_t kind;           /* enum fprobe_kind */
+	uint32_t nentry, nret;   /* probe ids: entry ones, then return ones */
+	const uint32_t *probes;
+};
+
+/* Begin patching a held process for this sonde run: take ownership of
+ * the agent's registry, refusing (-EBUSY, why) if another sonde that is
+ * still running holds it, and undo the patches of one that died.
+ * Returns 0 or -errno with why. */
+int lp_begin(struct tracee *t, const struct lp_agent *agent,
+	     struct livepatch **out, char *why, size_t whylen);
+/* Plan a site and write its trampoline (not yet reachable). A site at an
+ * address already added gets the probes added to it. -errno with why
+ * naming the site and the reason when it cannot be patched safely. */
+int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
+	   char *why, size_t whylen);
+/* Make every added site live: threads are stopped (they are: the tracee
+ * holds them); those inside bytes about to change move to the copies. */
+int lp_commit(struct livepatch *lp, struct tracee *t, char *why, size_t whylen);
+/* Put every byte back (threads stopped by t), mark the sites restored
+ * and give up ownership. The trampolines stay: a thread may be in one. */
+int lp_restore(struct livepatch *lp, struct tracee *t, char *why, size_t whylen);
+void lp_free(struct livepatch *lp);
+
+/* How many sites are patched; the trampoline memory in use. */
+size_t lp_nsites(const struct livepatch *lp);
+
+/* The start time of a process (/proc/PID/stat field 22), 0 if gone. */
+uint64_t lp_proc_start(int pid);
+
+#endif

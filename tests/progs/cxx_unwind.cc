@@ -1,0 +1,85 @@
+// cxx_unwind.cc - C++ exceptions and longjmp crossing functions that
+// return probes hook: catcher() calls middle(), which calls thrower(),
+// which throws for every third n; the exception crosses middle() and is
+// caught in catcher(). jumper() leaves through longjmp. The program checks
+// every result and, on SIGTERM (or after ROUNDS rounds), prints its counts
+// and exits 0 if all were right, 3 otherwise.
+//
+//   cxx_unwind [ROUNDS [SLEEP_US]]     (ROUNDS 0: until SIGTERM)
+#include <csetjmp>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <unistd.h>
+
+static volatile std::sig_atomic_t stop;
+static std::jmp_buf jb;
+static long destructed;
+
+struct Guard {
+	~Guard() { destructed++; }
+};
+
+extern "C" __attribute__((noinline)) long thrower(long n)
+{
+	if (n % 3 == 0)
+		throw std::runtime_error("third");
+	return n * 2;
+}
+
+extern "C" __attribute__((noinline)) long middle(long n)
+{
+	Guard g;
+	return thrower(n) + 1;
+}
+
+extern "C" __attribute__((noinline)) long catcher(long n)
+{
+	try {
+		return middle(n);
+	} catch (const std::exception &) {
+		return -1;
+	}
+}
+
+extern "C" __attribute__((noinline)) long jumper(long n)
+{
+	if (n % 2)
+		std::longjmp(jb, 1);
+	return n;
+}
+
+static void on_term(int) { stop = 1; }
+
+int main(int argc, char **argv)
+{
+	long rounds = argc > 1 ? std::atol(argv[1]) : 0;
+	long sleep_us = argc > 2 ? std::atol(argv[2]) : 100;
+	std::signal(SIGTERM, on_term);
+	std::printf("ready\n");
+	std::fflush(stdout);
+	long calls = 0, caught = 0, jumps = 0, bad = 0;
+	for (long i = 0; !stop && (!rounds || i < rounds); i++) {
+		long want = i % 3 == 0 ? -1 : i * 2 + 1;
+		long got = catcher(i);
+		calls++;
+		if (got == -1)
+			caught++;
+		if (got != want)
+			bad++;
+		volatile long j = i;
+		if (setjmp(jb) == 0) {
+			if (jumper(j) != j)
+				bad++;
+		} else {
+			jumps++;
+		}
+		if (sleep_us)
+			usleep((useconds_t)sleep_us);
+	}
+	if (destructed != calls)
+		bad++;
+	std::printf("calls %ld caught %ld jumps %ld bad %ld\n", calls, caught, jumps, bad);
+	return bad ? 3 : 0;
+}

@@ -1,0 +1,340 @@
+/* test_x86reloc.c - src/process/x86reloc.c: planning and relocating the
+ * first instructions of functions written here in assembly (the shapes
+ * compilers rarely produce on purpose): each is patched in this very
+ * process to jump to a trampoline that counts the call, runs the moved
+ * instructions and jumps back; the function must compute what it did
+ * before, the count must be right, and the restored bytes must be the
+ * original ones. Shapes: an ordinary prologue, rip-relative loads and
+ * lea first, a conditional branch, a call, jrcxz, a short jmp first,
+ * a loop whose head is the second instruction (patched by a short jump
+ * into the padding before), a function shorter than the jump (padding
+ * after it covered); and the refusals, each with its reason. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "process/x86reloc.h"
+#include "unit.h"
+
+long g_val = 1000;
+long g_tab[4] = { 10, 20, 30, 40 };
+long tramp_hits;
+
+long helper_double(long x) { return 2 * x; }
+
+#define FN(name) ".globl " #name "\n.type " #name ",@function\n" #name ":\n"
+#define END(name) #name "_end:\n.globl " #name "_end\n.size " #name ", .-" #name "\n"
+__asm__(
+	".text\n"
+	".p2align 4, 0xcc\n"
+	FN(f_plain)
+	"  push %rbp\n  mov %rsp, %rbp\n  lea 1(%rdi), %rax\n  pop %rbp\n  ret\n"
+	END(f_plain)
+	".p2align 4, 0xcc\n"
+	FN(f_riprel)
+	"  mov g_val(%rip), %rax\n  add %rdi, %rax\n  ret\n"
+	END(f_riprel)
+	".p2align 4, 0xcc\n"
+	FN(f_lea)
+	"  lea g_tab(%rip), %rax\n  mov (%rax,%rdi,8), %rax\n  ret\n"
+	END(f_lea)
+	".p2align 4, 0xcc\n"
+	FN(f_jcc)
+	"  test %rdi, %rdi\n  je 1f\n  lea 1(%rdi), %rax\n  ret\n1: mov $-1, %rax\n  ret\n"
+	END(f_jcc)
+	".p2align 4, 0xcc\n"
+	FN(f_call)
+	"  call helper_double\n  add $1, %rax\n  ret\n"
+	END(f_call)
+	".p2align 4, 0xcc\n"
+	FN(f_jrcxz)
+	"  mov %rdi, %rcx\n  jrcxz 1f\n  lea 1(%rdi), %rax\n  ret\n1: mov $77, %eax\n  ret\n"
+	END(f_jrcxz)
+	".p2align 4, 0xcc\n"
+	FN(f_jmpfirst)
+	"  jmp 1f\n  ud2\n  ud2\n  ud2\n1: lea 3(%rdi), %rax\n  ret\n"
+	END(f_jmpfirst)
+	/* the loop's head is at +2: a jump there would land inside jmp rel32
+	 * (16 bytes of int3 before it, as alignment often leaves) */
+	".p2align 4, 0xcc\n"
+	".skip 16, 0xcc\n"
+	FN(f_loop)
+	"  xor %eax, %eax\n1: add %edi, %eax\n  dec %edi\n  jg 1b\n  ret\n"
+	END(f_loop)
+	/* shorter than the jump: 4 bytes, then padding */
+	".p2align 4, 0xcc\n"
+	FN(f_short)
+	"  lea 2(%rdi), %eax\n  ret\n"
+	END(f_short)
+	".p2align 4, 0xcc\n"
+	FN(f_tail)   /* the next function follows at once: no padding */
+	"  mov %rdi, %rax\n  ret\n"
+	END(f_tail)
+	FN(f_loop_nopad)
+	"  xor %eax, %eax\n1: add %edi, %eax\n  dec %edi\n  jg 1b\n  ret\n"
+	END(f_loop_nopad)
+	FN(f_tiny)   /* 1 byte, then the next function */
+	"  ret\n"
+	END(f_tiny)
+	FN(f_int3)
+	"  int3\n  nop\n  nop\n  nop\n  nop\n  ret\n"
+	END(f_int3)
+	FN(f_indcall)
+	"  call *%rsi\n  add $1, %rax\n  ret\n"
+	END(f_indcall)
+	FN(f_xbegin)
+	"  xbegin 1f\n1: ret\n"
+	END(f_xbegin)
+	".p2align 4, 0xcc\n"
+	FN(f_after)
+	"  ret\n"
+	END(f_after)
+	".p2align 4, 0xcc\n");
+
+#define DECL(n) extern uint8_t n[], n##_end[]
+DECL(f_plain); DECL(f_riprel); DECL(f_lea); DECL(f_jcc); DECL(f_call);
+DECL(f_jrcxz); DECL(f_jmpfirst); DECL(f_loop); DECL(f_short); DECL(f_tail);
+DECL(f_loop_nopad); DECL(f_tiny); DECL(f_int3); DECL(f_indcall);
+DECL(f_xbegin); DECL(f_after);
+
+/* The functions in address order, to find each one's neighbours. */
+static uint8_t *const order[] = {
+	f_plain, f_riprel, f_lea, f_jcc, f_call, f_jrcxz, f_jmpfirst, f_loop,
+	f_short, f_tail, f_loop_nopad, f_tiny, f_int3, f_indcall, f_xbegin,
+	f_after,
+};
+static uint8_t *const ends[] = {
+	f_plain_end, f_riprel_end, f_lea_end, f_jcc_end, f_call_end,
+	f_jrcxz_end, f_jmpfirst_end, f_loop_end, f_short_end, f_tail_end,
+	f_loop_nopad_end, f_tiny_end, f_int3_end, f_indcall_end,
+	f_xbegin_end, f_after_end,
+};
+#define NFUNCS (sizeof(order) / sizeof(order[0]))
+
+static void site_of(const char *name, uint8_t *fn, struct x86_site *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->name = name;
+	s->addr = (uint64_t)(uintptr_t)fn;
+	s->code = fn;
+	for (size_t i = 0; i < NFUNCS; i++) {
+		if (order[i] != fn)
+			continue;
+		s->func_len = (size_t)(ends[i] - fn);
+		s->room = i + 1 < NFUNCS ? (size_t)(order[i + 1] - fn) : s->func_len;
+		s->len = s->room;
+		if (i > 0 && ends[i - 1] < fn) {
+			s->before = ends[i - 1];
+			s->before_len = (size_t)(fn - ends[i - 1]);
+		}
+	}
+}
+
+/* A page within 2 GiB of the code, for trampolines. */
+static uint8_t *near_page(void)
+{
+	uintptr_t base = ((uintptr_t)f_plain & ~(uintptr_t)0xffff) + (64 << 20);
+	for (int i = 0; i < 256; i++, base += 1 << 20) {
+		void *p = mmap((void *)base, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED)
+			return p;
+	}
+	return NULL;
+}
+
+static void text_writable(uint8_t *fn, int on)
+{
+	uintptr_t page = (uintptr_t)fn & ~(uintptr_t)4095;
+	mprotect((void *)(page - 4096), 3 * 4096,
+		 PROT_READ | PROT_EXEC | (on ? PROT_WRITE : 0));
+}
+
+typedef long (*fn1)(long, long);
+
+/* Patch fn to count calls through a trampoline at tramp, call it with
+ * each argument, compare with the unpatched results, restore. */
+static void run_patched(const char *name, uint8_t *fn, const long *args,
+			int nargs, uint8_t *tramp, int want_via_pad)
+{
+	char label[160], why[256] = "";
+	long want[8];
+	fn1 f = (fn1)(void *)fn;
+	for (int i = 0; i < nargs; i++)
+		want[i] = f(args[i], (long)(uintptr_t)helper_double);
+	struct x86_site s;
+	site_of(name, fn, &s);
+	struct x86_plan p;
+	int r = x86_plan(&s, &p, why, sizeof(why));
+	snprintf(label, sizeof(label), "%s: planned (%s)", name,
+		 want_via_pad ? "short jump into the padding before" : "jmp rel32");
+	CHECK(r == 0 && p.via_pad == (want_via_pad != 0), label);
+	if (r < 0) {
+		printf("#   %s\n", why);
+		return;
+	}
+	/* trampoline: lock incq tramp_hits(%rip); the moved instructions */
+	uint8_t *t = tramp;
+	t[0] = 0xf0; t[1] = 0x48; t[2] = 0xff; t[3] = 0x05;
+	int32_t d = (int32_t)((intptr_t)&tramp_hits - (intptr_t)(t + 8));
+	memcpy(t + 4, &d, 4);
+	int n = x86_relocate(&p, (uint64_t)(uintptr_t)(t + 8), t + 8, 4096 - 8,
+			     why, sizeof(why));
+	snprintf(label, sizeof(label), "%s: relocated", name);
+	CHECK(n > 0, label);
+	if (n <= 0) {
+		printf("#   %s\n", why);
+		return;
+	}
+	uint8_t at_addr[X86_MAX_PATCH], at_pad[X86_JMP_LEN], saved_pad[X86_JMP_LEN];
+	CHECK(x86_patch_bytes(&p, (uint64_t)(uintptr_t)t, at_addr, at_pad) == 0,
+	      "patch bytes reach the trampoline");
+	text_writable(fn, 1);
+	if (p.via_pad) {
+		memcpy(saved_pad, (void *)(uintptr_t)p.pad_addr, X86_JMP_LEN);
+		memcpy((void *)(uintptr_t)p.pad_addr, at_pad, X86_JMP_LEN);
+	}
+	memcpy(fn, at_addr, p.patch_len);
+	__builtin___clear_cache((char *)fn - 8, (char *)fn + 32);
+	long hits0 = tramp_hits;
+	int same = 1;
+	for (int i = 0; i < nargs; i++) {
+		long got = f(args[i], (long)(uintptr_t)helper_double);
+		if (got != want[i]) {
+			printf("#   %s(%ld) = %ld, want %ld\n", name, args[i], got, want[i]);
+			same = 0;
+		}
+	}
+	snprintf(label, sizeof(label), "%s: patched, computes what it did", name);
+	CHECK(same, label);
+	snprintf(label, sizeof(label), "%s: every call went through the trampoline", name);
+	CHECK(tramp_hits - hits0 == nargs, label);
+	memcpy(fn, p.orig, p.patch_len);
+	if (p.via_pad)
+		memcpy((void *)(uintptr_t)p.pad_addr, p.pad_orig, X86_JMP_LEN);
+	text_writable(fn, 0);
+	snprintf(label, sizeof(label), "%s: restored byte for byte", name);
+	CHECK(!p.via_pad || memcmp(saved_pad, p.pad_orig, X86_JMP_LEN) == 0, label);
+	hits0 = tramp_hits;
+	f(args[0], 0 + (long)(uintptr_t)helper_double);
+	CHECK(tramp_hits == hits0, "restored: the trampoline is no longer used");
+}
+
+static void refused(const char *name, uint8_t *fn, const char *reason)
+{
+	char label[160], why[256] = "";
+	struct x86_site s;
+	site_of(name, fn, &s);
+	struct x86_plan p;
+	int r = x86_plan(&s, &p, why, sizeof(why));
+	snprintf(label, sizeof(label), "%s: refused, saying '%s'", name, reason);
+	CHECK(r < 0 && strstr(why, reason) && strstr(why, name), label);
+	if (r == 0 || !strstr(why, reason))
+		printf("#   r=%d why=%s\n", r, why);
+}
+
+/* Relocated more than 2 GiB away: branches become absolute jumps and the
+ * copy, called directly, still computes the function; a rip-relative
+ * operand cannot follow and is refused. */
+static void far_copy(void)
+{
+	char why[256];
+	uint8_t *far = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int64_t dist = (int64_t)((uintptr_t)far - (uintptr_t)f_plain);
+	if (far == MAP_FAILED || (dist < ((int64_t)1 << 32) && dist > -((int64_t)1 << 32))) {
+		printf("ok - far relocation # SKIP no memory far from the code\n");
+		return;
+	}
+	struct { const char *name; uint8_t *fn; long arg, want; } cases[] = {
+		{ "f_jcc", f_jcc, 0, -1 }, { "f_jcc", f_jcc, 5, 6 },
+		{ "f_call", f_call, 21, 43 }, { "f_jrcxz", f_jrcxz, 0, 77 },
+		{ "f_jrcxz", f_jrcxz, 4, 5 }, { "f_jmpfirst", f_jmpfirst, 1, 4 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct x86_site s;
+		struct x86_plan p;
+		site_of(cases[i].name, cases[i].fn, &s);
+		int n = -1;
+		if (x86_plan(&s, &p, why, sizeof(why)) == 0)
+			n = x86_relocate(&p, (uint64_t)(uintptr_t)far, far, 4096, why,
+					 sizeof(why));
+		long got = n > 0 ? ((fn1)(void *)far)(cases[i].arg, 0) : -999;
+		char label[128];
+		snprintf(label, sizeof(label), "%s(%ld) from a copy beyond 2 GiB",
+			 cases[i].name, cases[i].arg);
+		CHECK(got == cases[i].want, label);
+	}
+	struct x86_site s;
+	struct x86_plan p;
+	site_of("f_riprel", f_riprel, &s);
+	int r = x86_plan(&s, &p, why, sizeof(why));
+	r = r ? r : x86_relocate(&p, (uint64_t)(uintptr_t)far, far, 4096, why, sizeof(why));
+	CHECK(r == -ERANGE && strstr(why, "beyond 2 GiB"),
+	      "a rip-relative operand out of reach of the copy is refused");
+	munmap(far, 4096);
+}
+
+/* A thread stopped inside the patched bytes moves to the same
+ * instruction in the copy. */
+static void moved_rip(uint8_t *tramp)
+{
+	char why[256];
+	struct x86_site s;
+	struct x86_plan p;
+	site_of("f_plain", f_plain, &s);
+	x86_plan(&s, &p, why, sizeof(why));
+	x86_relocate(&p, (uint64_t)(uintptr_t)tramp, tramp, 4096, why, sizeof(why));
+	uint64_t out = 0, a = (uint64_t)(uintptr_t)f_plain;
+	CHECK(p.patch_len == 8 && p.ninsns == 3, "f_plain: push, mov, lea are moved (8 bytes)");
+	CHECK(x86_moved_rip(&p, a + 1, &out) == 0 && out == (uint64_t)(uintptr_t)tramp + 1,
+	      "a thread at the second instruction moves to its copy");
+	CHECK(x86_moved_rip(&p, a + 4, &out) == 0 && out == (uint64_t)(uintptr_t)tramp + 4,
+	      "a thread at the third instruction moves to its copy");
+	CHECK(x86_moved_rip(&p, a + 2, &out) == -EINVAL,
+	      "a thread inside an instruction cannot be moved");
+}
+
+int main(void)
+{
+	uint8_t *tramp = near_page();
+	if (!tramp) {
+		printf("not ok - no memory near the code for a trampoline\n");
+		return 1;
+	}
+	long a4[] = { 0, 1, 2, 3 }, a3[] = { 0, 5, -7 };
+	run_patched("f_plain", f_plain, a3, 3, tramp, 0);
+	run_patched("f_riprel", f_riprel, a3, 3, tramp, 0);
+	run_patched("f_lea", f_lea, a4, 4, tramp, 0);
+	run_patched("f_jcc", f_jcc, a3, 3, tramp, 0);
+	run_patched("f_call", f_call, a3, 3, tramp, 0);
+	run_patched("f_jrcxz", f_jrcxz, a3, 3, tramp, 0);
+	run_patched("f_jmpfirst", f_jmpfirst, a3, 3, tramp, 0);
+	long loops[] = { 1, 4, 10 };
+	run_patched("f_loop", f_loop, loops, 3, tramp, 1);
+	run_patched("f_short", f_short, a3, 3, tramp, 0);
+	/* the jump covers f_short's ret and 1 byte of padding */
+	{
+		char why[256];
+		struct x86_site s;
+		struct x86_plan p;
+		site_of("f_short", f_short, &s);
+		x86_plan(&s, &p, why, sizeof(why));
+		CHECK(p.patch_len == 5 && p.displaced_len == 4,
+		      "f_short: 4 bytes moved, 1 byte of padding covered");
+	}
+	refused("f_loop_nopad", f_loop_nopad, "goes to f_loop_nopad+2");
+	refused("f_tiny", f_tiny, "too short");
+	refused("f_int3", f_int3, "breakpoint");
+	refused("f_indcall", f_indcall, "call inside the patched bytes");
+	refused("f_xbegin", f_xbegin, "cannot be moved");
+	far_copy();
+	moved_rip(tramp);
+	bool pad;
+	CHECK(x86_insn_len((const uint8_t *)"\x0f\x1f\x44\x00\x00", 5, &pad) == 5 && pad,
+	      "a 5-byte nop is padding");
+	return UNIT_DONE();
+}

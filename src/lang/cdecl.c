@@ -9,10 +9,10 @@
  * cdecl_layout.c as gcc does) and typedef names, entered in the
  * program's registry of C types (the keywords and attributes are
  * cdecl_words.c's, constant expressions cdecl_expr.c's). Function
- * prototypes and definitions
- * (their bodies skipped by brace matching), extern and static variables,
- * asm labels, _Static_assert and __attribute__s other than packed,
- * aligned and mode are read over and dropped.
+ * prototypes and definitions (their bodies skipped by brace matching),
+ * extern and static variables, asm labels, _Static_assert and
+ * __attribute__s other than packed, aligned and mode are read over and
+ * dropped.
  *
  * A declaration that comes from the script is held to C's rules, and
  * each mistake is an error with its position. One that comes from a

@@ -501,6 +501,8 @@ static bool member_decl(struct cdecl *c, member_vec *m)
 		if (name)
 			mb.at = name;
 		t = cd_apply_mode(c, t, mb.attrs.mode);
+		if (!(t = cd_apply_vector(c, t, mb.attrs.vector_size, mb.at)))
+			return false;
 		if (cd_accept(c, ":")) {
 			int64_t w;
 			const struct ptok *wt = cd_peek(c, 0);
@@ -692,6 +694,8 @@ static void add_typedef(struct cdecl *c, const struct ptok *name,
 			const struct ctype *t, const struct attrs *at)
 {
 	t = cd_apply_mode(c, t, at->mode);
+	if (!(t = cd_apply_vector(c, t, at->vector_size, name)))
+		return;
 	if (at->aligned && at->aligned != t->align)
 		t = cd_with_align(c, t, at->aligned > t->align || !at->packed ?
 				  at->aligned : t->align);

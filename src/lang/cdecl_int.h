@@ -19,6 +19,7 @@ struct attrs {
 	bool packed;
 	uint32_t aligned;          /* 0: none; else the largest asked */
 	uint32_t mode;             /* __mode__: bytes, 0 none */
+	uint32_t vector_size;      /* __vector_size__: bytes, 0 none */
 };
 
 struct cdecl {
@@ -73,6 +74,10 @@ struct ctype *cd_new_int(struct cdecl *c, uint32_t size, bool is_signed,
 			 const char *name);
 const struct ctype *cd_apply_mode(struct cdecl *c, const struct ctype *t,
 				  uint32_t mode);
+/* __attribute__((vector_size(N))) on an integer or float type: N bytes,
+ * aligned to N, as gcc lays vectors out (NULL after an error). */
+const struct ctype *cd_apply_vector(struct cdecl *c, const struct ctype *t,
+				    uint32_t size, const struct ptok *at);
 
 /* cdecl_expr.c: an integer constant expression (array sizes, bitfield
  * widths, enumerator values, aligned(N)); false after an error. */

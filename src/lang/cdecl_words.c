@@ -177,6 +177,20 @@ void cd_attributes(struct cdecl *c, struct attrs *at)
 				cd_expect(c, ")", "aligned(...)");
 			} else if (attr_is(a, "aligned")) {
 				at->aligned = at->aligned > 16 ? at->aligned : 16;
+			} else if (attr_is(a, "vector_size") &&
+				   cd_is(c, 0, "(")) {
+				c->i++;
+				int64_t v;
+				if (!cd_const_cond(c, &v))
+					return;
+				if (v <= 0 || (v & (v - 1)) || v > 4096) {
+					cd_error(c, a, "BAD_DECL", "vector size "
+						 "%lld is not a power of two up "
+						 "to 4096", (long long)v);
+					return;
+				}
+				at->vector_size = (uint32_t)v;
+				cd_expect(c, ")", "vector_size(...)");
 			} else if (attr_is(a, "mode") && cd_is(c, 0, "(")) {
 				at->mode = mode_bytes(cd_peek(c, 1));
 				cd_skip_group(c);
@@ -332,4 +346,20 @@ const struct ctype *cd_apply_mode(struct cdecl *c, const struct ctype *t,
 	int idx = mode == 1 ? 0 : mode == 2 ? 1 : mode == 4 ? 2 :
 		mode == 8 ? 3 : 4;
 	return cd_new_int(c, mode, s, names[s][idx]);
+}
+
+const struct ctype *cd_apply_vector(struct cdecl *c, const struct ctype *t,
+				    uint32_t size, const struct ptok *at)
+{
+	if (!size)
+		return t;
+	if ((t->kind != CT_INT && t->kind != CT_FLOAT) || !t->size ||
+	    size % t->size) {
+		cd_error(c, at, "BAD_DECL", "vector_size(%u) of a type that is "
+			 "not a scalar dividing it", size);
+		return NULL;
+	}
+	struct ctype *v = (struct ctype *)ctype_array(c->a, t, size / t->size);
+	v->align = size;
+	return v;
 }

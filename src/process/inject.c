@@ -73,6 +73,7 @@ int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen)
 			}
 			out->mmap = sym_at(ef, bias, "mmap");
 			out->munmap = sym_at(ef, bias, "munmap");
+			out->pthread_create = sym_at(ef, bias, "pthread_create");
 			snprintf(out->path, sizeof(out->path), "%s", maps[i].path);
 			if (out->dlopen && out->dlsym)
 				r = 0;

@@ -320,6 +320,16 @@ static int region_take(struct livepatch *lp, struct tracee *t, uint64_t addr,
 	return write_registry(lp, t);
 }
 
+int lp_put_data(struct livepatch *lp, struct tracee *t, uint64_t near,
+		const void *data, size_t len, uint64_t *at, char *why,
+		size_t whylen)
+{
+	if (len > 4096)
+		return -E2BIG;
+	int r = region_take(lp, t, near, len, at, why, whylen);
+	return r < 0 ? r : tracee_write(t, *at, data, len);
+}
+
 static struct lp_entry *find_site(struct livepatch *lp, uint64_t addr)
 {
 	for (size_t i = 0; i < lp->nsites; i++)

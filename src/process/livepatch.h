@@ -48,6 +48,11 @@ int lp_begin(struct tracee *t, const struct lp_agent *agent,
  * naming the site and the reason when it cannot be patched safely. */
 int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	   char *why, size_t whylen);
+/* Copy data into trampoline memory near `near` (read-only to the
+ * process, never freed: for what must outlive a call). */
+int lp_put_data(struct livepatch *lp, struct tracee *t, uint64_t near,
+		const void *data, size_t len, uint64_t *at, char *why,
+		size_t whylen);
 /* Make every added site live: threads are stopped (they are: the tracee
  * holds them); those inside bytes about to change move to the copies. */
 int lp_commit(struct livepatch *lp, struct tracee *t, char *why, size_t whylen);

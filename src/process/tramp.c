@@ -5,7 +5,8 @@
  *   lea -(128 + FRAME)(%rsp), %rsp     the red zone is left alone
  *   mov %REG, OFF(%rsp)  x15           struct pt_regs, as the kernel's
  *   ip = the site, sp = the site's sp, flags, orig_ax = -1, cs, ss
- *   movdqu %xmmN, ...                  xmm0-7 (every one mid-function)
+ *   movdqu %xmmN, ...                  xmm0-7 (every one mid-function),
+ *                                      for a handler that may use them
  *   movabs $site, %rdi; mov %rsp, %rsi
  *   mov %rsp, %rbx; and $-16, %rsp     the ABI's alignment, whatever sp was
  *   movabs $handler, %rax; call *%rax
@@ -115,7 +116,7 @@ int tramp_emit_entry(const struct tramp_params *p, uint8_t *out, char *why,
 		     size_t whylen)
 {
 	struct code c = { out, 0 };
-	int nxmm = p->mid_function ? 16 : 8;
+	int nxmm = !p->keep_vectors ? 0 : p->mid_function ? 16 : 8;
 	const int32_t xmm_at = FPROBE_REGS_SIZE;
 	/* 16n + 8 keeps an entry site's 16-byte alignment for the pt_regs
 	 * (not needed: the call realigns; but cheap) */

@@ -252,7 +252,9 @@ static int map_bias(int pid, const struct elf_file *ef, const char *path,
 	return r;
 }
 
-static struct pfile *file_get(struct pattach *pa, const char *path)
+/* An opened file (its own symbols only, or with its debug file's). */
+static struct pfile *file_get_as(struct pattach *pa, const char *path,
+				 bool own_only)
 {
 	for (size_t i = 0; i < pa->nfiles; i++)
 		if (strcmp(pa->files[i].path, path) == 0)
@@ -263,7 +265,7 @@ static struct pfile *file_get(struct pattach *pa, const char *path)
 	if (!(f->path = strdup(path)))
 		return NULL;
 	pa->nfiles++;
-	f->err = elf_open(path, &f->ef);
+	f->err = own_only ? elf_open_own(path, &f->ef) : elf_open(path, &f->ef);
 	if (f->err == 0) {
 		f->err = map_bias(pa->pid, f->ef, path, &f->bias);
 		if (f->err < 0 && !elf_is_dyn(f->ef)) {
@@ -274,6 +276,11 @@ static struct pfile *file_get(struct pattach *pa, const char *path)
 			f->err = -ENXIO;   /* not (yet) loaded by the process */
 	}
 	return f;
+}
+
+static struct pfile *file_get(struct pattach *pa, const char *path)
+{
+	return file_get_as(pa, path, false);
 }
 
 /* Fill an lp_site for vaddr of f: its bounds from the symbols. */
@@ -354,7 +361,8 @@ static int hook_unwinders(struct pattach *pa, char *why, size_t whylen)
 		else if (!unwinder_object(objs[i]) ||
 			 elf_proc_path(pa->pid, objs[i], path, sizeof(path)) < 0)
 			continue;
-		struct pfile *f = file_get(pa, path);
+		/* exported functions: the file's own symbols are enough */
+		struct pfile *f = file_get_as(pa, path, i < n);
 		if (!f || f->err < 0)
 			continue;
 		for (size_t k = 0; k < sizeof(hooks) / sizeof(hooks[0]) && r == 0; k++) {

@@ -61,6 +61,7 @@ struct livepatch {
 	struct lp_agent agent;
 	struct fprobe_registry reg;
 	struct inject_libc lc;
+	bool have_lc;
 	struct elf_map *maps;
 	size_t nmaps;
 	struct lp_region regions[FPROBE_MAX_REGIONS];
@@ -195,7 +196,6 @@ int lp_begin(struct tracee *t, const struct lp_agent *agent,
 		g->index = i;
 	}
 	if ((r = write_registry(lp, t)) < 0 ||
-	    (r = inject_find_libc(t->pid, &lp->lc, why, whylen)) < 0 ||
 	    (r = elf_proc_maps(t->pid, &lp->maps, &lp->nmaps)) < 0) {
 		if (!why[0])
 			say(why, whylen, "process %d: %s", t->pid, strerror(-r));
@@ -239,6 +239,12 @@ static int region_new(struct livepatch *lp, struct tracee *t, uint64_t addr,
 		return -ENOSPC;
 	}
 	const uint64_t len = REGION_LEN;
+	if (!lp->have_lc) {   /* its mmap: found when first needed */
+		int r = inject_find_libc(t->pid, &lp->lc, why, whylen);
+		if (r < 0)
+			return r;
+		lp->have_lc = true;
+	}
 	for (int tries = 0; tries < 16; tries++) {
 		uint64_t best = 0;
 		for (size_t i = 0; i + 1 < lp->nmaps; i++) {

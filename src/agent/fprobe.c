@@ -346,7 +346,8 @@ uint64_t sonde_fprobe_return(struct fprobe_regs *regs)
 
 /* The return trampoline: a hooked function returns here (sp just above
  * where its return address was). The registers are saved as pt_regs
- * (retval is ax) with xmm0 and xmm1 (floating-point return values),
+ * (retval is ax; the flags, which no caller expects kept across a call,
+ * as 0) with xmm0 and xmm1 (floating-point return values),
  * sonde_fprobe_return gives the real return address, and everything is
  * put back but r11, which a return leaves free, to jump there. 128 bytes
  * below sp are left alone, as everywhere in sonde's trampolines. */
@@ -368,7 +369,7 @@ __asm__(
 	"  movq $-1, 120(%rsp)\n"
 	"  movq $0, 128(%rsp)\n"
 	"  movq $0x33, 136(%rsp)\n"
-	"  pushfq\n  pop %rax\n  mov %rax, 144(%rsp)\n"
+	"  movq $0, 144(%rsp)\n"   /* flags: dead at a return (ABI) */
 	"  lea (128 + " STR(RT_FRAME) ")(%rsp), %rax\n  mov %rax, 152(%rsp)\n"
 	"  movq $0x2b, 160(%rsp)\n"
 	"  movdqu %xmm0, 168(%rsp)\n  movdqu %xmm1, 184(%rsp)\n"

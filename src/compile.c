@@ -8,6 +8,7 @@
 
 #include "codegen/codegen.h"
 #include "kernel/btf.h"
+#include "lang/cdefs.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "probes/provider.h"
@@ -211,6 +212,21 @@ static void add_user_map_limits(struct program *prog, uint32_t keys_max)
 	program_add_map(prog, &fails);
 }
 
+/* The C definitions before the probes (preprocessed, their types
+ * declared), then the probes, in which their macros expand. */
+static struct node *parse_script(struct program *prog,
+				 const struct compile_opts *o, struct diags *d)
+{
+	struct cdefs_opts co = {
+		.include_dirs = o->include_dirs,
+		.ninclude_dirs = o->ninclude_dirs,
+		.include_files = o->include_files,
+		.ninclude_files = o->ninclude_files,
+		.have_btf = cdefs_have_btf(),
+	};
+	return cdefs_parse_script(prog->arena, o->text, &co, prog->ctypes, d);
+}
+
 struct program *compile(const struct compile_opts *o, struct diags *d)
 {
 	struct arena *a = malloc(sizeof(*a));
@@ -232,7 +248,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 				   .npositional = o->npositional,
 				   .unsafe = o->unsafe,
 				   .no_child = !o->child };
-	struct node *root = parse_program(a, o->text, d);
+	struct node *root = parse_script(prog, o, d);
 	if (!root || d->nerrors)
 		goto fail;
 	add_internal_maps(prog);

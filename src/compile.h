@@ -21,6 +21,10 @@ struct compile_opts {
 	uint32_t strlen;       /* 0: default, or BPFTRACE_STRLEN */
 	uint32_t map_keys_max; /* 0: default, or BPFTRACE_MAP_KEYS_MAX */
 	FILE *dump_ast;        /* if set, dump the AST after sema */
+	const char *const *include_dirs;  /* -I DIR */
+	size_t ninclude_dirs;
+	const char *const *include_files; /* --include FILE */
+	size_t ninclude_files;
 	bool ustack_fp;        /* ustack walks frame pointers in the kernel */
 	uint32_t ustack_copy;  /* else bytes of stack copied (0: default) */
 };

@@ -18,6 +18,11 @@ void diags_free(struct diags *d)
 	for (size_t i = 0; i < d->list.n; i++)
 		free(d->list.v[i].msg);
 	vec_free(&d->list);
+	for (size_t i = 0; i < d->files.n; i++) {
+		free((char *)d->files.v[i].name);
+		free((char *)d->files.v[i].text);
+	}
+	vec_free(&d->files);
 	d->nerrors = 0;
 }
 
@@ -53,9 +58,36 @@ void diag_warning(struct diags *d, struct pos pos, const char *tag,
 	va_end(ap);
 }
 
+unsigned diags_add_source(struct diags *d, const char *name, const char *text,
+			  size_t len)
+{
+	struct diag_source s = { .name = strdup(name),
+				 .text = strndup(text, len) };
+	if (!s.name || !s.text || vec_push(&d->files, s)) {
+		free((char *)s.name);
+		free((char *)s.text);
+		return 0;
+	}
+	return (unsigned)d->files.n;
+}
+
+static const struct diag_source *diag_file(const struct diags *d,
+					   unsigned file)
+{
+	if (file && file <= d->files.n)
+		return &d->files.v[file - 1];
+	return d->src;
+}
+
+/* Headers first, in the order they were read, then the script. */
 static int diag_cmp(const void *a, const void *b)
 {
 	const struct diag *x = a, *y = b;
+	if (x->pos.file != y->pos.file) {
+		if (!x->pos.file || !y->pos.file)
+			return x->pos.file ? -1 : 1;
+		return x->pos.file < y->pos.file ? -1 : 1;
+	}
 	if (x->pos.line != y->pos.line)
 		return x->pos.line < y->pos.line ? -1 : 1;
 	if (x->pos.col != y->pos.col)
@@ -107,9 +139,10 @@ static void diags_render(const struct diags *d, FILE *out, bool json)
 		}
 		sorted[j] = t;
 	}
-	const char *name = d->src && d->src->name ? d->src->name : "stdin";
 	for (size_t i = 0; i < n; i++) {
 		const struct diag *g = &sorted[i];
+		const struct diag_source *src = diag_file(d, g->pos.file);
+		const char *name = src && src->name ? src->name : "stdin";
 		const char *lvl = g->level == DIAG_ERROR ? "error" : "warning";
 		const char *msg = g->msg ? g->msg : "(no memory)";
 		char head[1024];
@@ -130,8 +163,8 @@ static void diags_render(const struct diags *d, FILE *out, bool json)
 		if (g->pos.line == 0)
 			continue;
 		size_t len;
-		const char *line = d->src && d->src->text ?
-			source_line(d->src->text, g->pos.line, &len) : NULL;
+		const char *line = src && src->text ?
+			source_line(src->text, g->pos.line, &len) : NULL;
 		if (!line)
 			continue;
 		fprintf(out, "%.*s\n", (int)len, line);

@@ -11,9 +11,12 @@
 
 /* A source position. Lines and columns count from 1; `len` is the number
  * of bytes the construct spans on its first line (at least 1), so the
- * caret can underline it. A zeroed pos means "no position" (line 0). */
+ * caret can underline it. A zeroed pos means "no position" (line 0).
+ * `file` 0 is the script; N > 0 is the Nth source added with
+ * diags_add_source (a header the preprocessor read). */
 struct pos {
 	unsigned line, col, len;
+	unsigned file;
 };
 
 enum diag_level { DIAG_ERROR, DIAG_WARNING };
@@ -35,6 +38,7 @@ struct diags {
 	const struct diag_source *src;
 	VEC(struct diag) list;
 	unsigned nerrors;
+	VEC(struct diag_source) files; /* pos.file - 1; name and text owned */
 };
 
 void diags_init(struct diags *d, const struct diag_source *src);
@@ -51,6 +55,11 @@ void diag_vadd(struct diags *d, enum diag_level level, struct pos pos,
  *   <spaces>^~~~
  * (the last two lines only when the position is known). */
 void diags_print(const struct diags *d, FILE *out);
+/* Register another source file (copied), so positions in it render with
+ * its name and line: returns its pos.file number, or 0 (the script) if
+ * memory runs out. */
+unsigned diags_add_source(struct diags *d, const char *name, const char *text,
+			  size_t len);
 bool diags_has(const struct diags *d, const char *tag);
 
 #endif

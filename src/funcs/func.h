@@ -68,7 +68,8 @@ const struct func *func_find(const char *name);
 /* The families' tables, each ended by a record with a NULL name, and
  * the list of them, ended by NULL (funcs.c). */
 extern const struct func funcs_output[], funcs_control[], funcs_maps[],
-	funcs_strings[], funcs_symbols[], funcs_net[], funcs_values[];
+	funcs_strings[], funcs_symbols[], funcs_net[], funcs_values[],
+	funcs_pointers[];
 extern const struct func *const func_families[];
 
 #endif

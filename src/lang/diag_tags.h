@@ -13,6 +13,16 @@
 	X(UNTERMINATED_COMMENT, "a /* comment never ends") \
 	X(BAD_INT, "integer literal malformed or too large for 64 bits") \
 	X(BAD_ESCAPE, "unknown escape sequence in a string") \
+	/* preprocessor (lang/pp*.c) */ \
+	X(INCLUDE_NOT_FOUND, "#include'd or --include file in no search directory") \
+	X(UNTERMINATED_IF, "#if/#ifdef/#ifndef without #endif in its file") \
+	X(PP_DIRECTIVE, "malformed or misplaced directive (#elif without #if...)") \
+	X(PP_EXPR, "#if/#elif expression malformed or dividing by zero") \
+	X(PP_ERROR, "an #error directive was reached") \
+	X(MACRO_ARGS, "macro call with the wrong arguments, or a bad ## paste") \
+	X(PP_LIMIT, "headers too large, deep, many or slow; macros too large") \
+	/* C declarations (lang/cdecl*.c) */ \
+	X(BAD_DECL, "malformed struct/union/enum/typedef, or one C refuses") \
 	/* parser */ \
 	X(BAD_UNROLL, "unroll count not an integer literal in 1..100") \
 	/* semantic pass */ \

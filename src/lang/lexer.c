@@ -28,6 +28,59 @@ void lexer_init(struct lexer *lx, struct arena *a, const char *text,
 	lx->diags = d;
 }
 
+void lexer_start_at(struct lexer *lx, size_t off, unsigned line, unsigned col)
+{
+	if (off > lx->len)
+		return;
+	lx->off = off;
+	lx->line = line;
+	lx->col = col;
+}
+
+/* Is `name` being expanded already (C's rule: a macro's own name in its
+ * replacement stays a name)? */
+static bool expanding(const struct lexer *lx, const char *name)
+{
+	for (unsigned i = 0; i < lx->nframes; i++)
+		if (!strcmp(lx->frames[i].name, name))
+			return true;
+	return false;
+}
+
+/* Lex a macro's replacement text next, as bpftrace 0.17 does: the text
+ * goes back through the lexer, so a macro naming another expands too. */
+static bool push_macro(struct lexer *lx, const char *name, struct pos at)
+{
+	if (!lx->macro || lx->nframes >= LEX_MAX_EXPANSION ||
+	    lx->expansions >= LEX_MAX_EXPANSIONS || expanding(lx, name))
+		return false;
+	const char *text = lx->macro(lx->macro_ctx, name, strlen(name));
+	if (!text)
+		return false;
+	if (!lx->nframes)
+		lx->expansion = at;
+	lx->expansions++;
+	lx->frames[lx->nframes++] = (struct lex_frame){
+		.src = lx->src, .len = lx->len, .off = lx->off,
+		.line = lx->line, .col = lx->col, .name = name,
+	};
+	lx->src = text;
+	lx->len = strlen(text);
+	lx->off = 0;
+	lx->line = lx->col = 1;
+	return true;
+}
+
+static void pop_macro(struct lexer *lx)
+{
+	const struct lex_frame *f = &lx->frames[--lx->nframes];
+	lx->src = f->src;
+	lx->len = f->len;
+	lx->off = f->off;
+	lx->line = f->line;
+	lx->col = f->col;
+}
+
 static void lex_error(struct lexer *lx, struct pos pos, const char *tag,
 		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -63,6 +116,8 @@ static void advance(struct lexer *lx)
 
 static struct pos here(const struct lexer *lx)
 {
+	if (lx->nframes) /* in a macro's text: where the macro was named */
+		return lx->expansion;
 	return (struct pos){ lx->line, lx->col, 1 };
 }
 
@@ -73,11 +128,6 @@ static unsigned span(const struct lexer *lx, size_t start, size_t end)
 	while (start + n < end && lx->src[start + n] != '\n')
 		n++;
 	return n ? (unsigned)n : 1;
-}
-
-static bool is_ident_char_(int c)
-{
-	return isalnum(c) || c == '_';
 }
 
 /* Only blanks between the start of the line and the current byte? */
@@ -93,99 +143,29 @@ static bool at_line_start(const struct lexer *lx)
 	return true;
 }
 
-/* Read a preprocessor line from '#': its directive word and argument. */
-static void read_directive(struct lexer *lx, char *word, size_t wn,
-			   char *arg, size_t an)
-{
-	size_t k = 0;
-	advance(lx); /* '#' */
-	while (peek(lx, 0) == ' ' || peek(lx, 0) == '\t')
-		advance(lx);
-	while (isalpha(peek(lx, 0)) && k + 1 < wn) {
-		word[k++] = (char)peek(lx, 0);
-		advance(lx);
-	}
-	word[k] = 0;
-	while (peek(lx, 0) == ' ' || peek(lx, 0) == '\t')
-		advance(lx);
-	k = 0;
-	while (is_ident_char_(peek(lx, 0)) && k + 1 < an) {
-		arg[k++] = (char)peek(lx, 0);
-		advance(lx);
-	}
-	arg[k] = 0;
-	while (peek(lx, 0) && peek(lx, 0) != '\n')
-		advance(lx);
-}
-
-/* Skip an inactive #if region up to its #endif (or #else, which turns
- * the rest active). */
-static void skip_inactive(struct lexer *lx, struct pos start)
-{
-	int nest = 0;
-	char word[16], arg[64];
-	while (peek(lx, 0)) {
-		if (peek(lx, 0) == '#' && at_line_start(lx)) {
-			read_directive(lx, word, sizeof(word), arg, sizeof(arg));
-			if (!strcmp(word, "if") || !strcmp(word, "ifdef") ||
-			    !strcmp(word, "ifndef")) {
-				nest++;
-			} else if (!strcmp(word, "endif")) {
-				if (nest-- == 0)
-					return;
-			} else if (!strcmp(word, "else") && nest == 0) {
-				lx->cond_depth++;
-				return;
-			}
-			continue;
-		}
-		advance(lx);
-	}
-	lex_error(lx, start, "SYNTAX", "'#if' without '#endif'");
-}
-
-/* The preprocessor lines bpftrace's tools use, as far as sonde can go
- * without C headers: a #! line, #include (ignored: sonde reads no C
- * types), and #ifndef/#ifdef BPFTRACE_HAVE_BTF (sonde never needs the
- * header fallback, as if BTF were there) with #else and #endif. Anything
- * else (#define, other conditions) is refused. */
+/* A '#' first on a line of the probes. bpftrace runs the preprocessor
+ * only over the definitions before the first probe (lang/cdefs.h), and so
+ * does sonde: a directive after that is an error, as it is in bpftrace. */
 static void directive(struct lexer *lx)
 {
 	struct pos p = here(lx);
 	size_t s = lx->off;
-	char word[16], arg[64];
-	if (s == 0 && peek(lx, 1) == '!') {
-		while (peek(lx, 0) && peek(lx, 0) != '\n')
-			advance(lx);
+	bool shebang = s == 0 && peek(lx, 1) == '!';
+	while (peek(lx, 0) && peek(lx, 0) != '\n')
+		advance(lx);
+	if (shebang)
 		return;
-	}
-	read_directive(lx, word, sizeof(word), arg, sizeof(arg));
 	p.len = span(lx, s, lx->off);
-	bool btf = !strcmp(arg, "BPFTRACE_HAVE_BTF");
-	if (!strcmp(word, "include"))
-		return;
-	if (!strcmp(word, "ifndef") && btf) {
-		skip_inactive(lx, p);
-	} else if (!strcmp(word, "ifdef") && btf) {
-		lx->cond_depth++;
-	} else if (!strcmp(word, "else") && lx->cond_depth) {
-		lx->cond_depth--;
-		skip_inactive(lx, p);
-	} else if (!strcmp(word, "endif") && lx->cond_depth) {
-		lx->cond_depth--;
-	} else {
-		lex_error(lx, p, "UNSUPPORTED",
-			  "preprocessor line '#%s%s%s' is not supported (only "
-			  "#include and #if[n]def BPFTRACE_HAVE_BTF are)", word,
-			  arg[0] ? " " : "", arg);
-	}
+	lex_error(lx, p, "SYNTAX", "preprocessor directive after the first "
+		  "probe: #include, #define, #if and C definitions go before "
+		  "the probes");
 }
 
 static void skip_space(struct lexer *lx)
 {
 	for (;;) {
 		int c = peek(lx, 0);
-		if (c == '#' && at_line_start(lx)) {
+		if (c == '#' && !lx->nframes && at_line_start(lx)) {
 			directive(lx);
 		} else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
 		    c == '\f' || c == '\v') {
@@ -428,6 +408,10 @@ struct token lexer_next(struct lexer *lx)
 {
 	struct token t;
 	skip_space(lx);
+	while (lx->nframes && lx->off >= lx->len) {
+		pop_macro(lx);
+		skip_space(lx);
+	}
 	memset(&t, 0, sizeof(t));
 	t.pos = here(lx);
 	t.offset = lx->off;
@@ -455,6 +439,12 @@ struct token lexer_next(struct lexer *lx)
 		for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++)
 			if (strcmp(keywords[i].s, t.sval) == 0)
 				t.kind = keywords[i].t;
+		if (t.kind == T_IDENT) {
+			struct pos at = t.pos;
+			at.len = span(lx, s, lx->off);
+			if (push_macro(lx, t.sval, at))
+				return lexer_next(lx);
+		}
 	} else if (c == '$') {
 		advance(lx);
 		if (isdigit(peek(lx, 0))) {

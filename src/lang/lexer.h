@@ -8,6 +8,21 @@
 #include "../base/diag.h"
 #include "token.h"
 
+/* The replacement text of an object-like macro of the script's C
+ * definitions (lang/cdefs.h), or NULL if `name` is not one. */
+typedef const char *(*lexer_macro_fn)(void *ctx, const char *name,
+				      size_t len);
+
+#define LEX_MAX_EXPANSION 32       /* macros expanding inside macros */
+#define LEX_MAX_EXPANSIONS 100000  /* macros expanded in one script */
+
+struct lex_frame {
+	const char *src;
+	size_t len, off;
+	unsigned line, col;
+	const char *name;
+};
+
 struct lexer {
 	const char *src;
 	size_t len;
@@ -17,11 +32,20 @@ struct lexer {
 	struct diags *diags;
 	bool quiet;              /* parser is skipping after an error */
 	unsigned nerrors;        /* errors this lexer reported */
-	unsigned cond_depth;     /* open, active #if[n]def regions */
+	lexer_macro_fn macro;    /* NULL: no macros */
+	void *macro_ctx;
+	struct lex_frame frames[LEX_MAX_EXPANSION]; /* the texts lexed */
+	unsigned nframes;        /*   before src: macros being expanded */
+	unsigned long expansions;
+	struct pos expansion;    /* where the outermost macro was named */
 };
 
 void lexer_init(struct lexer *lx, struct arena *a, const char *text,
 		struct diags *d);
+/* Start lexing at byte `off` (line and column of it): after the C
+ * definitions. */
+void lexer_start_at(struct lexer *lx, size_t off, unsigned line,
+		    unsigned col);
 /* The next token. Errors (bad characters, unterminated strings, bad
  * integers) are recorded in the diagnostics; the token returned is then
  * still usable (a T_ERROR, or the literal with a best-effort value) so the

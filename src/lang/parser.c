@@ -7,6 +7,7 @@
  * re-synchronises at a ';' or '}' (statement level) or at the end of a
  * probe block (top level), so one run reports every broken statement. */
 #include "parser.h"
+#include "cdefs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -958,12 +959,21 @@ static void resync_probe(struct parser *p)
 	resync_done(p);
 }
 
-/* program -> { probe } */
 struct node *parse_program(struct arena *a, const char *text, struct diags *d)
+{
+	return cdefs_parse_script(a, text, NULL, NULL, d);
+}
+
+/* program -> c_definitions { probe }   (the definitions: lang/cdefs.c) */
+struct node *parse_program_env(struct arena *a, const char *text,
+			       const struct parse_env *env, struct diags *d)
 {
 	struct parser ps = { .a = a, .d = d };
 	struct parser *p = &ps;
 	lexer_init(&p->lx, a, text, d);
+	lexer_start_at(&p->lx, env->start, env->line, env->col);
+	p->lx.macro = env->macro;
+	p->lx.macro_ctx = env->macro_ctx;
 	struct node *prog = node_new(a, N_PROGRAM, (struct pos){ 1, 1, 1 });
 	next_attach(p);
 	while (p->tok.kind != T_EOF) {

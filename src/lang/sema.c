@@ -254,6 +254,9 @@ static const struct type *record_field_type(struct sema *s,
 {
 	if (f->is_data_loc)
 		return type_str(s->a, s->prog->strlen);
+	/* A pointer the provider typed (DWARF, BTF): followed with -> */
+	if (f->ctype && f->ctype->kind == CT_PTR && f->size == 8)
+		return type_of_ctype(s->a, f->ctype, sema_record_space(s, f));
 	if (f->is_char_array)
 		return type_str(s->a, f->array_len ? f->array_len : f->size);
 	if (f->array_len)
@@ -268,7 +271,7 @@ static const struct type *record_field_type(struct sema *s,
 		const struct ctype *ct = f->size == 8 ?
 			sema_record_field_ctype(s, f) : NULL;
 		const struct type *typed = ct ? type_of_ctype(s->a, ct,
-							      f->space) : NULL;
+			sema_record_space(s, f)) : NULL;
 		if (typed)
 			return typed;
 		struct type *p = arena_new(s->a, struct type);

@@ -393,3 +393,24 @@ const struct ctype *sema_record_field_ctype(struct sema *s,
 	const struct ctype *t = sema_type_name(s, tn, &why);
 	return t && t->kind == CT_PTR ? t : NULL;
 }
+
+const struct type *sema_addr_space(struct sema *s, const struct type *t,
+				   enum addr_space space)
+{
+	if (!t)
+		return NULL;
+	struct type *u = arena_new(s->a, struct type);
+	*u = *t;
+	u->space = space;
+	return u;
+}
+
+/* Where a pointer in a probe's args record points: as the provider says;
+ * else user memory in user-space probes (uprobe args from DWARF), and
+ * unknown elsewhere (tracepoint formats do not say: see the top). */
+enum addr_space sema_record_space(struct sema *s, const struct record_field *f)
+{
+	if (f->space)
+		return f->space;
+	return sema_block_has(s, PROBE_USER_MEM) ? AS_USER : AS_UNKNOWN;
+}

@@ -142,8 +142,13 @@ const struct type *sema_ptr_arith(struct sema *s, struct node *n,
 				  const struct type *l, const struct type *r);
 uint32_t sema_ptr_scale(const struct type *t);
 const struct type *sema_ident(struct sema *s, struct node *n);
+/* uptr(p)/kptr(p): p's type, pointing into that address space. */
+const struct type *sema_addr_space(struct sema *s, const struct type *t,
+				   enum addr_space space);
 const struct ctype *sema_record_field_ctype(struct sema *s,
 					    const struct record_field *f);
+enum addr_space sema_record_space(struct sema *s,
+				  const struct record_field *f);
 
 static inline bool is_int(const struct type *t)
 {

@@ -134,6 +134,8 @@ static const struct type *fentry_args_type(const struct probe *p,
 			.is_ptr = a->is_ptr,
 			.decl = arena_printf(ctx->arena, "%s %s", a->decl,
 					     a->name),
+			/* kernel function arguments point into the kernel */
+			.space = AS_KERNEL,
 		};
 	}
 	struct type *t = arena_new(ctx->arena, struct type);

@@ -65,6 +65,10 @@ static inline const struct provider *cgfx_provider(const char *name)
 static const struct uprobe_info *cgfx_uprobe;
 /* prog->ustack_copy for the next compilations (0: frame pointers). */
 static uint32_t cgfx_ustack_copy;
+/* When set, every probe's args record (else tracepoints get cgfx_rec). */
+static const struct type *cgfx_args;
+/* When set, the C types the scripts name (else none). */
+static struct ctypes *cgfx_ctypes;
 /* Add SONDE_MAPFAIL_MAP after sema, as compile() does. */
 static bool cgfx_mapfails;
 
@@ -80,6 +84,7 @@ static inline int cgfx_compile(struct cgfx *f, const char *text)
 	f->prog.strlen = 64;
 	f->prog.ringbuf_map = f->prog.globals_map = -1;
 	f->prog.ustack_copy = cgfx_ustack_copy;
+	f->prog.ctypes = cgfx_ctypes;
 	f->root = parse_program(&f->a, text, &f->d);
 	if (!f->root || f->d.nerrors)
 		return f->rc = -1;
@@ -106,6 +111,8 @@ static inline int cgfx_compile(struct cgfx *f, const char *text)
 			pr->caps = pv->caps;
 			if (pr->prog_type == BPF_PROG_TYPE_TRACEPOINT)
 				pr->args_type = &cgfx_rec;
+			if (cgfx_args)
+				pr->args_type = cgfx_args;
 			if (pr->prog_type == BPF_PROG_TYPE_KPROBE)
 				pr->uprobe = cgfx_uprobe;
 		}
@@ -433,6 +440,13 @@ static inline int64_t emu_run(struct emu *e, uint32_t probe)
 	free(maps);
 	if (!vp) {
 		e->in.error = e->in.msg;
+		return -1;
+	}
+	if (!vm_prog_native(vp)) {
+		snprintf(e->in.msg, sizeof(e->in.msg), "the JIT refused it: %s",
+			 vm_prog_jit_error(vp));
+		e->in.error = e->in.msg;
+		vm_prog_free(vp);
 		return -1;
 	}
 	struct emu *j = emu_clone(e);

@@ -139,7 +139,7 @@ static void test_classes(void)
 	ir_movi(&ir, a, 5);
 	ir_movi(&ir, t, 7);           /* dies before the call */
 	ir_alu(&ir, BPF_ADD, a, a, t);
-	ir_call(&ir, r, 1, (struct ir_arg[]){ IR_IMM(1) }, 1);
+	ir_call(&ir, r, 2, (struct ir_arg[]){ IR_IMM(1) }, 1);  /* r1 only */
 	ir_alu(&ir, BPF_ADD, r, r, a);
 	ir_ret(&ir, r);
 	struct built b = build(&ir, 4);

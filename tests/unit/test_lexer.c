@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "lang/lexer.h"
+#include "lang/cdefs.h"
 #include "unit.h"
 
 struct lx_fixture {
@@ -68,6 +69,18 @@ static bool tag_of(const char *text, const char *tag)
 	bool r = diags_has(&f.d, tag);
 	fx_free(&f);
 	return r;
+}
+
+static const char *test_macro(void *ctx, const char *name, size_t len)
+{
+	static const char *const defs[][2] = {
+		{ "A", "3+4" }, { "B", "D(5)" }, { "D", "D" }, { "SELF", "SELF+1" },
+	};
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
+		if (strlen(defs[i][0]) == len && !memcmp(defs[i][0], name, len))
+			return defs[i][1];
+	return NULL;
 }
 
 int main(void)
@@ -169,17 +182,44 @@ int main(void)
 	CHECK(t.kind == T_ATTACH && strcmp(t.sval, "END") == 0 &&
 	      t.pos.col == 8, "second attach point and its column");
 	fx_free(&f);
-	/* the preprocessor lines bpftrace tools carry */
-	CHECK_STR(kinds("#!/usr/bin/env bpftrace\n#include <linux/sched.h>\n"
-			"a\n#ifndef BPFTRACE_HAVE_BTF\nstruct x { int y; };\n"
-			"#if 0\nq\n#endif\nz\n#else\n  #include <a.h>\nb\n"
-			"#endif\nc", buf, sizeof(buf)),
-		  "<name> <name> <name>", "shebang, #include, #ifndef BTF/#else");
-	CHECK_STR(kinds("#ifdef BPFTRACE_HAVE_BTF\na\n#else\nb\n#endif\nc",
-			buf, sizeof(buf)), "<name> <name>", "#ifdef BTF");
-	CHECK(tag_of("#define X 1\nBEGIN", "UNSUPPORTED"), "#define refused");
-	CHECK(tag_of("#ifndef BPFTRACE_HAVE_BTF\nx", "SYNTAX"),
-	      "#ifndef without #endif");
+	/* directives belong before the probes (lang/cdefs.c runs them) */
+	CHECK_STR(kinds("#!/usr/bin/env bpftrace\na", buf, sizeof(buf)),
+		  "<name>", "#! line");
+	CHECK(tag_of("a\n#define X 1\nb", "SYNTAX"),
+	      "directive among the probes");
+	/* macros of the definitions, expanded as bpftrace does: as text */
+	fx_init(&f, "A * B C $A @B \"A\" F(1) SELF");
+	f.lx.macro = test_macro;
+	const char *want[] = { "3", "+", "4", "*", "D", "(", "5", ")",
+			       "C", "$A", "@B", "\"A\"", "F", "(", "1", ")",
+			       "SELF", "+", "1" };
+	bool same = true;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		t = lexer_next(&f.lx);
+		char tok[64];
+		snprintf(tok, sizeof(tok), "%.*s", (int)t.len, t.start);
+		if (strcmp(tok, want[i])) {
+			printf("#   token %zu: got [%s] want [%s]\n", i, tok,
+			       want[i]);
+			same = false;
+			break;
+		}
+		if (i == 1 && (t.pos.line != 1 || t.pos.col != 1))
+			same = false; /* a macro's tokens are where it is named */
+	}
+	CHECK(same, "object-like macros expand in probes, recursively, "
+	      "not in variables, maps or strings, and not into themselves");
+	CHECK(lexer_next(&f.lx).kind == T_EOF, "end after macros");
+	fx_free(&f);
+	unsigned line, col;
+	const char *defs = "#!/bin/x\n// c\n#include <a.h>\nstruct s { int a; "
+		"/* } */ };\n#if 1\nunion u { int b; } enum e { E };\n"
+		"typedef struct { int c; } t;\n#endif\nBEGIN { }";
+	size_t end = cdefs_end(defs, &line, &col);
+	CHECK(end == strlen(defs) - 10 && line == 8 && col == 7,
+	      "cdefs_end: directives, definitions and comments");
+	CHECK(cdefs_end("BEGIN {}", &line, &col) == 0 && line == 1 &&
+	      col == 1, "cdefs_end: no definitions");
 	CHECK(tag_of("a # b", "SYNTAX"), "'#' inside a line is a stray");
 	fx_init(&f, "   ");
 	CHECK(lexer_attach(&f.lx).kind == T_EOF, "attach at end of input");

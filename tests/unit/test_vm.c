@@ -55,10 +55,6 @@ static void buf_reset(void)
 		buf[i] = (uint8_t)(0x80 + i);
 }
 
-/* The JIT is not in the tree yet: until it is, only the interpreter's
- * results are checked. */
-static const bool jit_expected = false;
-
 /* Runs the program (r1 = buf) in the interpreter and natively; both
  * must return `want`, leave the same buffer and make the same helper
  * calls. */
@@ -87,10 +83,6 @@ static void expect(const char *name, uint64_t want,
 		       (unsigned long long)ri, rci, (unsigned long long)want);
 
 	snprintf(label, sizeof(label), "jit: %s", name);
-	if (!jit_expected) {
-		vm_prog_free(p);
-		return;
-	}
 	if (!vm_prog_native(p)) {
 		CHECK(vm_prog_native(p) != NULL, label);
 		printf("#   not compiled: %s\n", vm_prog_jit_error(p));
@@ -304,10 +296,8 @@ static void test_budget(void)
 	CHECK(p && vm_prog_interp(p, buf, &r) == -E2BIG && r == 0,
 	      "budget: interp stops an endless loop");
 	r = 1;
-	if (jit_expected)
-		CHECK(p && vm_prog_native(p) &&
-		      vm_prog_run(p, buf, &r) == -E2BIG && r == 0,
-		      "budget: jit stops an endless loop");
+	CHECK(p && vm_prog_native(p) && vm_prog_run(p, buf, &r) == -E2BIG &&
+	      r == 0, "budget: jit stops an endless loop");
 	vm_prog_free(p);
 
 	/* 999 back edges of span 2: 1998 charged */
@@ -320,7 +310,6 @@ static void test_budget(void)
 		      r == (k ? 0 : 1000),
 		      k ? "budget: interp fails one short" :
 			  "budget: interp runs with exactly enough");
-		if (jit_expected)
 		CHECK(p && vm_prog_native(p) && vm_prog_run(p, buf, &r) == want &&
 		      r == (k ? 0 : 1000),
 		      k ? "budget: jit fails one short" :

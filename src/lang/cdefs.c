@@ -1,0 +1,212 @@
+/* cdefs.c - the script's C definitions: finding where they end, running
+ * them through the preprocessor and the declaration parser, and keeping
+ * their macros for the probes' lexer. */
+#include "cdefs.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cdecl.h"
+#include "parser.h"
+#include "pp.h"
+
+struct cdefs {
+	struct pp *pp;
+};
+
+/* Blanks and comments from i on. */
+static size_t skip_blank(const char *s, size_t i)
+{
+	for (;;) {
+		if (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' ||
+		    s[i] == '\r' || s[i] == '\f' || s[i] == '\v') {
+			i++;
+		} else if (s[i] == '/' && s[i + 1] == '/') {
+			while (s[i] && s[i] != '\n')
+				i++;
+		} else if (s[i] == '/' && s[i + 1] == '*') {
+			const char *e = strstr(s + i + 2, "*/");
+			if (!e)
+				return strlen(s);
+			i = (size_t)(e - s) + 2;
+		} else {
+			return i;
+		}
+	}
+}
+
+static bool line_start(const char *s, size_t i)
+{
+	while (i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t'))
+		i--;
+	return i == 0 || s[i - 1] == '\n';
+}
+
+/* To the end of a directive line, backslash-newlines included. */
+static size_t skip_line(const char *s, size_t i)
+{
+	while (s[i] && s[i] != '\n') {
+		if (s[i] == '\\' && s[i + 1] == '\n')
+			i++;
+		i++;
+	}
+	return i;
+}
+
+static size_t word(const char *s, size_t i, const char *w)
+{
+	size_t n = strlen(w);
+	if (strncmp(s + i, w, n) || isalnum((unsigned char)s[i + n]) ||
+	    s[i + n] == '_')
+		return 0;
+	return n;
+}
+
+/* A declaration from its keyword: to the brace that closes its body
+ * (and a ';' after it), or to a ';' outside braces. */
+static size_t skip_decl(const char *s, size_t i, bool typedef_)
+{
+	int depth = 0;
+	while (s[i]) {
+		size_t j = skip_blank(s, i);
+		if (j != i) {
+			i = j;
+			continue;
+		}
+		char c = s[i];
+		if (c == '#' && line_start(s, i)) {
+			i = skip_line(s, i);
+		} else if (c == '"' || c == '\'') {
+			i++;
+			while (s[i] && s[i] != c && s[i] != '\n')
+				i += s[i] == '\\' && s[i + 1] ? 2 : 1;
+			if (s[i] == c)
+				i++;
+		} else if (c == '{') {
+			depth++;
+			i++;
+		} else if (c == '}') {
+			i++;
+			if (--depth <= 0 && !typedef_) {
+				j = skip_blank(s, i);
+				return s[j] == ';' ? j + 1 : i;
+			}
+		} else if (c == ';' && depth <= 0) {
+			return i + 1;
+		} else {
+			i++;
+		}
+	}
+	return i;
+}
+
+size_t cdefs_end(const char *s, unsigned *line, unsigned *col)
+{
+	size_t i = 0, end = 0;
+	if (s[0] == '#' && s[1] == '!')
+		end = i = skip_line(s, 0);
+	for (;;) {
+		i = skip_blank(s, i);
+		size_t n;
+		if (s[i] == '#' && line_start(s, i)) {
+			end = i = skip_line(s, i);
+		} else if ((n = word(s, i, "struct")) || (n = word(s, i, "union")) ||
+			   (n = word(s, i, "enum"))) {
+			end = i = skip_decl(s, i + n, false);
+		} else if ((n = word(s, i, "typedef"))) {
+			end = i = skip_decl(s, i + n, true);
+		} else {
+			break;
+		}
+	}
+	unsigned l = 1, c = 1;
+	for (size_t k = 0; k < end; k++) {
+		if (s[k] == '\n') {
+			l++;
+			c = 1;
+		} else {
+			c++;
+		}
+	}
+	*line = l;
+	*col = c;
+	return end;
+}
+
+struct cdefs *cdefs_new(void)
+{
+	struct cdefs *c = calloc(1, sizeof(*c));
+	if (c && !(c->pp = pp_new())) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void cdefs_free(struct cdefs *c)
+{
+	if (!c)
+		return;
+	pp_free(c->pp);
+	free(c);
+}
+
+int cdefs_run(struct cdefs *c, const char *name, const char *text,
+	      size_t end, const struct cdefs_opts *o, struct ctypes *reg,
+	      struct diags *d)
+{
+	struct pp_opts po = {
+		.name = name, .text = text, .len = end,
+		.include_dirs = o->include_dirs,
+		.ninclude_dirs = o->ninclude_dirs,
+		.include_files = o->include_files,
+		.ninclude_files = o->ninclude_files,
+		.have_btf = o->have_btf,
+	};
+	int err = pp_run(c->pp, &po, d);
+	if (err < 0 || !reg)
+		return err;
+	size_t n;
+	const struct ptok *toks = pp_tokens(c->pp, &n);
+	return cdecl_parse(c->pp, toks, n, reg, d);
+}
+
+const char *cdefs_macro(void *ctx, const char *name, size_t len)
+{
+	struct cdefs *c = ctx;
+	return pp_object_macro(c->pp, name, len);
+}
+
+struct node *cdefs_parse_script(struct arena *a, const char *text,
+				const struct cdefs_opts *o,
+				struct ctypes *reg, struct diags *d)
+{
+	static const struct cdefs_opts defaults = { .have_btf = true };
+	const char *name = d->src && d->src->name ? d->src->name : "stdin";
+	text = text ? text : "";
+	struct parse_env env = { 0 };
+	env.start = cdefs_end(text, &env.line, &env.col);
+	struct cdefs *defs = cdefs_new();
+	if (!defs)
+		return NULL;
+	struct node *root = NULL;
+	if (cdefs_run(defs, name, text, env.start, o ? o : &defaults, reg,
+		      d) == 0 && !d->nerrors) {
+		env.macro = cdefs_macro;
+		env.macro_ctx = defs;
+		root = parse_program_env(a, text, &env, d);
+	}
+	cdefs_free(defs);
+	return root;
+}
+
+bool cdefs_have_btf(void)
+{
+	const char *f = getenv("BPFTRACE_BTF");
+	if (f && *f)
+		return access(f, R_OK) == 0;
+	return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+}

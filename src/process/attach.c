@@ -437,6 +437,15 @@ int pattach_detach(struct pattach *pa, char *why, size_t whylen)
 	return r;
 }
 
+void pattach_free_gone(struct pattach *pa)
+{
+	if (pa && pa->t) {
+		tracee_detach(pa->t);
+		pa->t = NULL;
+	}
+	pattach_free(pa);
+}
+
 void pattach_free(struct pattach *pa)
 {
 	if (!pa)

@@ -63,6 +63,9 @@ int pattach_detach(struct pattach *pa, char *why, size_t whylen);
  * process still held is let go first (with its patches restored if they
  * were made). */
 void pattach_free(struct pattach *pa);
+/* Free it, the process's image being gone (it exec'd or exited): nothing
+ * is touched there. NULL is a no-op. */
+void pattach_free_gone(struct pattach *pa);
 
 /* The process's pid; the number of patched sites. */
 int pattach_pid(const struct pattach *pa);

@@ -70,6 +70,10 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 		return r;
 	}
 	double t0 = log_now_ms();
+	/* a new image of the -c command (it exec'd): the old one's patches
+	 * went with it */
+	pattach_free_gone(e->fattach);
+	e->fattach = NULL;
 	r = pattach_open(pid, agent, &e->fattach, why, sizeof(why));
 	if (r < 0) {
 		log_error("%s %d: %s", start_agent ? "-p" : "-c: process", pid, why);
@@ -84,9 +88,13 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 		r = pattach_add(e->fattach, u->path, u->vaddr, pp->probe->name,
 				u->retprobe, pp->section_index, why, sizeof(why));
 		if (r == -ENXIO) {
-			log_warn("probe %s: %s", pp->probe->name, why);
+			/* a -c command may load it later (an exec, say): said
+			 * at the end if it never did */
+			if (start_agent)
+				log_warn("probe %s: %s", pp->probe->name, why);
 			continue;
 		}
+		pp->patched = true;
 		if (r < 0) {
 			log_error("probe %s: cannot attach in process %d: %s",
 				  pp->probe->name, pid, why);
@@ -120,6 +128,16 @@ fail:
 
 void proc_fprobes_detach(struct engine *e)
 {
+	if (e->opts.pid <= 0 && e->traced)
+		for (uint32_t i = 0; i < e->nprobes; i++) {
+			struct proc_probe *pp = &e->probes[i];
+			if (pp->req.how == PROCESS_FUNC && !pp->patched) {
+				log_warn("probe %s: the command never loaded %s: "
+					 "it did not fire", pp->probe->name,
+					 pp->probe->uprobe->path);
+				pp->patched = true;   /* said once */
+			}
+		}
 	if (!e->fattach)
 		return;
 	char why[512] = "";

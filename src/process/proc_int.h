@@ -25,6 +25,7 @@ struct proc_probe {
 	struct vm_prog *vm;        /* the probes sonde runs itself */
 	uint32_t section_index;    /* the agents' probes: their index in the
 				    * program section (layout.c) */
+	bool patched;              /* a function probe patched at least once */
 	uint64_t next_ns;          /* PROCESS_TIMER: when it runs next */
 };
 
@@ -100,10 +101,13 @@ void proc_control_detach(struct engine *e);
 /* fprobes.c: function probes, patched by sonde in the traced process
  * (over ptrace: src/process/attach.h). */
 /* Patch them in process pid; with start_agent (-p), load the agent and
- * start its session too, and wait until it has attached. 0, or -errno
+ * start its session too, and wait until it has attached. A -c command
+ * says hello again after each exec: what was patched in its old image
+ * is forgotten (the image is gone) and its new one patched. 0, or -errno
  * with the probe and the reason said. */
 int proc_fprobes_attach(struct engine *e, int pid, bool start_agent);
-/* Put their bytes back (the process may be gone). */
+/* Put their bytes back (the process may be gone); warn about probes
+ * never patched (a -c command that never loaded their file). */
 void proc_fprobes_detach(struct engine *e);
 
 /* reader.c */

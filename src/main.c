@@ -522,6 +522,10 @@ int main(int argc, char **argv)
 		.map_keys_max = options_env_map_keys_max(),
 		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,
 		.ustack_fp = o.ustack_fp, .ustack_copy = o.ustack_copy,
+		.include_dirs = o.include_dirs,
+		.ninclude_dirs = o.ninclude_dirs,
+		.include_files = o.include_files,
+		.ninclude_files = o.ninclude_files,
 	};
 	double t0 = log_now_ms();
 	struct program *prog = compile(&co, &d);

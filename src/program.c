@@ -1,4 +1,4 @@
-/* program.c - the tables of a compiled program: maps and events. */
+/* program.c - the tables of a compiled program: maps, events, strings. */
 #include "program.h"
 
 #include <errno.h>
@@ -39,6 +39,17 @@ int program_find_map(const struct program *p, const char *name)
 		if (strcmp(p->maps[i].name, name) == 0)
 			return (int)i;
 	return -ENOENT;
+}
+
+int program_add_string(struct program *p, const char *s)
+{
+	for (uint32_t i = 0; i < p->nstrings; i++)
+		if (strcmp(p->strings[i], s) == 0)
+			return (int)i;
+	p->strings = grow(p->arena, p->strings, p->nstrings,
+			  sizeof(*p->strings));
+	p->strings[p->nstrings] = arena_strdup(p->arena, s);
+	return (int)p->nstrings++;
 }
 
 void program_stack_map_name(char *buf, unsigned long size, uint32_t limit)

@@ -257,6 +257,10 @@ struct program {
 	 * headers first, then the resolvers (the kernel's BTF). Values of
 	 * STRUCT/ARRAY type point into it, so output reads it too. */
 	struct ctypes *ctypes;
+	/* Literal strings that values refer to by index and output needs to
+	 * print them: strftime() formats, cgroup_path() filters. */
+	const char **strings;
+	uint32_t nstrings;
 };
 
 /* The program's tables, filled by sema and codegen. The add functions
@@ -264,6 +268,8 @@ struct program {
 int program_add_map(struct program *p, const struct map_spec *m);
 int program_add_event(struct program *p, const struct event_spec *e);
 int program_find_map(const struct program *p, const char *name);
+/* The index of string s in p->strings, added (copied) if new. */
+int program_add_string(struct program *p, const char *s);
 /* Frees the program and everything its arena owns. NULL is a no-op. */
 void program_free(struct program *p);
 

@@ -77,6 +77,18 @@ bool type_is_agg(const struct type *t)
 	return t->kind >= TYPE_COUNT;
 }
 
+/* Arrays of the same integers, made apart (pton()'s uint8[4] and a
+ * struct's u8 addr[4]) are one type. */
+static bool same_int_array(const struct ctype *a, const struct ctype *b)
+{
+	if (!a || !b || a->kind != CT_ARRAY || b->kind != CT_ARRAY ||
+	    a->nelems != b->nelems || !a->elem || !b->elem)
+		return false;
+	const struct ctype *x = a->elem, *y = b->elem;
+	return x->kind == CT_INT && y->kind == CT_INT && x->size == y->size &&
+	       x->is_signed == y->is_signed && x->is_char == y->is_char;
+}
+
 bool type_equal(const struct type *a, const struct type *b)
 {
 	if (a == b)
@@ -90,8 +102,10 @@ bool type_equal(const struct type *a, const struct type *b)
 		       (!a->is_ptr || (a->ctype == b->ctype &&
 				       a->space == b->space));
 	case TYPE_STRUCT:
-	case TYPE_ARRAY:
 		return a->ctype == b->ctype;
+	case TYPE_ARRAY:
+		return a->ctype == b->ctype ||
+		       same_int_array(a->ctype, b->ctype);
 	case TYPE_TUPLE:
 		if (a->nfields != b->nfields)
 			return false;

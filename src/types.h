@@ -43,6 +43,13 @@
 	X(USERNAME, "username") /* u64 uid, printed as the user's name */ \
 	X(STRUCT, "struct")     /* C struct/union value, C layout: ctype */ \
 	X(ARRAY, "array")       /* C array value (not char[]), C layout: ctype */ \
+	/* values user space turns into text when it prints them: */ \
+	X(TIMESTAMP, "timestamp") /* strftime(): u64 format (index in \
+				   * prog->strings), u64 nsecs since boot */ \
+	X(ERRNO, "errno")       /* strerror(): u64 error number */ \
+	X(CGROUP_PATH, "cgroup_path") /* u64 cgroup id, u64 filter (index \
+				   * in prog->strings + 1; 0: none) */ \
+	X(MACADDR, "macaddr")   /* 6 bytes */ \
 	X(COUNT, "count")       /* aggregation types: map values only */ \
 	X(SUM, "sum")           \
 	X(MIN, "min")           \

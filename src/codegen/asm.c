@@ -79,7 +79,10 @@ static void lower_alu(struct as *as, const struct ir_insn *in)
 	if (rb == rd && in->a != in->b)
 		work = BPF_REG_0;
 	mov(as, work, ra);
-	if (in->has_imm)
+	if (in->code == BPF_END)   /* byte swap: 32-bit class, to big endian */
+		put(as, bpf_raw(BPF_ALU | BPF_END | BPF_TO_BE, work, 0, 0,
+				(int32_t)in->imm));
+	else if (in->has_imm)
 		put(as, BPF_ALU64_IMM_(in->code, work, (int32_t)in->imm));
 	else
 		put(as, BPF_ALU64_REG_(in->code, work, rb));

@@ -306,6 +306,7 @@ static const char *alu_sym(uint8_t code)
 	case BPF_XOR: return "^";
 	case BPF_LSH: return "<<";
 	case BPF_RSH: return ">>";
+	case BPF_END: return "bswap";
 	case BPF_ARSH: return "s>>";
 	default: return "?";
 	}

@@ -36,7 +36,9 @@ typedef int32_t vreg;
 enum ir_op {
 	IR_ENTRY,    /* d = r1 (the context), first instruction only */
 	IR_MOV,      /* d = a, or d = imm */
-	IR_ALU,      /* d = a <code> b, or d = a <code> imm (64-bit) */
+	IR_ALU,      /* d = a <code> b, or d = a <code> imm (64-bit); code
+		      * BPF_END: d = the low imm (16, 32, 64) bits of a with
+		      * their bytes reversed */
 	IR_NEG,      /* d = -a */
 	IR_LDIMM64,  /* d = imm (any 64-bit constant) */
 	IR_LDMAP,    /* d = map[imm]  (BPF_PSEUDO_MAP_FD, imm = map index) */

@@ -1,26 +1,27 @@
 /* func.h - the functions a script can call, one record each.
  *
  * How it works. A function is one `struct func`: its name, how many
- * arguments it takes, what it needs (--unsafe; being an aggregation), a
- * check hook for the semantic pass and a code hook for the code
- * generator. The records live in the file of their family (output.c:
- * printf, print, ...; maps.c: the aggregations and map operations;
- * strings.c, symbols.c, net.c, control.c, values.c), each family one
- * table, and funcs.c strings the tables together for lookup by name. So
- * adding a function is adding a record and its two hooks, in one place:
- * the grammar, the passes' drivers and the AST never name a function
- * (DTrace's _dt_cg_subr[] and ply's struct func are the models).
+ * arguments it takes, what it needs (--unsafe; being an aggregation;
+ * capabilities of the probe), a check hook for the semantic pass and a
+ * code hook for the code generator. The records live in the file of
+ * their family (output.c: printf, print, ...; maps.c: the aggregations
+ * and map operations; strings.c, symbols.c, net.c, control.c, values.c,
+ * text.c), each family one table, and funcs.c strings the tables
+ * together for lookup by name. So adding a function is adding a record
+ * and its two hooks, in one place: the grammar, the passes' drivers and
+ * the AST never name a function (DTrace's _dt_cg_subr[] and ply's
+ * struct func are the models).
  *
  * The semantic pass (sema_call.c) looks a call's name up, rejects what
  * the record rules out (unknown name, wrong arity, aggregation outside
  * `@m = f()`, unsafe without --unsafe, a probe lacking what it needs:
  * reg() needs registers, override() a probe whose return it can
- * change), then runs `check`, which types
- * the arguments and the call and adds the call's event if it has one.
- * It leaves the record in the call node (u.call.fn) for codegen
- * (cg_call.c), which runs `gen` or `gen_to`. Aggregations have no code
- * hook: the map assignment that holds them (cg_map.c) updates the map by
- * the aggregation type that `check` returned. */
+ * change), then runs `check`, which types the arguments and the call and
+ * adds the call's event if it has one. It leaves the record in the call
+ * node (u.call.fn) for codegen (cg_call.c), which runs `gen` or
+ * `gen_to`. Aggregations have no code hook: the map assignment that
+ * holds them (cg_map.c) updates the map by the aggregation type that
+ * `check` returned. */
 #ifndef SONDE_FUNCS_FUNC_H
 #define SONDE_FUNCS_FUNC_H
 
@@ -69,7 +70,7 @@ const struct func *func_find(const char *name);
  * the list of them, ended by NULL (funcs.c). */
 extern const struct func funcs_output[], funcs_control[], funcs_maps[],
 	funcs_strings[], funcs_symbols[], funcs_net[], funcs_values[],
-	funcs_pointers[];
+	funcs_text[], funcs_pointers[];
 extern const struct func *const func_families[];
 
 #endif

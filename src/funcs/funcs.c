@@ -5,7 +5,8 @@
 
 const struct func *const func_families[] = {
 	funcs_output, funcs_control, funcs_maps, funcs_strings,
-	funcs_symbols, funcs_net, funcs_values, funcs_pointers, NULL,
+	funcs_symbols, funcs_net, funcs_values, funcs_text, funcs_pointers,
+	NULL,
 };
 
 const struct func *func_find(const char *name)

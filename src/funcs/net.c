@@ -1,6 +1,8 @@
-/* net.c - network addresses: ntop(). */
+/* net.c - network addresses: ntop(), pton(), macaddr(). */
 #include "funcs_int.h"
 
+#include <arpa/inet.h>
+#include <string.h>
 #include <sys/socket.h>
 
 /* ntop([family,] addr): addr an integer (IPv4, its low four bytes) or
@@ -46,8 +48,92 @@ static void gen_ntop(struct cg *cg, const struct node *n, struct cmem dst,
 	ir_stx(cg->ir, BPF_W, dst.base, (int16_t)(dst.off + 8), v);
 }
 
+/* pton("addr"): the address's bytes, an array of 4 (IPv4: the text has
+ * a '.') or 16 uint8 (IPv6: it has a ':'), as bpftrace 0.17 decides. */
+static int pton_parse(const char *text, uint8_t bytes[16])
+{
+	if (strchr(text, '.'))
+		return inet_pton(AF_INET, text, bytes) == 1 ? 4 : -1;
+	if (strchr(text, ':'))
+		return inet_pton(AF_INET6, text, bytes) == 1 ? 16 : -1;
+	return -1;
+}
+
+static const struct type *check_pton(struct sema *s, struct node *n)
+{
+	const char *text = sema_lit_str(s, n, 0, "the address");
+	if (!text)
+		return NULL;
+	uint8_t bytes[16];
+	int len = pton_parse(text, bytes);
+	if (len < 0) {
+		sema_error(s, arg(n, 0)->pos, "ARG_TYPE",
+			   "pton() expects a valid IPv4/IPv6 address, got %s",
+			   text);
+		return NULL;
+	}
+	const struct ctype *u8 = ctype_int(s->a, 1, false, NULL);
+	return type_of_ctype(s->a, ctype_array(s->a, u8, (uint32_t)len),
+			     AS_UNKNOWN);
+}
+
+static void gen_pton(struct cg *cg, const struct node *n, struct cmem dst,
+		     const struct type *to)
+{
+	uint8_t bytes[16] = { 0 };
+	int len = pton_parse(lit_arg(n, 0), bytes);
+	for (int i = 0; i + 4 <= len; i += 4) {
+		uint32_t w;
+		memcpy(&w, bytes + i, 4);
+		ir_st(cg->ir, BPF_W, dst.base, (int16_t)(dst.off + i),
+		      (int32_t)w);
+	}
+}
+
+/* macaddr(addr): six bytes, given as a value of six bytes (char[6],
+ * u8[6]) or as a pointer to them. */
+static const struct type *check_macaddr(struct sema *s, struct node *n)
+{
+	const struct type *t = sema_expr(s, arg(n, 0));
+	if (!t)
+		return NULL;
+	if (arg(n, 0)->kind == N_STR) {
+		sema_error(s, arg(n, 0)->pos, "ARG_TYPE",
+			   "macaddr() does not support literal string arguments");
+		return NULL;
+	}
+	if (!is_int(t) && !((is_str(t) || t->kind == TYPE_ARRAY) &&
+			    t->size == 6)) {
+		sema_error(s, arg(n, 0)->pos, "ARG_TYPE",
+			   "macaddr() expects the 6 bytes of an address or a "
+			   "pointer to them, not '%s'", sema_tname(s, t));
+		return NULL;
+	}
+	return type_simple(s->a, TYPE_MACADDR, 6);
+}
+
+static void gen_macaddr(struct cg *cg, const struct node *n, struct cmem dst,
+			const struct type *to)
+{
+	const struct node *a = arg(n, 0);
+	cg_zero(cg, dst, 6);
+	if (!is_int(a->type)) {
+		cg_expr_to(cg, a, dst, a->type);
+		return;
+	}
+	vreg p = cg_reg(cg, cg_expr(cg, a));
+	int helper = a->type->space == AS_USER ? BPF_FUNC_probe_read_user :
+		a->type->space == AS_KERNEL ? BPF_FUNC_probe_read_kernel :
+		cg_user_probe(cg) ? BPF_FUNC_probe_read_user :
+		BPF_FUNC_probe_read_kernel;
+	cg_callv(cg, helper,
+		(struct ir_arg[]){ cg_arg(dst), IR_IMM(6), IR_ARG(p) }, 3);
+}
+
 const struct func funcs_net[] = {
 	/* name, arguments min max, flags, needs, check, code (value, memory) */
 	{ "ntop", 1, 2, 0, 0, check_ntop, NULL, gen_ntop },
+	{ "pton", 1, 1, 0, 0, check_pton, NULL, gen_pton },
+	{ "macaddr", 1, 1, 0, 0, check_macaddr, NULL, gen_macaddr },
 	{ NULL },
 };

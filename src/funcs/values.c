@@ -1,5 +1,5 @@
-/* values.c - functions whose value is known when the script is
- * compiled: sizeof() and cgroupid(). */
+/* values.c - integer functions: sizeof() and cgroupid(), known when the
+ * script is compiled, and bswap(). */
 #include "funcs_int.h"
 
 #include <errno.h>
@@ -67,9 +67,38 @@ static struct cval gen_cgroupid(struct cg *cg, const struct node *n)
 	return cg_regval(d, n->type);
 }
 
+/* bswap(n): the bytes of an integer reversed, an unsigned integer of
+ * the same width (8 bits: unchanged). */
+static const struct type *check_bswap(struct sema *s, struct node *n)
+{
+	const struct type *t = sema_expr(s, arg(n, 0));
+	if (!t)
+		return NULL;
+	if (!is_int(t)) {
+		sema_error(s, arg(n, 0)->pos, "ARG_TYPE",
+			   "bswap() only supports integer arguments (%s provided)",
+			   sema_tname(s, t));
+		return NULL;
+	}
+	return type_int(s->a, t->bits ? t->bits : 64, false);
+}
+
+static struct cval gen_bswap(struct cg *cg, const struct node *n)
+{
+	vreg v = cg_reg(cg, cg_expr(cg, arg(n, 0)));
+	vreg d = ir_vreg(cg->ir);
+	if (n->type->bits > 8)
+		ir_alui(cg->ir, BPF_END, d, v, n->type->bits);
+	else
+		ir_mov(cg->ir, d, v);
+	cg_normalize(cg, d, n->type);
+	return cg_regval(d, n->type);
+}
+
 const struct func funcs_values[] = {
 	/* name, arguments min max, flags, needs, check, code (value, memory) */
 	{ "sizeof", 1, 1, 0, 0, check_sizeof },
 	{ "cgroupid", 1, 1, 0, 0, check_cgroupid, gen_cgroupid },
+	{ "bswap", 1, 1, 0, 0, check_bswap, gen_bswap },
 	{ NULL },
 };

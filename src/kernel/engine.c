@@ -64,13 +64,13 @@ static void log_reason(const char *log, char *out, size_t size)
 /* Give every map reference its descriptor: BPF_LD_IMM64 with a map
  * pseudo source holds the map's index in the program's table. */
 static int patch_maps(struct engine *e, const struct probe *p,
-		      struct bpf_insn *insns)
+		      struct bpf_insn *insns, uint32_t ninsns)
 {
-	for (uint32_t i = 0; i < p->ninsns; i++) {
+	for (uint32_t i = 0; i < ninsns; i++) {
 		struct bpf_insn *in = &insns[i];
 		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
 			continue;
-		if (i + 1 >= p->ninsns)
+		if (i + 1 >= ninsns)
 			return -EINVAL;
 		if (in->src_reg == BPF_PSEUDO_MAP_FD ||
 		    in->src_reg == BPF_PSEUDO_MAP_VALUE) {
@@ -101,13 +101,16 @@ static int load_one(void *ctx, unsigned i)
 		ep->load_err = -ENOEXEC;
 		return 0;
 	}
-	struct bpf_insn *insns = malloc(p->ninsns * sizeof(*insns));
+	/* a syscall dispatcher loads its group's programs behind a jump */
+	const struct bpf_insn *src = ep->dispatch ? ep->dispatch_insns : p->insns;
+	uint32_t ninsns = ep->dispatch ? ep->dispatch_ninsns : p->ninsns;
+	struct bpf_insn *insns = malloc(ninsns * sizeof(*insns));
 	if (!insns) {
 		ep->load_err = -ENOMEM;
 		return 0;
 	}
-	memcpy(insns, p->insns, p->ninsns * sizeof(*insns));
-	int r = patch_maps(e, p, insns);
+	memcpy(insns, src, ninsns * sizeof(*insns));
+	int r = patch_maps(e, p, insns, ninsns);
 	if (r < 0) {
 		free(insns);
 		ep->load_err = r;
@@ -122,14 +125,14 @@ static int load_one(void *ctx, unsigned i)
 	/* Load without a verifier log (faster: the log costs the verifier
 	 * as much again) and ask again with one only to explain a failure;
 	 * -v prints that log whole. */
-	int fd = bpf_prog_load(p->prog_type, name, "GPL", insns, p->ninsns, &o);
+	int fd = bpf_prog_load(p->prog_type, name, "GPL", insns, ninsns, &o);
 	if (fd < 0 && (ep->verifier_log = malloc(VERIFIER_LOG_SIZE))) {
 		o.log_buf = ep->verifier_log;
 		o.log_size = VERIFIER_LOG_SIZE;
 		o.log_level = 1;
 		ep->verifier_log[0] = '\0';
 		int fd2 = bpf_prog_load(p->prog_type, name, "GPL", insns,
-					p->ninsns, &o);
+					ninsns, &o);
 		if (fd2 >= 0)     /* cannot happen twice in a row, but be safe */
 			fd = fd2;
 		/* Kept until reported: only as long as what was written. */
@@ -314,7 +317,17 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		else if (ep->req.path && ep->req.child_only &&
 			 e->opts.cpid > 0)
 			ep->req.pid = e->opts.cpid;
+		/* A watchpoint watches the traced process's memory when
+		 * there is one (-p, else -c), the kernel's otherwise. */
+		if (ep->req.follow_process &&
+		    (e->opts.pid > 0 || e->opts.cpid > 0)) {
+			ep->req.pid = e->opts.pid > 0 ? e->opts.pid : e->opts.cpid;
+			ep->req.all_cpus = false;
+		}
 	}
+	r = engine_syscalls_plan(e);
+	if (r < 0)
+		goto fail;
 	r = engine_multi_plan(e);
 	if (r < 0)
 		goto fail;
@@ -413,6 +426,7 @@ static int perf_open(const struct attach_req *req, int cpu)
 		attr.sample_period = req->sample_period;
 	}
 	attr.wakeup_events = 1;
+	attr.bp_type = req->bp_type;
 	int fd = (int)syscall(__NR_perf_event_open, &attr, req->pid, cpu, -1,
 			      PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
@@ -526,6 +540,25 @@ static int attach_tracing(struct engine_probe *ep)
 	return 0;
 }
 
+/* rawtracepoint: the program on the tracepoint's raw hook, by name */
+static int attach_raw_tracepoint(struct engine_probe *ep)
+{
+	int fd = bpf_raw_tracepoint_open(ep->req.symbol, ep->prog_fd);
+	if (fd < 0) {
+		log_error("probe %s: cannot attach: %s%s", ep->probe->name,
+			  strerror(-fd), fd == -ENOENT ? " (no tracepoint of "
+			  "that name)" : fd == -EINVAL || fd == -EACCES ?
+			  " (the program reads more arguments than the "
+			  "tracepoint has?)" : "");
+		return fd;
+	}
+	if (vec_push(&ep->link_fds, fd) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 		       size_t ncpus)
 {
@@ -539,6 +572,20 @@ static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 				  (unsigned long long)ep->req.offset,
 				  ep->req.ref_ctr_offset ? " (with a semaphore)" : "",
 				  strerror(-pfd));
+			return pfd;
+		}
+		if (pfd < 0 && ep->req.symbol) {
+			const char *hint = pfd == -EILSEQ ? " (the offset is "
+				"not at an instruction boundary)" :
+				pfd == -ENOENT ? " (the kernel has no function of "
+				"that name)" : pfd == -EINVAL ? " (the kernel "
+				"refuses to probe it: blacklisted, or inside an "
+				"instruction)" : "";
+			log_error("probe %s: cannot attach a %s at %s+%llu: %s%s",
+				  ep->probe->name, ep->probe->provider->name,
+				  ep->req.symbol,
+				  (unsigned long long)ep->req.perf_config2,
+				  strerror(-pfd), hint);
 			return pfd;
 		}
 		if (pfd < 0) {
@@ -600,8 +647,13 @@ int engine_attach(struct engine *e)
 				continue;
 			}
 			break;
+		case ATTACH_RAW_TRACEPOINT:
+			r = attach_raw_tracepoint(ep);
+			break;
 		case ATTACH_PERF_EVENT:
-			if (ep->leader >= 0 && e->probes[ep->leader].multi_link)
+			if (ep->leader >= 0 &&
+			    (e->probes[ep->leader].multi_link ||
+			     e->probes[ep->leader].dispatch))
 				continue;      /* its leader's link has it */
 			if (ep->multi_link) {
 				r = engine_multi_attach(e, ep);
@@ -629,6 +681,11 @@ int engine_attach(struct engine *e)
 		}
 		if (r == 0 && ep->multi_link) {
 			attached += 1 + (int)ep->members.n;
+		} else if (r == 0 && ep->dispatch) {
+			attached += 1 + (int)ep->dispatch_members;
+			log_info("attached %s and the others of its syscall "
+				 "dispatcher (raw_syscalls, %u instructions)",
+				 ep->probe->name, ep->dispatch_ninsns);
 		} else if (r == 0) {
 			attached++;
 			log_info("attached %s (%zu perf event%s)",
@@ -785,6 +842,7 @@ void engine_free(struct engine *e)
 		if (e->probes[i].prog_fd >= 0)
 			close(e->probes[i].prog_fd);
 		free(e->probes[i].verifier_log);
+		free(e->probes[i].dispatch_insns);
 		vec_free(&e->probes[i].members);
 	}
 	free(e->probes);

@@ -21,7 +21,7 @@
 	X(ARG, "arg") X(SARG, "sarg") X(ARGS, "args") X(RETVAL, "retval") \
 	X(FUNC, "func") X(PROBE, "probe") X(CURTASK, "curtask") \
 	X(RAND, "rand") X(CGROUP, "cgroup") X(CPID, "cpid") \
-	X(USERNAME, "username")
+	X(USERNAME, "username") X(NUMAID, "numaid")
 
 enum builtin_id {
 #define X(id, s) BI_##id,
@@ -97,7 +97,7 @@ enum node_kind {
  *  - signal("NAME") gets its argument rewritten into the N_INT number.
  * Types:
  *  - integer literals are int64; pid tid uid gid nsecs elapsed cpu rand
- *    cgroup cpid retval argN sargN are uint64; curtask is uint64 with
+ *    cgroup cpid numaid retval argN sargN are uint64; curtask is uint64 with
  *    is_ptr; comm is string[16]; a string literal is string[len + 1];
  *    str()/json() and __data_loc fields are string[prog->strlen];
  *  - binary operators on integers give a 64-bit integer, signed only if

@@ -301,6 +301,14 @@ static const struct type *field_type(struct sema *s, struct node *n,
 			continue;
 		any = true;
 		const struct type *rec = p->args_type;
+		if ((!rec || rec->kind != TYPE_RECORD) &&
+		    (p->caps & PROBE_ARGS)) {
+			/* uprobes: args come from the file's DWARF */
+			sema_error(s, base->pos, "BAD_BUILTIN",
+				   "args: no debug information (DWARF) "
+				   "describes the arguments of %s", p->name);
+			return NULL;
+		}
 		if (!rec || rec->kind != TYPE_RECORD) {
 			sema_error(s, base->pos, "BAD_BUILTIN",
 				   "args can only be used with tracepoint, fentry "

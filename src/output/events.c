@@ -29,6 +29,7 @@ struct output *output_new(const struct program *prog,
 		o->maps = *maps;
 		o->have_maps = true;
 	}
+	o->boottime_ok = resolve_boot_time(&o->boottime) == 0;
 	return o;
 }
 
@@ -38,6 +39,7 @@ void output_free(struct output *o)
 		return;
 	free(o->map_warned);
 	stacks_free(o->stacks);
+	resolve_cache_free(o->cgroups);
 	free(o);
 }
 

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "output.h"
 
@@ -59,6 +60,7 @@ struct output_hooks {
 };
 
 struct stacks;
+struct cgroup_cache;
 struct output;
 struct mctx;
 struct ment;
@@ -113,6 +115,9 @@ struct output {
 	uint8_t *map_warned;        /* per map: its "full" warning is out */
 	bool broken;                /* a write failed: the reader is gone */
 	struct stacks *stacks;      /* output_stacks_init, or NULL */
+	struct timespec boottime;   /* wall clock when nsecs was 0 */
+	bool boottime_ok;
+	struct cgroup_cache *cgroups; /* cgroup_path()'s found paths */
 };
 
 /* Install (or, with NULL, remove) the symbol and stack hooks. */
@@ -168,6 +173,21 @@ void value_buf_text(struct sbuf *out, const uint8_t *bytes, size_t n,
 /* The bytes of a BUF value (clamped to the type's size). */
 const uint8_t *value_buf_bytes(const struct type *t, const uint8_t *data,
 			       size_t *n);
+
+/* ---- resolve.c: values user space turns into text ------------------ */
+
+/* strftime() (TIMESTAMP), strerror() (ERRNO), cgroup_path() (CGROUP_PATH)
+ * and macaddr() (MACADDR) values as bpftrace 0.17 prints them. o may be
+ * NULL (no program strings then, no cache). */
+void resolve_timestamp(struct output *o, struct sbuf *out,
+		       const uint8_t *data);
+void resolve_errno(struct sbuf *out, const uint8_t *data);
+void resolve_cgroup_path(struct output *o, struct sbuf *out,
+			 const uint8_t *data);
+void resolve_macaddr(struct sbuf *out, const uint8_t *data);
+/* The boot time, read once when the output is made (0 or -errno). */
+int resolve_boot_time(struct timespec *bt);
+void resolve_cache_free(struct cgroup_cache *c);
 
 /* ---- cvalue.c: C struct/union/array values (TYPE_STRUCT, TYPE_ARRAY) */
 

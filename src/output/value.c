@@ -189,6 +189,18 @@ void value_text(struct output *o, struct sbuf *out, const struct type *t,
 	case TYPE_ARRAY:
 		cvalue_text(out, t, data, ctx == VCTX_KEY);
 		break;
+	case TYPE_TIMESTAMP:
+		resolve_timestamp(o, out, data);
+		break;
+	case TYPE_ERRNO:
+		resolve_errno(out, data);
+		break;
+	case TYPE_CGROUP_PATH:
+		resolve_cgroup_path(o, out, data);
+		break;
+	case TYPE_MACADDR:
+		resolve_macaddr(out, data);
+		break;
 	case TYPE_COUNT:
 		sbuf_printf(out, "%llu", (unsigned long long)load64(data));
 		break;

@@ -10,15 +10,17 @@
 
 #include "probe_util.h"
 
-extern const struct provider provider_begin, provider_end,
+extern const struct provider provider_asyncwatchpoint, provider_begin,
+	provider_end,
 	provider_fentry, provider_fexit,
 	provider_hardware, provider_interval, provider_kprobe,
-	provider_kretprobe, provider_profile,
+	provider_kretprobe, provider_rawtracepoint, provider_profile,
 	provider_software, provider_tracepoint, provider_uprobe,
-	provider_uretprobe, provider_usdt;
+	provider_uretprobe, provider_usdt, provider_watchpoint;
 
 /* The order -l lists them in: alphabetical, like bpftrace. */
 const struct provider *const providers[] = {
+	&provider_asyncwatchpoint,
 	&provider_begin,
 	&provider_end,
 	&provider_fentry,
@@ -28,11 +30,13 @@ const struct provider *const providers[] = {
 	&provider_kprobe,
 	&provider_kretprobe,
 	&provider_profile,
+	&provider_rawtracepoint,
 	&provider_software,
 	&provider_tracepoint,
 	&provider_uprobe,
 	&provider_uretprobe,
 	&provider_usdt,
+	&provider_watchpoint,
 	NULL,
 };
 

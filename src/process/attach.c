@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +86,8 @@ static int agent_mapping(int pid, const char *agent_path, struct elf_file *ef,
 			 uint64_t *bias)
 {
 	struct stat st;
-	if (stat(agent_path, &st) < 0)
+	char real[PATH_MAX];
+	if (stat(agent_path, &st) < 0 || !realpath(agent_path, real))
 		return -errno;
 	struct elf_map *maps;
 	size_t n;
@@ -93,10 +95,13 @@ static int agent_mapping(int pid, const char *agent_path, struct elf_file *ef,
 	if (r < 0)
 		return r;
 	r = -ENOENT;
+	/* the same file: by device and inode, or (an overlay file system
+	 * shows another device in maps than stat does) by its path */
 	for (size_t i = 0; i < n && r < 0; i++)
-		if (maps[i].inode == st.st_ino &&
-		    maps[i].dev_major == major(st.st_dev) &&
-		    maps[i].dev_minor == minor(st.st_dev) &&
+		if (((maps[i].inode == st.st_ino &&
+		      maps[i].dev_major == major(st.st_dev) &&
+		      maps[i].dev_minor == minor(st.st_dev)) ||
+		     strcmp(maps[i].path, real) == 0) &&
 		    elf_map_bias(ef, &maps[i], bias) == 0)
 			r = 0;
 	elf_maps_free(maps, n);

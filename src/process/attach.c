@@ -56,6 +56,7 @@ struct pattach {
 	size_t nfiles;
 	bool unwind_hooked;
 	bool committed;
+	uint32_t site_flags;
 };
 
 static void say(char *why, size_t whylen, const char *fmt, ...)
@@ -69,6 +70,7 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 }
 
 int pattach_pid(const struct pattach *pa) { return pa->pid; }
+void pattach_set_flags(struct pattach *pa, uint32_t f) { pa->site_flags = f; }
 
 static int libc_of(struct pattach *pa, char *why, size_t whylen)
 {
@@ -306,7 +308,8 @@ static int add_site(struct pattach *pa, struct pfile *f, uint64_t vaddr,
 		    const char *name, uint32_t kind, bool ret, uint32_t probe,
 		    char *why, size_t whylen)
 {
-	struct lp_site s = { .addr = vaddr + f->bias, .kind = kind };
+	struct lp_site s = { .addr = vaddr + f->bias, .kind = kind,
+			     .flags = kind == FPROBE_PROBES ? pa->site_flags : 0 };
 	site_bounds(f, vaddr, &s);
 	if (ret && s.mid_function) {
 		say(why, whylen, "%s: a return probe needs a function's entry", name);

@@ -21,6 +21,11 @@
  * (__cxa_begin_catch, FPROBE_CATCH) the frames still alive, those above
  * the catcher's stack pointer, are hooked again.
  *
+ * Stacks: a probe that walks the user stack would meet the trampoline's
+ * address where a hooked frame's caller is; for sites whose probes read
+ * stacks (FPROBE_F_STACKS) the thread's hooked frames get their return
+ * addresses back while the probes run, the same unhook and rehook.
+ *
  * Signals: a handler may run probes between any two instructions here,
  * on the same shadow stack. A push reserves its slot (marked alive) before
  * filling it and a pop takes its entry off before running probes, so the
@@ -258,8 +263,13 @@ void sonde_fprobe_entry(const struct fprobe_site *site, struct fprobe_regs *regs
 	uint32_t nr = __atomic_load_n(&site->nret, __ATOMIC_RELAXED);
 	if (ne > FPROBE_MAX_PROBES || nr > FPROBE_MAX_PROBES - ne)
 		return;
+	bool stacks = ne && (site->flags & FPROBE_F_STACKS);
+	if (stacks)
+		unhook_all(regs->sp);
 	for (uint32_t i = 0; i < ne; i++)
 		agent_fprobe_run(site->probes[i], regs);
+	if (stacks)
+		rehook(regs->sp);
 	if (nr)
 		hook_return(site, regs);
 }
@@ -338,9 +348,15 @@ uint64_t sonde_fprobe_return(struct fprobe_regs *regs)
 	regs->ip = ret;
 	uint32_t ne = __atomic_load_n(&site->nentry, __ATOMIC_RELAXED);
 	uint32_t nr = __atomic_load_n(&site->nret, __ATOMIC_RELAXED);
-	if (ne <= FPROBE_MAX_PROBES && nr <= FPROBE_MAX_PROBES - ne)
-		for (uint32_t i = 0; i < nr; i++)
-			agent_fprobe_run(site->probes[ne + i], regs);
+	if (ne > FPROBE_MAX_PROBES || nr > FPROBE_MAX_PROBES - ne || !nr)
+		return ret;
+	bool stacks = site->flags & FPROBE_F_STACKS;
+	if (stacks)
+		unhook_all(at);
+	for (uint32_t i = 0; i < nr; i++)
+		agent_fprobe_run(site->probes[ne + i], regs);
+	if (stacks)
+		rehook(at);
 	return ret;
 }
 

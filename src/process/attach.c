@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ struct pattach {
 	size_t nfiles;
 	bool unwind_hooked;
 	bool committed;
+	uint32_t site_flags;
 };
 
 static void say(char *why, size_t whylen, const char *fmt, ...)
@@ -68,6 +70,7 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 }
 
 int pattach_pid(const struct pattach *pa) { return pa->pid; }
+void pattach_set_flags(struct pattach *pa, uint32_t f) { pa->site_flags = f; }
 
 static int libc_of(struct pattach *pa, char *why, size_t whylen)
 {
@@ -85,7 +88,8 @@ static int agent_mapping(int pid, const char *agent_path, struct elf_file *ef,
 			 uint64_t *bias)
 {
 	struct stat st;
-	if (stat(agent_path, &st) < 0)
+	char real[PATH_MAX];
+	if (stat(agent_path, &st) < 0 || !realpath(agent_path, real))
 		return -errno;
 	struct elf_map *maps;
 	size_t n;
@@ -93,10 +97,13 @@ static int agent_mapping(int pid, const char *agent_path, struct elf_file *ef,
 	if (r < 0)
 		return r;
 	r = -ENOENT;
+	/* the same file: by device and inode, or (an overlay file system
+	 * shows another device in maps than stat does) by its path */
 	for (size_t i = 0; i < n && r < 0; i++)
-		if (maps[i].inode == st.st_ino &&
-		    maps[i].dev_major == major(st.st_dev) &&
-		    maps[i].dev_minor == minor(st.st_dev) &&
+		if (((maps[i].inode == st.st_ino &&
+		      maps[i].dev_major == major(st.st_dev) &&
+		      maps[i].dev_minor == minor(st.st_dev)) ||
+		     strcmp(maps[i].path, real) == 0) &&
 		    elf_map_bias(ef, &maps[i], bias) == 0)
 			r = 0;
 	elf_maps_free(maps, n);
@@ -301,7 +308,8 @@ static int add_site(struct pattach *pa, struct pfile *f, uint64_t vaddr,
 		    const char *name, uint32_t kind, bool ret, uint32_t probe,
 		    char *why, size_t whylen)
 {
-	struct lp_site s = { .addr = vaddr + f->bias, .kind = kind };
+	struct lp_site s = { .addr = vaddr + f->bias, .kind = kind,
+			     .flags = kind == FPROBE_PROBES ? pa->site_flags : 0 };
 	site_bounds(f, vaddr, &s);
 	if (ret && s.mid_function) {
 		say(why, whylen, "%s: a return probe needs a function's entry", name);

@@ -51,6 +51,10 @@ int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
 		const char *name, bool ret, uint32_t probe, char *why,
 		size_t whylen);
 
+/* FPROBE_F_* for the sites added from now on (FPROBE_F_STACKS: their
+ * probes read user stacks). */
+void pattach_set_flags(struct pattach *pa, uint32_t site_flags);
+
 /* Make the probes live and let the process run. */
 int pattach_commit(struct pattach *pa, char *why, size_t whylen);
 

@@ -205,6 +205,16 @@ static const char *const *process_child_env(struct engine *e)
 
 static int process_attach(struct engine *e)
 {
+	/* the sites are patched by the agents as they come; a -c command's
+	 * functions when its agent says hello (control.c) */
+	e->attached = true;
+	/* -p: the agent is loaded into the running process now (before the
+	 * timers start, as the kernel engine's start once attached) */
+	if (e->opts.pid > 0 && proc_uses_agent(e)) {
+		int r = proc_fprobes_attach(e, e->opts.pid, true);
+		if (r < 0)
+			return r;
+	}
 	int n = 0;
 	uint64_t now = now_ns();
 	for (uint32_t i = 0; i < e->nprobes; i++) {
@@ -216,15 +226,6 @@ static int process_attach(struct engine *e)
 			   pp->req.how == PROCESS_FUNC) {
 			n++;
 		}
-	}
-	/* the sites are patched by the agents as they come; a -c command's
-	 * functions when its agent says hello (control.c) */
-	e->attached = true;
-	/* -p: the agent is loaded into the running process now */
-	if (e->opts.pid > 0 && proc_uses_agent(e)) {
-		int r = proc_fprobes_attach(e, e->opts.pid, true);
-		if (r < 0)
-			return r;
 	}
 	return n;
 }

@@ -23,11 +23,13 @@
  * program to run, and the next sonde to attach puts the bytes back. */
 #include <errno.h>
 #include <limits.h>
+#include <linux/bpf.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../base/log.h"
+#include "../agent/fprobe.h"
 #include "attach.h"
 #include "proc_int.h"
 
@@ -60,6 +62,26 @@ static int wait_attached(struct engine *e, int pid)
 	return -ETIMEDOUT;
 }
 
+/* Do the function probes read user stacks (ustack: the registers and
+ * stack bytes copied, or a frame-pointer walk)? */
+static bool reads_stacks(const struct engine *e)
+{
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		const struct probe *p = e->probes[i].probe;
+		if (e->probes[i].req.how != PROCESS_FUNC)
+			continue;
+		for (uint32_t k = 0; k < p->ninsns; k++) {
+			const struct bpf_insn *in = &p->insns[k];
+			if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == 0 &&
+			    (in->imm == BPF_FUNC_get_stackid ||
+			     in->imm == BPF_FUNC_get_stack ||
+			     in->imm == BPF_FUNC_task_pt_regs))
+				return true;
+		}
+	}
+	return false;
+}
+
 int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 {
 	char agent[PATH_MAX], why[512] = "";
@@ -79,6 +101,7 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 		log_error("%s %d: %s", start_agent ? "-p" : "-c: process", pid, why);
 		return r;
 	}
+	pattach_set_flags(e->fattach, reads_stacks(e) ? FPROBE_F_STACKS : 0);
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct proc_probe *pp = &e->probes[i];
 		const struct uprobe_info *u = pp->probe->uprobe;

@@ -349,6 +349,7 @@ static int merge_site(struct lp_entry *e, const struct lp_site *s,
 		      char *why, size_t whylen)
 {
 	struct fprobe_site *fs = &e->site;
+	fs->flags |= s->flags;
 	if (fs->kind != s->kind) {
 		say(why, whylen, "%s is patched for two purposes", s->name);
 		return -EINVAL;
@@ -454,6 +455,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	fs->addr = s->addr;
 	fs->tramp = at + site_len;
 	fs->session = lp->session;
+	fs->flags = s->flags;
 	fs->patch_len = (uint32_t)plan.patch_len;
 	fs->via_pad = plan.via_pad;
 	fs->pad_addr = plan.pad_addr;

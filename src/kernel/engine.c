@@ -24,8 +24,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../base/cancel.h"
 #include "../base/log.h"
 #include "../base/parallel.h"
+#include "../base/privilege.h"
 #include "engine_int.h"
 
 #define VERIFIER_LOG_SIZE (4u << 20)
@@ -95,6 +97,8 @@ static int load_one(void *ctx, unsigned i)
 	struct engine *e = ctx;
 	struct engine_probe *ep = &e->probes[i];
 	const struct probe *p = ep->probe;
+	if (cancel_requested())
+		return -ECANCELED;      /* parallel_for starts no more */
 	if (ep->leader >= 0)        /* runs its leader's program */
 		return 0;
 	if (!p->insns || !p->ninsns) {
@@ -149,8 +153,13 @@ static int load_one(void *ctx, unsigned i)
 	return 0;
 }
 
-/* What load_one did, said in probe order: 0, or the load's error. */
-static int report_load(struct engine *e, struct engine_probe *ep)
+/* What load_one did, said in probe order: 0, or the load's error. A
+ * wildcard's probes that the kernel refuses are skipped with a warning
+ * (SKIPS: the first few shown, the rest counted); -v adds the verifier
+ * log, once per probe block (*LOGGED: the last block whose log was
+ * shown), not once per probe of a wildcard that fails alike. */
+static int report_load(struct engine *e, struct engine_probe *ep,
+		       struct log_repeat *skips, uint32_t *logged)
 {
 	const struct probe *p = ep->probe;
 	int err = ep->load_err;
@@ -167,29 +176,31 @@ static int report_load(struct engine *e, struct engine_probe *ep)
 		free(log);
 		return 0;
 	}
-	char reason[512] = "";
+	char reason[512] = "", msg[1024];
 	if (log)
 		log_reason(log, reason, sizeof(reason));
-	void (*say)(const char *, ...) = log_error;
-	if (ep->has_req && ep->req.optional)
-		say = log_warn;     /* one of a wildcard's: skipped */
-	const char *skipped = say == log_warn ? " (skipped)" : "";
 	if (!p->insns || !p->ninsns)
-		say("probe %s: no code was generated%s", p->name, skipped);
+		snprintf(msg, sizeof(msg), "no code was generated");
 	else if (err == -EPERM && !reason[0] &&
 		 p->prog_type == BPF_PROG_TYPE_TRACING)
-		say("probe %s: the kernel does not allow fentry/fexit programs "
-		    "here (loading one is 'not permitted' even to root: BPF "
-		    "trampolines or ftrace are disabled or locked down)%s",
-		    p->name, skipped);
+		snprintf(msg, sizeof(msg), "the kernel does not allow fentry/"
+			 "fexit programs here (loading one is 'not permitted' "
+			 "even to root: BPF trampolines or ftrace are disabled "
+			 "or locked down)");
 	else if (reason[0])
-		say("probe %s: the kernel verifier rejected the program: %s%s",
-		    p->name, reason, skipped);
+		snprintf(msg, sizeof(msg), "the kernel verifier rejected the "
+			 "program: %s", reason);
 	else
-		say("probe %s: cannot load the program: %s%s", p->name,
-		    strerror(-err), skipped);
-	if (log_verbose && log && log[0])
+		snprintf(msg, sizeof(msg), "cannot load the program: %s",
+			 strerror(-err));
+	if (ep->has_req && ep->req.optional)   /* one of a wildcard's */
+		log_repeat_warn(skips, "probe %s: %s (skipped)", p->name, msg);
+	else
+		log_error("probe %s: %s", p->name, msg);
+	if (log_verbose && log && log[0] && p->block != *logged) {
 		fprintf(stderr, "verifier log for %s:\n%s", p->name, log);
+		*logged = p->block;
+	}
 	free(log);
 	return err;
 }
@@ -250,6 +261,11 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		struct engine **out)
 {
 	*out = NULL;
+	if (!privilege_can_trace()) {
+		log_error("cannot load the programs: not permitted: %s (sonde runs as uid %d "
+			  "without them)", PRIVILEGE_NEEDED, (int)geteuid());
+		return -EPERM;
+	}
 	unsigned limit = max_probes();
 	if (prog->nprobes > limit) {
 		log_error("cannot attach %u probes: the limit is %u (raise it "
@@ -302,6 +318,9 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		 * function, and a bad probe is better found early. */
 		if (!pv || !pv->attach)
 			continue;
+		r = -ECANCELED;
+		if (cancel_requested())
+			goto fail;
 		ep->req.pid = -1;
 		r = pv->attach(ep->probe, &ep->req);
 		if (r < 0) {
@@ -334,9 +353,18 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 	/* The verifier checks privileged programs in parallel, and a
 	 * script's programs are independent: load them on every CPU, then
 	 * say what happened in probe order. */
-	parallel_for(e->nprobes, e->nprobes < PROGS_PARALLEL_MIN ? 1 : 0,
-		     load_one, e);
+	r = parallel_for(e->nprobes, e->nprobes < PROGS_PARALLEL_MIN ? 1 : 0,
+			 load_one, e);
+	if (r == -ECANCELED) {          /* interrupted: nothing to say */
+		for (uint32_t i = 0; i < e->nprobes; i++) {
+			free(e->probes[i].verifier_log);
+			e->probes[i].verifier_log = NULL;
+		}
+		goto fail;
+	}
 	r = 0;
+	struct log_repeat skips = { 0 };
+	uint32_t logged = UINT32_MAX;
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct engine_probe *ep = &e->probes[i];
 		if (r < 0) {            /* after a failure: only clean up */
@@ -344,7 +372,7 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 			ep->verifier_log = NULL;
 			continue;
 		}
-		r = report_load(e, ep);
+		r = report_load(e, ep, &skips, &logged);
 		if (r < 0 && ep->has_req && ep->req.optional) {
 			ep->skipped = true;
 			r = 0;
@@ -353,6 +381,7 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		if (ep->leader >= 0 && e->probes[ep->leader].skipped)
 			ep->skipped = true;
 	}
+	log_repeat_end(&skips, "probes skipped");
 	if (r < 0)
 		goto fail;
 
@@ -507,14 +536,19 @@ static void release_each(struct engine *e, void (*fn)(struct engine_probe *))
 static void detach_all(struct engine *e)
 {
 	/* Every program stops first, so none runs during the slow part. */
+	double t0 = log_now_ms();
 	release_each(e, stop_probe);
+	double t1 = log_now_ms();
 	release_each(e, close_probe);
+	if (e->nprobes)
+		log_info("detached %u probes: stopped in %.1f ms, released in "
+			 "%.1f ms", e->nprobes, t1 - t0, log_now_ms() - t1);
 }
 
 /* fentry/fexit: a BPF link to the function's trampoline (the program
  * was loaded for that function); raw_tracepoint_open on kernels whose
  * link_create does not take tracing programs. */
-static int attach_tracing(struct engine_probe *ep)
+static int attach_tracing(struct engine_probe *ep, struct log_repeat *skips)
 {
 	int link = bpf_link_create(ep->prog_fd, 0,
 				   ep->probe->expected_attach_type, NULL);
@@ -522,9 +556,9 @@ static int attach_tracing(struct engine_probe *ep)
 		link = bpf_raw_tracepoint_open(NULL, ep->prog_fd);
 	if (link < 0) {
 		if (ep->req.optional)
-			log_warn("probe %s: the kernel refuses to trace this "
-				 "function (%s); skipped", ep->probe->name,
-				 strerror(-link));
+			log_repeat_warn(skips, "probe %s: the kernel refuses to "
+					"trace this function (%s); skipped",
+					ep->probe->name, strerror(-link));
 		else
 			log_error("probe %s: cannot attach: %s%s",
 				  ep->probe->name, strerror(-link),
@@ -563,6 +597,8 @@ static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 		       size_t ncpus)
 {
 	for (size_t i = 0; i < ncpus; i++) {
+		if (cancel_requested())
+			return -ECANCELED;
 		int pfd = perf_open(&ep->req, cpus[i]);
 		if (pfd < 0 && ep->req.path) {
 			log_error("probe %s: cannot attach a %s at %s+0x%llx%s: %s",
@@ -625,9 +661,14 @@ int engine_attach(struct engine *e)
 	size_t ncpus = 0;
 	int attached = 0, r = 0;
 	int cpu0 = 0, prog_fd;
+	struct log_repeat skips = { 0 };
 
 	for (uint32_t i = 0; i < e->nprobes && r == 0; i++) {
 		struct engine_probe *ep = &e->probes[i];
+		if (cancel_requested()) {       /* a stop signal: undo, go */
+			r = -ECANCELED;
+			break;
+		}
 		if (!ep->has_req) {
 			log_error("probe %s: this probe type cannot be attached "
 				  "by the kernel engine", ep->probe->name);
@@ -640,7 +681,7 @@ int engine_attach(struct engine *e)
 		case ATTACH_TEST_RUN:
 			continue;
 		case ATTACH_TRACING:
-			r = attach_tracing(ep);
+			r = attach_tracing(ep, &skips);
 			if (r < 0 && ep->req.optional) {
 				ep->skipped = true;
 				r = 0;
@@ -694,6 +735,7 @@ int engine_attach(struct engine *e)
 		}
 	}
 	free(cpus);
+	log_repeat_end(&skips, "functions skipped");
 	if (r < 0) {
 		detach_all(e);
 		return r;

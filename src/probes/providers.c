@@ -80,13 +80,11 @@ bool provider_env_errors(const struct diags *d)
 	};
 	if (!d->nerrors)
 		return false;
-	for (size_t i = 0; i < d->list.n; i++) {
-		const struct diag *g = &d->list.v[i];
-		if (g->level != DIAG_ERROR)
-			continue;
+	/* every error's tag, also of those over the cap that are not kept */
+	for (size_t i = 0; i < d->error_tags.n; i++) {
 		bool hit = false;
 		for (size_t k = 0; k < sizeof(env) / sizeof(*env) && !hit; k++)
-			hit = g->tag && strcmp(g->tag, env[k]) == 0;
+			hit = strcmp(d->error_tags.v[i], env[k]) == 0;
 		if (!hit)
 			return false;
 	}

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../base/log.h"
+#include "../base/privilege.h"
 #include "probe_util.h"
 #include "tracepoint_format.h"
 
@@ -87,6 +88,12 @@ static int tracepoint_expand(const struct node *attach, struct expand_ctx *ctx,
 	const char *event = attach->u.attach.func;
 	struct node *ap = (struct node *)attach;
 	const char *dir = tracefs_dir();
+	if (!dir && errno == EACCES && !privilege_can_trace()) {
+		diag_error(ctx->diags, attach->pos, "NO_PERMISSION",
+			   "cannot read tracefs (/sys/kernel/tracing): %s; "
+			   PRIVILEGE_NEEDED, strerror(errno));
+		return -EACCES;
+	}
 	if (!dir)
 		return ap_error(ap, ctx, "cannot find tracefs (mount it with "
 				"'mount -t tracefs nodev /sys/kernel/tracing'): %s",

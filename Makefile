@@ -107,7 +107,7 @@ unit: $(UNIT_BINS)
 check: $(BUILD)/sonde $(BUILD)/libsonde-agent.so $(UNIT_BINS) $(HELPER_BINS)
 	BUILD=$(BUILD) tests/run
 
-check-kernel: $(BUILD)/sonde $(HELPER_BINS)
+check-kernel: $(BUILD)/sonde $(BUILD)/libsonde-agent.so $(HELPER_BINS)
 	BUILD=$(BUILD) tests/kernel/check
 
 demo: 

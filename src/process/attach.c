@@ -438,6 +438,16 @@ int pattach_detach(struct pattach *pa, char *why, size_t whylen)
 		if (r < 0)
 			return r;
 	}
+	/* a process that ran another program (exec) has none of what was
+	 * patched: its agent is not where it was, and nothing is touched */
+	uint64_t bias;
+	if (agent_mapping(pa->pid, elf_path(pa->agent_ef), pa->agent_ef,
+			  &bias) < 0 || bias != pa->agent_bias) {
+		tracee_detach(pa->t);
+		pa->t = NULL;
+		say(why, whylen, "process %d runs another program now", pa->pid);
+		return -ESRCH;
+	}
 	int r = lp_restore(pa->lp, pa->t, why, whylen);
 	tracee_detach(pa->t);
 	pa->t = NULL;

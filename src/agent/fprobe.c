@@ -282,6 +282,12 @@ void sonde_fprobe_entry(const struct fprobe_site *site, struct fprobe_regs *regs
  * writes read-only code as a debugger does. Async-signal-safe. */
 void fprobe_restore_child(void)
 {
+	/* its thread has a new id: its shadow stack (a copy) is its own,
+	 * not that of a thread of the parent which a new thread here could
+	 * take for gone */
+	if (tls_shadow)
+		__atomic_store_n(&tls_shadow->owner,
+				 (int32_t)sys(SYS_gettid, 0, 0, 0), __ATOMIC_RELEASE);
 	static const char path[] = "/proc/self/mem";
 	long fd = sys(SYS_open, path, 02000002 /* O_RDWR | O_CLOEXEC */, 0);
 	if (fd < 0)

@@ -82,10 +82,19 @@ static void on_usr1(int sig)
 	fork_asked = 1;
 }
 
+/* fork() from a function a return probe may hook: the child returns
+ * through the hooked frame too. */
+__attribute__((noinline)) pid_t forker(void)
+{
+	pid_t pid = fork();
+	__asm__ volatile("" ::: "memory");
+	return pid;
+}
+
 /* A child: is hammer() the original code (lock incq hammer_calls(%rip))? */
 static void fork_check(void)
 {
-	pid_t pid = fork();
+	pid_t pid = forker();
 	if (pid == 0) {
 		const unsigned char *p = (const unsigned char *)(void *)hammer;
 		_exit(p[0] == 0xf0 && p[1] == 0x48 && p[2] == 0xff && p[3] == 0x05 &&

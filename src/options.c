@@ -34,6 +34,9 @@ void options_usage(FILE *f)
 	      "                    CMD; usdt, BEGIN, END and interval probes; no\n"
 	      "                    root needed for one's own programs)\n"
 	      "  --unsafe          allow system() and signal()\n"
+	      "  -I DIR            search DIR for #include files (before the\n"
+	      "                    system directories; repeatable)\n"
+	      "  --include FILE    #include FILE before the script (repeatable)\n"
 	      "  --flamegraph=FILE write an interactive SVG flame graph of the maps\n"
 	      "                    keyed by kstack/ustack (counts) to FILE at exit\n"
 	      "  --folded=FILE     the same stacks as folded text (flamegraph.pl,\n"
@@ -77,7 +80,7 @@ static int parse_ustack(const char *arg, struct options *o)
 int options_parse(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP, OPT_USTACK,
-	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE };
+	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE, OPT_INCLUDE };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -88,11 +91,12 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 		{ "folded", required_argument, NULL, OPT_FOLDED },
 		{ "engine", required_argument, NULL, OPT_ENGINE },
+		{ "include", required_argument, NULL, OPT_INCLUDE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	/* '+': stop at the first non-option so script ARGS are left alone. */
-	while ((c = getopt_long(argc, argv, "+e:p:c:o:f:B:qvld:hV", longopts,
+	while ((c = getopt_long(argc, argv, "+e:p:c:o:f:B:qvld:hVI:", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program_text = optarg; break;
@@ -117,6 +121,22 @@ int options_parse(int argc, char **argv, struct options *o)
 		case OPT_DRY_RUN: o->dry_run = true; break;
 		case OPT_UNSAFE: o->unsafe = true; break;
 		case OPT_FLAMEGRAPH: o->flamegraph = optarg; break;
+		case 'I':
+			if (o->ninclude_dirs == OPTIONS_MAX_INCLUDES) {
+				log_error("-I: more than %d directories",
+					  OPTIONS_MAX_INCLUDES);
+				return EXIT_SCRIPT;
+			}
+			o->include_dirs[o->ninclude_dirs++] = optarg;
+			break;
+		case OPT_INCLUDE:
+			if (o->ninclude_files == OPTIONS_MAX_INCLUDES) {
+				log_error("--include: more than %d files",
+					  OPTIONS_MAX_INCLUDES);
+				return EXIT_SCRIPT;
+			}
+			o->include_files[o->ninclude_files++] = optarg;
+			break;
 		case OPT_FOLDED: o->folded = optarg; break;
 		case OPT_ENGINE:
 			o->engine = engine_find(optarg);

@@ -6,6 +6,7 @@
  * agent.h. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,6 +28,38 @@
 
 #define SETUP_WAIT_MS 10000
 #define QUIESCE_NS 2000000000ull
+
+/* The agent's descriptors live in the program's table, which the program
+ * may close wholesale (daemons do) and reuse. They are moved up out of
+ * the way, and each is used or closed only while it is still the file
+ * it was (its inode), never one the program opened since. */
+#define FD_HIGH 512
+
+static int fd_move_high(int fd)
+{
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_HIGH);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
+static uint64_t fd_ino(int fd)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+static bool fd_is(int fd, uint64_t ino)
+{
+	return fd >= 0 && ino && fd_ino(fd) == ino;
+}
+
+static void fd_close(int fd, uint64_t ino)
+{
+	if (fd_is(fd, ino))
+		close(fd);
+}
 
 struct agent_live *agent_live;
 /* The session for bookkeeping (the fork child undoes it): not in the
@@ -61,8 +94,8 @@ static void at_fork_child(void)
 	for (uint32_t i = 0; i < s->nsemas; i++)
 		if (*s->semas[i])
 			(*s->semas[i])--;
-	close(s->sock);
-	close(s->wake_fd);
+	fd_close(s->sock, s->sock_ino);
+	fd_close(s->wake_fd, s->wake_ino);
 	rt_proc.ring = NULL;
 	rt_close(&s->rt);
 }
@@ -156,7 +189,8 @@ static void report(struct agent_session *s, uint32_t site, int status,
 		size_t n = strnlen(text, sizeof(m.text) - 1);
 		memcpy(m.text, text, n);
 	}
-	send_msg(s->sock, &m, sizeof(m));
+	if (fd_is(s->sock, s->sock_ino))
+		send_msg(s->sock, &m, sizeof(m));
 }
 
 /* ---- the program section (proto.h), checked ---- */
@@ -333,8 +367,9 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 	}
 	uint32_t np = sec.h.nprobes, ns = sec.h.nsites;
 	size_t bytes = np * (sizeof(*s->progs) + sizeof(*s->fns)) +
-		AGENT_PATCH_MAX * 2 * sizeof(uint32_t) +
-		ns * (sizeof(uint32_t) * 3 + sizeof(uint16_t *)) + 16 * 16;
+		AGENT_PATCH_MAX * sizeof(uint64_t) +
+		ns * (sizeof(uint32_t) * 3 + sizeof(vm_native_fn) +
+		      sizeof(uint16_t *)) + 16 * 16;
 	uint8_t *cur = s->mem = agent_alloc(bytes);
 	s->mem_bytes = bytes;
 	if (!cur) {
@@ -343,9 +378,9 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 	}
 	s->progs = take(&cur, np * sizeof(*s->progs));
 	s->fns = take(&cur, np * sizeof(*s->fns));
-	s->site_first = take(&cur, AGENT_PATCH_MAX * sizeof(uint32_t));
-	s->site_n = take(&cur, AGENT_PATCH_MAX * sizeof(uint32_t));
+	s->sites = take(&cur, AGENT_PATCH_MAX * sizeof(uint64_t));
 	s->site_progs = take(&cur, ns * sizeof(uint32_t));
+	s->site_fns = take(&cur, ns * sizeof(vm_native_fn));
 	s->applied = take(&cur, ns * sizeof(uint32_t));
 	uint32_t *site_patch = take(&cur, ns * sizeof(uint32_t));
 	s->semas = take(&cur, ns * sizeof(uint16_t *));
@@ -406,30 +441,34 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 
 	/* which programs run at which patch, in site order: a counting
 	 * sort of the sites by patch */
-	uint32_t *cursor = agent_alloc(AGENT_PATCH_MAX * sizeof(uint32_t));
-	if (!cursor) {
+	uint32_t *count = agent_alloc(2 * AGENT_PATCH_MAX * sizeof(uint32_t));
+	if (!count) {
 		agent_free(copy, psize);
 		return -ENOMEM;
 	}
+	uint32_t *cursor = count + AGENT_PATCH_MAX;
 	for (uint32_t i = 0; i < ns; i++)
 		if (site_patch[i] != UINT32_MAX)
-			s->site_n[site_patch[i]]++;
+			count[site_patch[i]]++;
 	uint32_t at = 0;
 	for (uint32_t i = 0; i < ns; i++) {
 		uint32_t id = site_patch[i];
 		if (id == UINT32_MAX || cursor[id])
 			continue;
-		s->site_first[id] = at;
+		s->sites[id] = (uint64_t)at << 32 | count[id];
 		cursor[id] = at + 1;
-		at += s->site_n[id];
+		at += count[id];
 	}
 	for (uint32_t i = 0; i < ns; i++) {
 		uint32_t id = site_patch[i];
-		if (id != UINT32_MAX)
-			s->site_progs[cursor[id]++ - 1] = sec.sites[i].probe;
+		if (id == UINT32_MAX)
+			continue;
+		uint32_t k = cursor[id]++ - 1;
+		s->site_progs[k] = sec.sites[i].probe;
+		s->site_fns[k] = s->fns[sec.sites[i].probe];
 	}
 	s->nsite_progs = at;
-	agent_free(cursor, AGENT_PATCH_MAX * sizeof(uint32_t));
+	agent_free(count, 2 * AGENT_PATCH_MAX * sizeof(uint32_t));
 
 	agent_tramp_seal();
 	if ((r = agent_signals_init()) < 0) {
@@ -442,6 +481,7 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 	rt_process_init(true);
 	rt_proc.ring = &s->rt.ring;
 	s->rt.ring.wake_fd = s->wake_fd;
+	s->rt.ring.wake_ino = s->wake_ino;
 	current = s;
 	__atomic_store_n(&agent_live->session, s, __ATOMIC_RELEASE);
 	agent_live->pid = rt_proc.pid;
@@ -506,10 +546,10 @@ static void session_end(struct agent_session *s, bool reply)
 		current = NULL;
 	agent_patch_unlock();
 	bool quiet = agent_quiesce(QUIESCE_NS);
-	if (reply)
+	if (reply && fd_is(s->sock, s->sock_ino))
 		send_msg(s->sock, &m, sizeof(m));
-	close(s->sock);
-	close(s->wake_fd);
+	fd_close(s->sock, s->sock_ino);
+	fd_close(s->wake_fd, s->wake_ino);
 	if (!quiet)
 		return;     /* a thread is stuck inside: leave it all mapped */
 	if (rt_proc.ring == &s->rt.ring)
@@ -531,6 +571,10 @@ static void *control_main(void *arg)
 		n = recv(s->sock, &m, sizeof(m), 0);
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* a message from a descriptor the program has reused is not
+		 * sonde's: the channel is gone */
+		if (n > 0 && !fd_is(s->sock, s->sock_ino))
+			n = 0;
 		if (n <= 0 || m.type == PROTO_DETACH)
 			break;
 	}
@@ -594,9 +638,12 @@ int sonde_agent_attach(const char *name)
 		close(fd);
 		return -ENOMEM;
 	}
-	s->sock = fd;
+	s->sock = fd_move_high(fd);
 	s->memfd = fds[0];
-	s->wake_fd = fds[1];
+	s->wake_fd = fd_move_high(fds[1]);
+	s->sock_ino = fd_ino(s->sock);
+	s->wake_ino = fd_ino(s->wake_fd);
+	fd = s->sock;
 	s->slot_first = m.slot_first;
 	s->slot_count = m.slot_count;
 	struct proto_attached a = { .type = PROTO_ATTACHED };

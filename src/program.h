@@ -197,6 +197,8 @@ enum probe_cap {
 	PROBE_TYPED_RET  = 1u << 10,  /* retval typed by the args record */
 	PROBE_OVERRIDE   = 1u << 11,  /* override() may change its return */
 	PROBE_KERNEL_MEM = 1u << 12,  /* its pointers are kernel memory */
+	PROBE_TRACING    = 1u << 13,  /* a BTF tracing program (fentry, fexit,
+				       * iter): path(), skboutput() */
 };
 
 /* Where a user-space probe (uprobe, uretprobe, usdt) sits, as the code

@@ -29,6 +29,8 @@ void diags_free(struct diags *d)
 void diag_vadd(struct diags *d, enum diag_level level, struct pos pos,
 	       const char *tag, const char *fmt, va_list ap)
 {
+	if (level == DIAG_WARNING && d->no_warnings)
+		return;
 	struct diag g = { .level = level, .pos = pos, .tag = tag };
 	if (vasprintf(&g.msg, fmt, ap) < 0)
 		g.msg = NULL;

@@ -38,6 +38,7 @@ struct diags {
 	const struct diag_source *src;
 	VEC(struct diag) list;
 	unsigned nerrors;
+	bool no_warnings;  /* --no-warnings: warnings are not recorded */
 	VEC(struct diag_source) files; /* pos.file - 1; name and text owned */
 };
 

@@ -159,6 +159,13 @@ struct cval cg_cobject_addr(struct cg *cg, const struct node *n,
 bool cg_is_ptr_arith(const struct node *n);
 struct cval cg_ptr_arith(struct cg *cg, const struct node *n);
 
+/* cg_btf.c: the verifier's trusted pointers (BTF tracing programs) */
+/* A pointer to what n is (a struct by value: its address; a pointer: its
+ * value) that the verifier types from BTF, for helpers that want one:
+ * false when n is not made of the probe's arguments, retval, `->` and
+ * `.` (nothing emitted then that matters). */
+bool cg_btf_pointer(struct cg *cg, const struct node *n, vreg *out);
+
 /* cg_usdt.c: user-space probes */
 struct cval cg_usdt_arg(struct cg *cg, const struct node *n);
 struct cval cg_uaddr(struct cg *cg, const struct node *n);

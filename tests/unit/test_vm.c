@@ -5,6 +5,7 @@
  * the JIT with the same expected result; then the programs the loader
  * must refuse, each with the reason it gives. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -467,6 +468,105 @@ static void test_calls(void)
 	       EXIT());
 }
 
+/* ---- the JIT's code: memory, size, threads ---- */
+
+/* The permissions of the mapping holding addr, from /proc/self/maps. */
+static void perms_of(const void *addr, char perms[5])
+{
+	strcpy(perms, "?");
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	uintptr_t a = (uintptr_t)addr;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char p[5];
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, p) == 3 &&
+		    a >= lo && a < hi) {
+			memcpy(perms, p, 5);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+struct thread_arg {
+	const struct vm_prog *p;
+	bool native;
+	int fails;
+};
+
+static void *thread_run(void *arg)
+{
+	struct thread_arg *t = arg;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t r;
+		int rc = t->native ? vm_prog_run(t->p, buf, &r) :
+				     vm_prog_interp(t->p, buf, &r);
+		t->fails += rc != 0 || r != 7;
+	}
+	return NULL;
+}
+
+static void test_native(void)
+{
+	const struct bpf_insn prog[] = {
+		MOV64_IMM(2, 1), ATOMIC(BPF_DW, BPF_ADD, 1, 2, 0),
+		ST(BPF_DW, 10, -8, 7), LDX(BPF_DW, 0, 10, -8), EXIT(),
+	};
+	struct vm_env e = env();
+	struct vm_prog *p = vm_prog_load(prog, 5, &e, NULL, 0);
+	char perms[5];
+	perms_of(p ? (const void *)vm_prog_native(p) : NULL, perms);
+	CHECK(p && !strcmp(perms, "r-xp"),
+	      "jit: the code is mapped read+execute, not writable");
+	if (strcmp(perms, "r-xp"))
+		printf("#   mapped %s\n", perms);
+	CHECK(p && vm_prog_native_size(p) > 0 && !vm_prog_jit_error(p),
+	      "jit: size known, no error");
+
+	/* four threads at once, in each engine: the counter is exact */
+	for (int native = 0; native < 2 && p; native++) {
+		pthread_t th[4];
+		struct thread_arg ta[4];
+		uint64_t zero = 0;
+		memcpy(buf, &zero, 8);
+		for (int k = 0; k < 4; k++) {
+			ta[k] = (struct thread_arg){ p, native, 0 };
+			pthread_create(&th[k], NULL, thread_run, &ta[k]);
+		}
+		int fails = 0;
+		for (int k = 0; k < 4; k++) {
+			pthread_join(th[k], NULL);
+			fails += ta[k].fails;
+		}
+		uint64_t count;
+		memcpy(&count, buf, 8);
+		CHECK(fails == 0 && count == 400000, native ?
+		      "jit: 4 threads x 100000 runs, atomic count exact" :
+		      "interp: 4 threads x 100000 runs, atomic count exact");
+	}
+	vm_prog_free(p);
+
+	/* jumps over more than a short jump reaches, both ways */
+	static struct bpf_insn big[600];
+	uint32_t n = 0;
+	big[n++] = MOV64_IMM(0, 0);
+	big[n++] = MOV64_IMM(3, 3);
+	big[n++] = JMP_IMM(BPF_JEQ, 3, 3, 200);      /* over 200 adds */
+	for (int k = 0; k < 200; k++)
+		big[n++] = ALU64_IMM(BPF_ADD, 0, 1000);
+	big[n++] = MOV64_IMM(2, 5);                   /* loop 5 times */
+	uint32_t top = n;
+	for (int k = 0; k < 150; k++)
+		big[n++] = ALU64_IMM(BPF_ADD, 0, 1);
+	big[n++] = ALU64_IMM(BPF_SUB, 2, 1);
+	big[n] = JMP_IMM(BPF_JNE, 2, 0, (int16_t)((int)top - (int)n - 1));
+	n++;
+	big[n++] = EXIT();
+	expect("long jumps forward and back", 750, big, n);
+}
+
 /* ---- what the loader refuses ---- */
 
 static void refuse(const char *name, const char *reason,
@@ -587,6 +687,7 @@ int main(void)
 	test_memory();
 	test_atomics();
 	test_calls();
+	test_native();
 	test_refused();
 	vm_prog_free(NULL);
 	return UNIT_DONE();

@@ -19,6 +19,7 @@
 #include "codegen/codegen.h"
 #include "compile.h"
 #include "engine.h"
+#include "info.h"
 #include "options.h"
 #include "output/output.h"
 #include "probes/provider.h"
@@ -26,6 +27,7 @@
 /* Process-wide: set by the signal handlers, read by the event loop. */
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t child_exited;
+static volatile sig_atomic_t maps_requested;   /* SIGUSR1 */
 
 static char *read_file(const char *path)
 {
@@ -37,6 +39,8 @@ static void on_signal(int sig)
 {
 	if (sig == SIGCHLD)
 		child_exited = 1;
+	else if (sig == SIGUSR1)
+		maps_requested = 1;
 	else
 		stop_requested = 1;
 }
@@ -53,6 +57,8 @@ static void install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
+	/* bpftrace prints every map on SIGUSR1 (handled in the run loop) */
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -353,7 +359,8 @@ static int run(const struct options *o, const struct program *prog)
 		goto out;
 
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
-				  .on_event = on_event, .event_ctx = &rc };
+				  .on_event = on_event, .event_ctx = &rc,
+				  .log_size = o->env.log_size };
 	double t0 = log_now_ms();
 	int lr = eng->load(prog, &eo, &e);
 	if (lr == -EPERM && geteuid() != 0 && eng != &engine_process &&
@@ -365,8 +372,13 @@ static int run(const struct options *o, const struct program *prog)
 	if (lr < 0)
 		goto out;
 	double t1 = log_now_ms();
-	struct output_opts oo = { .format = o->format, .out = outf,
-				  .unsafe = o->unsafe };
+	struct output_opts oo = {
+		.format = o->format, .out = outf, .unsafe = o->unsafe,
+		.cat_bytes_max = o->env.cat_bytes_max,
+		.no_cpp_demangle = o->env.no_cpp_demangle,
+		.no_user_symbols = o->env.no_user_symbols,
+		.no_warnings = o->no_warnings,
+	};
 	out = output_new(prog, &oo, eng->map_reader(e));
 	if (!out) {
 		log_error("output: %s", strerror(errno));
@@ -407,6 +419,10 @@ static int run(const struct options *o, const struct program *prog)
 			ret = output_failed(oerr, o);
 			leave_child = true;
 			goto out;
+		}
+		if (maps_requested) {
+			maps_requested = 0;
+			output_print_maps_now(out);
 		}
 		/* A full map says so once, soon after it fills. */
 		if (log_now_ms() - last_check >= 1000) {
@@ -495,6 +511,8 @@ int main(int argc, char **argv)
 	int r = options_parse(argc, argv, &o);
 	if (r)
 		return r;
+	if (o.info)
+		return info_print(stdout) < 0 ? EXIT_RUNTIME : EXIT_OK;
 	install_signals();
 	if (o.list)
 		return list_probes(&o);
@@ -514,14 +532,16 @@ int main(int argc, char **argv)
 	};
 	struct diags d;
 	diags_init(&d, &src);
+	d.no_warnings = o.no_warnings;
 	struct compile_opts co = {
 		.name = src.name, .text = src.text,
 		.positional = o.positional, .npositional = o.npositional,
 		.pid = o.pid, .child = o.cmd != NULL, .unsafe = o.unsafe,
-		.strlen = options_env_strlen(),
-		.map_keys_max = options_env_map_keys_max(),
+		.strlen = o.env.strlen,
+		.map_keys_max = o.env.map_keys_max,
 		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,
 		.ustack_fp = o.ustack_fp, .ustack_copy = o.ustack_copy,
+		.helper_check = o.helper_check,
 	};
 	double t0 = log_now_ms();
 	struct program *prog = compile(&co, &d);
@@ -532,6 +552,12 @@ int main(int argc, char **argv)
 	int ret;
 	if (!prog)   /* a valid script naming what this system lacks: 2 */
 		ret = provider_env_errors(&d) ? EXIT_RUNTIME : EXIT_SCRIPT;
+	else if (o.env.max_bpf_progs && prog->nprobes > o.env.max_bpf_progs) {
+		log_error("the program has %u BPF programs, more than "
+			  "BPFTRACE_MAX_BPF_PROGS (%u)", prog->nprobes,
+			  o.env.max_bpf_progs);
+		ret = EXIT_SCRIPT;
+	}
 	else if (o.dump && strcmp(o.dump, "bpf") == 0) {
 		program_dump_bpf(stdout, prog);
 		ret = EXIT_OK;

@@ -74,6 +74,8 @@ struct cg {
 	int mapfail_map;             /* SONDE_MAPFAIL_MAP, or -1 */
 
 	uint32_t l_exit;             /* return 0 */
+	struct pos pos;              /* the statement or call being compiled,
+				      * for -k's reports (cg_check_helper) */
 	struct cg_loop loops[32];
 	uint32_t nloops;
 };
@@ -207,6 +209,11 @@ typedef void (*cg_event_fill)(struct cg *cg, const struct node *call,
 void cg_emit_event(struct cg *cg, const struct node *n, uint32_t first,
 		   cg_event_fill fill);
 struct cval cg_call_expr(struct cg *cg, const struct node *n);
+/* -k/-kk: report a failure of `helper` (ret < 0) with the position being
+ * compiled (cg->pos), as bpftrace does. -k checks the helpers whose
+ * failure means a lost update or action (maps, signals, ...); -kk also
+ * the reads (probe_read*), which fail on bad pointers all the time. */
+void cg_check_helper(struct cg *cg, vreg ret, int helper);
 void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct type *to);
 void cg_call_stmt(struct cg *cg, const struct node *n);

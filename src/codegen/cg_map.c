@@ -75,6 +75,7 @@ static void update(struct cg *cg, int map, struct cmem key, struct cmem val)
 	vreg r = cg_call(cg, BPF_FUNC_map_update_elem,
 			 (struct ir_arg[]){ IR_MAP(map), cg_arg(key),
 					    cg_arg(val), IR_IMM(BPF_ANY) }, 4);
+	cg_check_helper(cg, r, BPF_FUNC_map_update_elem);
 	int fails = cg->mapfail_map;
 	if (fails < 0 || (uint32_t)map >= cg->prog->maps[fails].max_entries)
 		return;
@@ -396,7 +397,9 @@ void cg_map_delete(struct cg *cg, const struct node *call)
 		return;
 	struct cg_mark mk = cg_mark(cg);
 	struct cmem key = build_key(cg, m, s);
-	cg_callv(cg, BPF_FUNC_map_delete_elem,
-		(struct ir_arg[]){ IR_MAP(m->u.map.map_id), cg_arg(key) }, 2);
+	vreg r = cg_call(cg, BPF_FUNC_map_delete_elem,
+			 (struct ir_arg[]){ IR_MAP(m->u.map.map_id),
+					    cg_arg(key) }, 2);
+	cg_check_helper(cg, r, BPF_FUNC_map_delete_elem);
 	cg_release(cg, mk);
 }

@@ -76,7 +76,9 @@ static const struct type *check_signal(struct sema *s, struct node *n)
 static struct cval gen_signal(struct cg *cg, const struct node *n)
 {
 	vreg sig = cg_reg(cg, cg_expr(cg, arg(n, 0)));
-	cg_callv(cg, BPF_FUNC_send_signal, (struct ir_arg[]){ IR_ARG(sig) }, 1);
+	vreg r = cg_call(cg, BPF_FUNC_send_signal,
+			 (struct ir_arg[]){ IR_ARG(sig) }, 1);
+	cg_check_helper(cg, r, BPF_FUNC_send_signal);
 	return cg_imm(0, n->type);
 }
 
@@ -92,8 +94,9 @@ static const struct type *check_override(struct sema *s, struct node *n)
 static struct cval gen_override(struct cg *cg, const struct node *n)
 {
 	vreg rc = cg_reg(cg, cg_expr(cg, arg(n, 0)));
-	cg_callv(cg, BPF_FUNC_override_return,
-		(struct ir_arg[]){ IR_ARG(cg->ctx), IR_ARG(rc) }, 2);
+	vreg r = cg_call(cg, BPF_FUNC_override_return,
+			 (struct ir_arg[]){ IR_ARG(cg->ctx), IR_ARG(rc) }, 2);
+	cg_check_helper(cg, r, BPF_FUNC_override_return);
 	return cg_imm(0, n->type);
 }
 

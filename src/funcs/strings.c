@@ -108,8 +108,9 @@ static void gen_path(struct cg *cg, const struct node *n, struct cmem dst,
 			 "retval through -> and . (args->filp->f_path)");
 		return;
 	}
-	cg_callv(cg, BPF_FUNC_d_path, (struct ir_arg[]){
+	vreg r = cg_call(cg, BPF_FUNC_d_path, (struct ir_arg[]){
 			IR_ARG(pr), cg_arg(dst), IR_IMM((int32_t)to->size) }, 3);
+	cg_check_helper(cg, r, BPF_FUNC_d_path);
 }
 
 const struct func funcs_strings[] = {

@@ -1,6 +1,8 @@
 # sonde - one non-recursive Makefile.
 #   make               build/sonde
 #   make check         every test (unit, golden, system as root, differential)
+#   make check-kernel  the kernel tier: kernel-probe tests on Debian 12's
+#                      6.1 kernel under qemu (scripts/vm-run)
 #   make demo          install missing packages, build, run a demo
 #   make SANITIZE=1    ASan+UBSan build in build-san/ (tests pass there too)
 #   make WERROR=1      warnings are errors (CI)
@@ -37,7 +39,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/progs/%.c=$(BUILD)/tests/progs/%) \
                $(HELPER_CXX_SRCS:tests/progs/%.cc=$(BUILD)/tests/progs/%) \
                $(HELPER_SO_SRCS:tests/progs/%.c=$(BUILD)/tests/progs/%.so)
 
-.PHONY: all check demo clean fuzz unit bench
+.PHONY: all check check-kernel demo clean fuzz unit bench
 all: $(BUILD)/sonde $(BUILD)/libsonde-agent.so
 
 $(BUILD)/sonde: $(MAIN_OBJ) $(BUILD)/libsonde.a
@@ -84,6 +86,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libsonde.a
 PROG_FLAGS_unwind_target := -O2 -fomit-frame-pointer
 PROG_FLAGS_unwind_target_fp := -g0 -O2 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables
 PROG_FLAGS_cpu_hot_nofp := -O2 -fomit-frame-pointer
+PROG_FLAGS_watch_target := -no-pie
 PROG_FLAGS_static_sleep := -static
 $(BUILD)/tests/progs/%: tests/progs/%.c $(wildcard include/sonde/sdt.h)
 	@mkdir -p $(dir $@)
@@ -101,6 +104,9 @@ unit: $(UNIT_BINS)
 
 check: $(BUILD)/sonde $(BUILD)/libsonde-agent.so $(UNIT_BINS) $(HELPER_BINS)
 	BUILD=$(BUILD) tests/run
+
+check-kernel: $(BUILD)/sonde $(HELPER_BINS)
+	BUILD=$(BUILD) tests/kernel/check
 
 demo: 
 	./scripts/setup-deps

@@ -13,26 +13,33 @@
 #include <unistd.h>
 #include <wordexp.h>
 
+#include "base/cancel.h"
 #include "base/diag.h"
 #include "base/file.h"
 #include "base/log.h"
+#include "base/outfile.h"
 #include "codegen/codegen.h"
 #include "compile.h"
 #include "engine.h"
 #include "info.h"
 #include "options.h"
 #include "output/output.h"
+#include "preflight.h"
 #include "probes/provider.h"
 
-/* Process-wide: set by the signal handlers, read by the event loop. */
-static volatile sig_atomic_t stop_requested;
+/* Process-wide: set by the signal handler, read by the event loop (a
+ * stop signal sets base/cancel.h's cancel_signal). */
 static volatile sig_atomic_t child_exited;
 static volatile sig_atomic_t maps_requested;   /* SIGUSR1 */
 
-static char *read_file(const char *path)
+/* run()'s result when a signal stopped it before the run began: main
+ * releases everything, then dies of that signal (cancel_die). */
+#define RUN_INTERRUPTED (-1)
+
+static char *read_file(const char *path, size_t *len)
 {
-	return strcmp(path, "-") == 0 ? file_read_fd(0, NULL) :
-					 file_read(path, NULL);
+	return strcmp(path, "-") == 0 ? file_read_fd(0, len) :
+					 file_read(path, len);
 }
 
 static void on_signal(int sig)
@@ -42,7 +49,7 @@ static void on_signal(int sig)
 	else if (sig == SIGUSR1)
 		maps_requested = 1;
 	else
-		stop_requested = 1;
+		cancel_request(sig);
 }
 
 static void install_signals(void)
@@ -212,6 +219,35 @@ static void child_untrace(struct child *ch)
 	}
 }
 
+static bool child_gone(struct child *ch, const struct engine_ops *eng,
+		       struct engine *e, bool block);
+
+/* The run ended while the -c command still runs. After a stop signal
+ * or a failure (or if it never got to start) it is ended with the run,
+ * as bpftrace does: SIGTERM and, a second later, SIGKILL, so sonde's own
+ * exit never waits on it. After exit() sonde waits for it to finish (the
+ * process engine's tests rely on that; bpftrace 0.17 ends it there too).
+ * The engine is gone by then: nothing to drain at its exit stop. */
+static void child_end(struct child *ch, const struct engine_ops *eng,
+		      bool terminate)
+{
+	if (!terminate) {
+		while (ch->pid > 0 && !child_gone(ch, eng, NULL, true))
+			;
+		return;
+	}
+	kill(ch->pid, SIGTERM);
+	for (int i = 0; i < 100 && ch->pid > 0; i++) {
+		if (child_gone(ch, eng, NULL, false))
+			return;
+		usleep(10 * 1000);
+	}
+	if (ch->pid > 0)
+		kill(ch->pid, SIGKILL);
+	while (ch->pid > 0 && !child_gone(ch, eng, NULL, true))
+		;
+}
+
 /* Reap the child if it has exited, after draining the ring at its exit
  * stop; true once it is gone. */
 static bool child_gone(struct child *ch, const struct engine_ops *eng,
@@ -270,16 +306,26 @@ static bool process_alive(int pid)
 	return kill(pid, 0) == 0 || errno == EPERM;
 }
 
+/* An output file, or NULL with the reason printed. */
+static FILE *open_output(const char *option, const char *path)
+{
+	const char *why;
+	FILE *f = outfile_open(path, &why);
+	if (!f)
+		log_error("%s %s: %s", option, path, why ? why : strerror(errno));
+	return f;
+}
+
 /* --flamegraph / --folded at exit. */
 static void write_flamegraphs(const struct options *o, struct output *out)
 {
 	if (!o->flamegraph && !o->folded)
 		return;
 	FILE *svg = NULL, *folded = NULL;
-	if (o->flamegraph && !(svg = fopen(o->flamegraph, "w")))
-		log_error("--flamegraph %s: %s", o->flamegraph, strerror(errno));
-	if (o->folded && !(folded = fopen(o->folded, "w")))
-		log_error("--folded %s: %s", o->folded, strerror(errno));
+	if (o->flamegraph)
+		svg = open_output("--flamegraph", o->flamegraph);
+	if (o->folded)
+		folded = open_output("--folded", o->folded);
 	if (svg || folded) {
 		int r = output_flamegraph(out, svg, folded, NULL);
 		if (r == -ENOENT)
@@ -338,17 +384,11 @@ static int run(const struct options *o, const struct program *prog)
 	int ret = EXIT_RUNTIME;
 	bool leave_child = false;
 
-	if (o->pid && !process_alive(o->pid)) {
-		log_error("-p %d: no such process", o->pid);
+	/* From here on there is something to undo: a stop signal sets
+	 * the cancel flag, which every step checks (see base/cancel.h). */
+	install_signals();
+	if (o->out_file && !(outf = open_output("-o", o->out_file)))
 		return EXIT_RUNTIME;
-	}
-	if (o->out_file) {
-		outf = fopen(o->out_file, "w");
-		if (!outf) {
-			log_error("-o %s: %s", o->out_file, strerror(errno));
-			return EXIT_RUNTIME;
-		}
-	}
 	/* Records are formatted into a buffer and written in batches; with
 	 * -B none every record is one write as soon as it is formatted. */
 	if (o->buffering == BUF_NONE)
@@ -357,6 +397,8 @@ static int run(const struct options *o, const struct program *prog)
 		setvbuf(outf, NULL, _IOFBF, 1 << 16);
 	if (o->cmd && child_spawn(o->cmd, &ch) < 0)
 		goto out;
+	if (cancel_requested())
+		goto cancelled;
 
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
 				  .on_event = on_event, .event_ctx = &rc,
@@ -370,7 +412,7 @@ static int run(const struct options *o, const struct program *prog)
 			  "instead, without root: --engine=process%s",
 			  o->cmd ? "" : " -c CMD");
 	if (lr < 0)
-		goto out;
+		goto failed;
 	double t1 = log_now_ms();
 	struct output_opts oo = {
 		.format = o->format, .out = outf, .unsafe = o->unsafe,
@@ -393,7 +435,7 @@ static int run(const struct options *o, const struct program *prog)
 		output_attaching(out, prog->nprobes);
 	fflush(outf);
 	if (eng->attach(e) < 0)
-		goto out;
+		goto failed;
 	log_info("loaded %u maps and %u programs in %.1f ms, attached in %.1f ms",
 		 prog->nmaps, prog->nprobes, t1 - t0, log_now_ms() - t1);
 	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED")) {
@@ -401,15 +443,21 @@ static int run(const struct options *o, const struct program *prog)
 		printf("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n");
 		fflush(stdout);
 	}
+	/* The last moment to give up without having run anything: BEGIN
+	 * and the -c command have not started. */
+	if (cancel_requested())
+		goto cancelled;
 	if (eng->run_begin(e) < 0)
 		goto out;
 	if (ch.pid > 0 && program_keeps_user_addresses(prog))
 		child_hold_exit(&ch);
+	if (cancel_requested())
+		goto cancelled;
 	child_release(&ch, eng->child_env ? eng->child_env(e) : NULL);
 
 	double last_compact = log_now_ms(), last_check = last_compact;
 	int oerr = 0;
-	while (!rc.exit_requested && !stop_requested) {
+	while (!rc.exit_requested && !cancel_requested()) {
 		int r = eng->poll(e, 100);
 		oerr = output_status(outf, o->buffering != BUF_FULL);
 		if (oerr < 0) {
@@ -463,6 +511,13 @@ static int run(const struct options *o, const struct program *prog)
 	oerr = output_status(outf, true);
 	ret = oerr < 0 ? output_failed(oerr, o) : EXIT_OK;
 	leave_child = oerr < 0;
+	goto out;
+failed:
+	/* a step that saw the cancel flag gave up: not a failure */
+	if (!cancel_requested())
+		goto out;
+cancelled:
+	ret = RUN_INTERRUPTED;
 out:
 	if (outf)
 		fflush(outf);
@@ -472,13 +527,8 @@ out:
 		close(ch.release_fd);   /* EOF: an unreleased child exits */
 	if (ch.pid > 0 && leave_child)
 		child_untrace(&ch);
-	if (ch.pid > 0 && !leave_child) {
-		if (ret != EXIT_OK)
-			kill(ch.pid, SIGTERM);
-		/* the engine is gone: nothing to drain at its exit stop */
-		while (ch.pid > 0 && !child_gone(&ch, eng, NULL, true))
-			;
-	}
+	if (ch.pid > 0 && !leave_child)
+		child_end(&ch, eng, ret != EXIT_OK || cancel_requested());
 	if (outf && outf != stdout)
 		fclose(outf);
 	return ret;
@@ -487,10 +537,6 @@ out:
 static int list_probes(const struct options *o)
 {
 	int found = 0;
-	if (o->pid && !process_alive(o->pid)) {
-		log_error("-p %d: no such process", o->pid);
-		return EXIT_RUNTIME;
-	}
 	/* -p alone (or with a pattern naming no provider) lists what that
 	 * process has: its user-space probes, as bpftrace does */
 	bool only_user = o->pid && (!o->list_pattern ||
@@ -505,21 +551,31 @@ static int list_probes(const struct options *o)
 	return EXIT_OK;
 }
 
+/* Until run() begins, nothing needs undoing: SIGINT and SIGTERM keep
+ * their default action and end sonde at once, as they end bpftrace
+ * while it compiles. */
 int main(int argc, char **argv)
 {
+	preflight_std_fds();
+	cancel_reset_signals();
 	struct options o = { .engine = &engine_kernel };
 	int r = options_parse(argc, argv, &o);
 	if (r)
 		return r;
 	if (o.info)
 		return info_print(stdout) < 0 ? EXIT_RUNTIME : EXIT_OK;
-	install_signals();
+	/* What would fail only after attaching fails now. */
+	if (o.pid && preflight_pid(o.pid) < 0)
+		return EXIT_RUNTIME;
 	if (o.list)
 		return list_probes(&o);
+	if (o.cmd && preflight_command(o.cmd) < 0)
+		return EXIT_RUNTIME;
 
 	char *file_text = NULL;
+	size_t file_len = 0;
 	if (o.script_file) {
-		file_text = read_file(o.script_file);
+		file_text = read_file(o.script_file, &file_len);
 		if (!file_text) {
 			log_error("cannot read script '%s': %s", o.script_file,
 				  strerror(errno));
@@ -533,6 +589,12 @@ int main(int argc, char **argv)
 	struct diags d;
 	diags_init(&d, &src);
 	d.no_warnings = o.no_warnings;
+	if (file_text && diag_check_nul(&d, file_text, file_len)) {
+		diags_print(&d, stderr);
+		diags_free(&d);
+		free(file_text);
+		return EXIT_SCRIPT;
+	}
 	struct compile_opts co = {
 		.name = src.name, .text = src.text,
 		.positional = o.positional, .npositional = o.npositional,
@@ -542,6 +604,10 @@ int main(int argc, char **argv)
 		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,
 		.ustack_fp = o.ustack_fp, .ustack_copy = o.ustack_copy,
 		.helper_check = o.helper_check,
+		.include_dirs = o.include_dirs,
+		.ninclude_dirs = o.ninclude_dirs,
+		.include_files = o.include_files,
+		.ninclude_files = o.ninclude_files,
 	};
 	double t0 = log_now_ms();
 	struct program *prog = compile(&co, &d);
@@ -572,5 +638,9 @@ int main(int argc, char **argv)
 	program_free(prog);
 	diags_free(&d);
 	free(file_text);
+	if (ret == RUN_INTERRUPTED) {
+		cancel_die();
+		return 128 + cancel_signal;
+	}
 	return ret;
 }

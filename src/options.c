@@ -24,6 +24,8 @@ void options_usage(FILE *f)
 	      "    -o file        redirect sonde output to file\n"
 	      "    -e 'program'   execute this program\n"
 	      "    -h, --help     show this help message\n"
+	      "    -I DIR         add the directory to the include search path\n"
+	      "    --include FILE add an #include file before preprocessing\n"
 	      "    -l [search]    list probes\n"
 	      "    -p PID         enable USDT probes on PID\n"
 	      "    -c 'CMD'       run CMD and enable USDT probes on resulting process\n"
@@ -112,7 +114,7 @@ int options_parse(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP, OPT_USTACK,
 	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE, OPT_INFO,
-	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION };
+	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -127,11 +129,12 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "no-warnings", no_argument, NULL, OPT_NO_WARNINGS },
 		{ "usdt-file-activation", no_argument, NULL,
 		  OPT_USDT_FILE_ACTIVATION },
+		{ "include", required_argument, NULL, OPT_INCLUDE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	/* '+': stop at the first non-option so script ARGS are left alone. */
-	while ((c = getopt_long(argc, argv, "+e:p:c:o:f:B:qvld:hVk", longopts,
+	while ((c = getopt_long(argc, argv, "+e:p:c:o:f:B:qvld:hVkI:", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program_text = optarg; break;
@@ -170,6 +173,22 @@ int options_parse(int argc, char **argv, struct options *o)
 			break;
 		case OPT_UNSAFE: o->unsafe = true; break;
 		case OPT_FLAMEGRAPH: o->flamegraph = optarg; break;
+		case 'I':
+			if (o->ninclude_dirs == OPTIONS_MAX_INCLUDES) {
+				log_error("-I: more than %d directories",
+					  OPTIONS_MAX_INCLUDES);
+				return EXIT_SCRIPT;
+			}
+			o->include_dirs[o->ninclude_dirs++] = optarg;
+			break;
+		case OPT_INCLUDE:
+			if (o->ninclude_files == OPTIONS_MAX_INCLUDES) {
+				log_error("--include: more than %d files",
+					  OPTIONS_MAX_INCLUDES);
+				return EXIT_SCRIPT;
+			}
+			o->include_files[o->ninclude_files++] = optarg;
+			break;
 		case OPT_FOLDED: o->folded = optarg; break;
 		case OPT_ENGINE:
 			o->engine = engine_find(optarg);

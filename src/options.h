@@ -20,6 +20,8 @@ enum exit_code { EXIT_OK = 0, EXIT_SCRIPT = 1, EXIT_RUNTIME = 2 };
  * 10 ms, and flushes after each batch, so no line waits longer than that. */
 enum buffering { BUF_LINE, BUF_FULL, BUF_NONE };
 
+#define OPTIONS_MAX_INCLUDES 64     /* -I and --include, each */
+
 /* BPFTRACE_* variables. Zero means "not set": the part that uses one
  * knows its default. */
 struct options_env {
@@ -53,6 +55,10 @@ struct options {
 	const char *folded;         /* --folded=FILE */
 	const struct engine_ops *engine;   /* --engine= (kernel by default) */
 	bool ustack_fp;             /* --ustack=fp */
+	const char *include_dirs[OPTIONS_MAX_INCLUDES];  /* -I DIR */
+	size_t ninclude_dirs;
+	const char *include_files[OPTIONS_MAX_INCLUDES]; /* --include FILE */
+	size_t ninclude_files;
 	uint32_t ustack_copy;       /* --ustack=dwarf:BYTES */
 	bool info;                  /* --info */
 	int helper_check;           /* -k: 1, -kk: 2 */

@@ -333,8 +333,9 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 	}
 	uint32_t np = sec.h.nprobes, ns = sec.h.nsites;
 	size_t bytes = np * (sizeof(*s->progs) + sizeof(*s->fns)) +
-		AGENT_PATCH_MAX * 2 * sizeof(uint32_t) +
-		ns * (sizeof(uint32_t) * 3 + sizeof(uint16_t *)) + 16 * 16;
+		AGENT_PATCH_MAX * sizeof(uint64_t) +
+		ns * (sizeof(uint32_t) * 3 + sizeof(vm_native_fn) +
+		      sizeof(uint16_t *)) + 16 * 16;
 	uint8_t *cur = s->mem = agent_alloc(bytes);
 	s->mem_bytes = bytes;
 	if (!cur) {
@@ -343,9 +344,9 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 	}
 	s->progs = take(&cur, np * sizeof(*s->progs));
 	s->fns = take(&cur, np * sizeof(*s->fns));
-	s->site_first = take(&cur, AGENT_PATCH_MAX * sizeof(uint32_t));
-	s->site_n = take(&cur, AGENT_PATCH_MAX * sizeof(uint32_t));
+	s->sites = take(&cur, AGENT_PATCH_MAX * sizeof(uint64_t));
 	s->site_progs = take(&cur, ns * sizeof(uint32_t));
+	s->site_fns = take(&cur, ns * sizeof(vm_native_fn));
 	s->applied = take(&cur, ns * sizeof(uint32_t));
 	uint32_t *site_patch = take(&cur, ns * sizeof(uint32_t));
 	s->semas = take(&cur, ns * sizeof(uint16_t *));
@@ -406,30 +407,34 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 
 	/* which programs run at which patch, in site order: a counting
 	 * sort of the sites by patch */
-	uint32_t *cursor = agent_alloc(AGENT_PATCH_MAX * sizeof(uint32_t));
-	if (!cursor) {
+	uint32_t *count = agent_alloc(2 * AGENT_PATCH_MAX * sizeof(uint32_t));
+	if (!count) {
 		agent_free(copy, psize);
 		return -ENOMEM;
 	}
+	uint32_t *cursor = count + AGENT_PATCH_MAX;
 	for (uint32_t i = 0; i < ns; i++)
 		if (site_patch[i] != UINT32_MAX)
-			s->site_n[site_patch[i]]++;
+			count[site_patch[i]]++;
 	uint32_t at = 0;
 	for (uint32_t i = 0; i < ns; i++) {
 		uint32_t id = site_patch[i];
 		if (id == UINT32_MAX || cursor[id])
 			continue;
-		s->site_first[id] = at;
+		s->sites[id] = (uint64_t)at << 32 | count[id];
 		cursor[id] = at + 1;
-		at += s->site_n[id];
+		at += count[id];
 	}
 	for (uint32_t i = 0; i < ns; i++) {
 		uint32_t id = site_patch[i];
-		if (id != UINT32_MAX)
-			s->site_progs[cursor[id]++ - 1] = sec.sites[i].probe;
+		if (id == UINT32_MAX)
+			continue;
+		uint32_t k = cursor[id]++ - 1;
+		s->site_progs[k] = sec.sites[i].probe;
+		s->site_fns[k] = s->fns[sec.sites[i].probe];
 	}
 	s->nsite_progs = at;
-	agent_free(cursor, AGENT_PATCH_MAX * sizeof(uint32_t));
+	agent_free(count, 2 * AGENT_PATCH_MAX * sizeof(uint32_t));
 
 	agent_tramp_seal();
 	if ((r = agent_signals_init()) < 0) {

@@ -20,11 +20,10 @@ uint32_t agent_threads_hwm;
 uint32_t agent_shared_lock;
 bool agent_fence_hits;
 
-/* This thread: in a hit now; its record (index + 1, 0 = none yet). */
-static __thread struct {
-	uint32_t busy;
-	uint32_t rec;
-} me;
+/* This thread's record (NULL: none yet), and for a thread without one,
+ * whether it is in a hit now (a record's own busy flag says it). */
+static __thread struct agent_thread *me_rec;
+static __thread uint32_t me_busy;
 
 static pthread_key_t thread_key;
 static bool have_key;
@@ -37,7 +36,7 @@ static void thread_gone(void *v)
 	if (rec && rec <= AGENT_THREADS_MAX)
 		__atomic_store_n(&agent_threads[rec - 1].used, 0,
 				 __ATOMIC_RELEASE);
-	me.rec = 0;
+	me_rec = NULL;
 }
 
 int agent_threads_init(void)
@@ -67,7 +66,7 @@ static struct agent_thread *thread_register(void)
 						    __ATOMIC_RELEASE,
 						    __ATOMIC_RELAXED))
 			;
-		me.rec = i + 1;
+		me_rec = &agent_threads[i];
 		if (have_key)
 			pthread_setspecific(thread_key, (void *)(uintptr_t)(i + 1));
 		return &agent_threads[i];
@@ -75,35 +74,38 @@ static struct agent_thread *thread_register(void)
 	return NULL;
 }
 
+/* One program, by its index in the session's. */
+static inline __attribute__((always_inline))
+void run_one(struct agent_session *s, struct agent_regs *regs,
+	     vm_native_fn fn, uint32_t prog)
+{
+	int err = 0;
+	uint64_t ret;
+	if (fn)
+		fn(regs, &err);
+	else if (prog < s->nprogs)
+		err = vm_prog_run(s->progs[prog], regs, &ret);
+	if (__builtin_expect(err != 0, 0))
+		__atomic_add_fetch(&s->rt.shared->aborted, 1, __ATOMIC_RELAXED);
+}
+
 /* Run the programs of a patch, or (patch UINT32_MAX) the one program
  * `only` (a function probe's, src/agent/fprobe.c). */
-static void run(struct agent_session *s, struct agent_regs *regs,
-		uint32_t patch, uint32_t only, uint32_t slot)
+static inline __attribute__((always_inline))
+void run(struct agent_session *s, struct agent_regs *regs, uint32_t patch,
+	 uint32_t only, uint32_t slot)
 {
-	uint32_t first = 0, n = 1;
-	if (patch != UINT32_MAX) {
-		if (patch >= AGENT_PATCH_MAX)
-			return;
-		first = s->site_first[patch];
-		n = s->site_n[patch];
-		if (first > s->nsite_progs || n > s->nsite_progs - first)
-			return;
-	}
 	rt_self.regs = regs;
 	rt_self.slot = slot;
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t prog = patch != UINT32_MAX ? s->site_progs[first + k] : only;
-		if (prog >= s->nprogs)
-			continue;
-		int err = 0;
-		uint64_t ret;
-		if (s->fns[prog])
-			s->fns[prog](regs, &err);
-		else
-			err = vm_prog_run(s->progs[prog], regs, &ret);
-		if (err)
-			__atomic_add_fetch(&s->rt.shared->aborted, 1,
-					   __ATOMIC_RELAXED);
+	if (patch == UINT32_MAX) {
+		if (only < s->nprogs)
+			run_one(s, regs, s->fns[only], only);
+	} else if (patch < AGENT_PATCH_MAX) {
+		uint64_t site = s->sites[patch];
+		uint32_t first = (uint32_t)(site >> 32), n = (uint32_t)site;
+		if (first <= s->nsite_progs && n <= s->nsite_progs - first)
+			for (uint32_t k = first; k < first + n; k++)
+				run_one(s, regs, s->site_fns[k], s->site_progs[k]);
 	}
 	rt_self.regs = NULL;
 }
@@ -116,48 +118,70 @@ static void barrier(void)
 		__asm__ __volatile__("" ::: "memory");
 }
 
-static void hit(struct agent_regs *regs, uint32_t patch, uint32_t only)
+static struct agent_session *session(void)
 {
-	if (me.busy) {
-		struct agent_session *s = agent_live ? agent_live->session : NULL;
-		if (s)
-			__atomic_add_fetch(&s->rt.shared->nested, 1,
-					   __ATOMIC_RELAXED);
+	return __atomic_load_n(&agent_live->session, __ATOMIC_ACQUIRE);
+}
+
+static void nested(void)
+{
+	struct agent_session *s = session();
+	if (s)
+		__atomic_add_fetch(&s->rt.shared->nested, 1, __ATOMIC_RELAXED);
+}
+
+/* A thread with no record (every one taken): the shared slot's lock is
+ * its busy flag. */
+static void hit_shared(struct agent_regs *regs, uint32_t patch, uint32_t only)
+{
+	if (me_busy) {
+		nested();
 		return;
 	}
-	me.busy = 1;
+	me_busy = 1;
 	__asm__ __volatile__("" ::: "memory");
-	struct agent_thread *th = me.rec ? &agent_threads[me.rec - 1] :
-		thread_register();
-	uint32_t index = th ? (uint32_t)(th - agent_threads) : UINT32_MAX;
-	if (th)
-		__atomic_store_n(&th->busy, 1, __ATOMIC_RELAXED);
-	else if (!rt_lock(&agent_shared_lock))
-		goto out;
+	if (rt_lock(&agent_shared_lock)) {
+		struct agent_session *s = session();
+		if (s && s->slot_count)
+			run(s, regs, patch, only,
+			    s->slot_first + s->slot_count - 1);
+		rt_unlock(&agent_shared_lock);
+	}
+	__asm__ __volatile__("" ::: "memory");
+	me_busy = 0;
+}
+
+static inline __attribute__((always_inline))
+void hit(struct agent_regs *regs, uint32_t patch, uint32_t only)
+{
+	struct agent_thread *th = me_rec;
+	if (__builtin_expect(!th, 0)) {
+		if (me_busy || !(th = thread_register())) {
+			hit_shared(regs, patch, only);
+			return;
+		}
+	}
+	if (th->busy) {        /* a hit inside a hit: a signal handler */
+		nested();
+		return;
+	}
+	__atomic_store_n(&th->busy, 1, __ATOMIC_RELAXED);
 	barrier();
-	struct agent_session *s = agent_live ?
-		__atomic_load_n(&agent_live->session, __ATOMIC_ACQUIRE) : NULL;
-	if (s && s->slot_count) {
-		uint32_t shared = s->slot_count - 1;
+	struct agent_session *s = session();
+	if (s) {
+		uint32_t index = (uint32_t)(th - agent_threads);
+		uint32_t shared = s->slot_count ? s->slot_count - 1 : 0;
 		if (index < shared) {
 			run(s, regs, patch, only, s->slot_first + index);
-		} else if (!th) {
-			run(s, regs, patch, only, s->slot_first + shared);
-		} else if (rt_lock(&agent_shared_lock)) {
+		} else if (s->slot_count && rt_lock(&agent_shared_lock)) {
 			run(s, regs, patch, only, s->slot_first + shared);
 			rt_unlock(&agent_shared_lock);
-		} else {
+		} else if (s->slot_count) {
 			__atomic_add_fetch(&s->rt.shared->slot_waits, 1,
 					   __ATOMIC_RELAXED);
 		}
 	}
-	if (th)
-		__atomic_store_n(&th->busy, 0, __ATOMIC_RELEASE);
-	else
-		rt_unlock(&agent_shared_lock);
-out:
-	__asm__ __volatile__("" ::: "memory");
-	me.busy = 0;
+	__atomic_store_n(&th->busy, 0, __ATOMIC_RELEASE);
 }
 
 void agent_hit(struct agent_regs *regs, uint32_t patch)

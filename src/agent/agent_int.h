@@ -17,10 +17,11 @@ struct agent_session {
 	uint32_t nprogs;
 	struct vm_prog **progs;
 	vm_native_fn *fns;
-	/* per patch id: site_n programs from site_progs[site_first] */
-	uint32_t *site_first;
-	uint32_t *site_n;
+	/* per patch id: (first << 32 | n), n programs from site_progs[first],
+	 * whose native code (or NULL: interpreted) is site_fns[first] */
+	uint64_t *sites;
 	uint32_t *site_progs;
+	vm_native_fn *site_fns;
 	uint32_t nsite_progs;
 	/* what it applied and raised, to undo */
 	uint32_t *applied;

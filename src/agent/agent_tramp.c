@@ -146,6 +146,12 @@ static const struct { uint8_t reg; uint8_t off; } saved[] = {
 	{ RDI, offsetof(struct agent_regs, di) },
 };
 
+static bool callee_saved(int reg)
+{
+	return reg == RBX || reg == RBP || reg == R12 || reg == R13 ||
+	       reg == R14 || reg == R15;
+}
+
 /* The frame: the red zone skipped, then the registers (8 spare bytes
  * keep it a multiple of 16). */
 #define FRAME (128 + (int32_t)sizeof(struct agent_regs) + 8)
@@ -215,8 +221,19 @@ size_t agent_tramp_emit_hit(uint8_t *at, uint64_t ip, uint32_t patch)
 	u32le(&e, (uint32_t)(int32_t)(int64_t)(ip - next));
 	mov_rsp(&e, 0x89, RAX, offsetof(struct agent_regs, ip));
 	movq_imm_rsp(&e, 0x33, offsetof(struct agent_regs, cs));
-	byte(&e, 0x9c);                      /* pushfq */
-	byte(&e, 0x58);                      /* pop %rax */
+	/* flags: pushfq is microcoded (a tenth of a hit's time here), so
+	 * the status flags come from lahf and seto (nothing before them
+	 * changed the flags), with IF and the always-one bit 1 as user
+	 * mode has them: 0x202 | SF ZF AF PF CF | OF << 11. rcx is saved
+	 * already. */
+	byte(&e, 0xb8); u32le(&e, 0);                     /* mov $0, %eax */
+	byte(&e, 0x9f);                                   /* lahf */
+	byte(&e, 0x0f); byte(&e, 0x90); byte(&e, 0xc0);   /* seto %al */
+	byte(&e, 0x0f); byte(&e, 0xb6); byte(&e, 0xc8);   /* movzbl %al, %ecx */
+	byte(&e, 0xc1); byte(&e, 0xe1); byte(&e, 0x0b);   /* shl $11, %ecx */
+	byte(&e, 0xc1); byte(&e, 0xe8); byte(&e, 0x08);   /* shr $8, %eax */
+	byte(&e, 0x09); byte(&e, 0xc8);                   /* or %ecx, %eax */
+	byte(&e, 0x0d); u32le(&e, 0x202);                 /* or $0x202, %eax */
 	mov_rsp(&e, 0x89, RAX, offsetof(struct agent_regs, flags));
 	lea_rsp(&e, RAX, FRAME);
 	mov_rsp(&e, 0x89, RAX, offsetof(struct agent_regs, sp));
@@ -232,8 +249,11 @@ size_t agent_tramp_emit_hit(uint8_t *at, uint64_t ip, uint32_t patch)
 	e.p += 8;
 	byte(&e, 0xff); byte(&e, 0xd0);                   /* call *%rax */
 	byte(&e, 0x48); byte(&e, 0x89); byte(&e, 0xdc);   /* mov %rbx, %rsp */
+	/* agent_hit keeps the callee-saved registers (the C ABI) but for
+	 * rbx, used here: the rest come back from the frame */
 	for (size_t i = 0; i < sizeof(saved) / sizeof(*saved); i++)
-		mov_rsp(&e, 0x8b, saved[i].reg, saved[i].off);
+		if (!callee_saved(saved[i].reg) || saved[i].reg == RBX)
+			mov_rsp(&e, 0x8b, saved[i].reg, saved[i].off);
 	lea_rsp(&e, RSP, FRAME);
 	return (size_t)(e.p - at);
 }

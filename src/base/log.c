@@ -28,20 +28,21 @@ void log_json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* One message is at most LOG_LINE_MAX bytes, whatever it quotes. */
+#define LOG_LINE_MAX 4096
+
 static void log_v(const char *kind, const char *type, const char *fmt,
 		  va_list ap)
 {
+	char msg[LOG_LINE_MAX];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (log_json) {
-		char msg[2048];
-		vsnprintf(msg, sizeof(msg), fmt, ap);
 		fprintf(stderr, "{\"type\": \"%s\", \"data\": ", type);
 		log_json_str(stderr, msg);
 		fputs("}\n", stderr);
 		return;
 	}
-	fprintf(stderr, "sonde: %s", kind);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "sonde: %s%s\n", kind, msg);
 }
 
 void log_error(const char *fmt, ...)
@@ -70,6 +71,24 @@ void log_info(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_v("", "info", fmt, ap);
 	va_end(ap);
+}
+
+void log_repeat_warn(struct log_repeat *r, const char *fmt, ...)
+{
+	if (++r->n > LOG_REPEAT_SHOWN && !log_verbose)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	log_v("warning: ", "warning", fmt, ap);
+	va_end(ap);
+}
+
+void log_repeat_end(struct log_repeat *r, const char *what)
+{
+	if (r->n > LOG_REPEAT_SHOWN && !log_verbose)
+		log_warn("%u more %s (-v shows each)", r->n - LOG_REPEAT_SHOWN,
+			 what);
+	r->n = 0;
 }
 
 double log_now_ms(void)

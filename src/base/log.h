@@ -21,6 +21,19 @@ void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Printed only under -v. */
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A warning repeated for many objects of one cause (a probe of a
+ * wildcard skipped, each for the same reason): the first LOG_REPEAT_SHOWN
+ * are printed, the others only counted (all printed with -v), and
+ * log_repeat_end says how many more there were. Zero-initialize. */
+#define LOG_REPEAT_SHOWN 3
+struct log_repeat {
+	unsigned n;
+};
+void log_repeat_warn(struct log_repeat *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* "N more WHAT (-v shows each)" when some were not shown. */
+void log_repeat_end(struct log_repeat *r, const char *what);
+
 /* Milliseconds on a monotonic clock from an arbitrary start, for the -v
  * phase timings. */
 double log_now_ms(void);

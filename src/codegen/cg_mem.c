@@ -6,12 +6,18 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* One error per attempt at a probe: what follows the first is its
+ * consequence (a value that does not fit gives one bad offset per store,
+ * a hundred thousand for a long literal). Nothing is said while the frame
+ * overflows without scratch: the probe is tried again with it. */
 void cg_error(struct cg *cg, struct pos pos, const char *fmt, ...)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	diag_vadd(cg->d, DIAG_ERROR, pos, "CODEGEN", fmt, ap);
-	va_end(ap);
+	if (!cg->err && !cg->need_scratch) {
+		va_list ap;
+		va_start(ap, fmt);
+		diag_vadd(cg->d, DIAG_ERROR, pos, "CODEGEN", fmt, ap);
+		va_end(ap);
+	}
 	if (!cg->err)
 		cg->err = -EINVAL;
 }
@@ -21,6 +27,13 @@ struct cmem cg_alloc(struct cg *cg, uint32_t size)
 	size = (size + 7) & ~7u;
 	if (cg->frame + size > cg->frame_limit) {
 		if (cg->use_scratch) {
+			if (cg->scr + size > CG_SCRATCH_MAX) {
+				cg_error(cg, cg->pnode->pos, "%s: the values this "
+					 "probe holds at once need more than %u "
+					 "bytes of scratch memory", cg->probe->name,
+					 CG_SCRATCH_MAX);
+				return (struct cmem){ cg->scratch, 0 };
+			}
 			struct cmem m = { cg->scratch, (int32_t)cg->scr };
 			cg->scr += size;
 			if (cg->scr > cg->scr_max)

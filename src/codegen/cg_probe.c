@@ -74,7 +74,9 @@ static struct cval arg_value(struct cg *cg, const struct node *n)
 	uint32_t i = n->u.builtin.index;
 	if (cg->probe->uprobe && cg->probe->uprobe->usdt)
 		return cg_usdt_arg(cg, n);
-	if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING)
+	/* fentry/fexit and raw tracepoints: the arguments are u64 slots */
+	if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING ||
+	    cg->probe->prog_type == BPF_PROG_TYPE_RAW_TRACEPOINT)
 		return cg_regval(ctx_load(cg, (int16_t)(8 * i)), n->type);
 	if (!ctx_is_regs(cg)) {
 		cg_error(cg, n->pos, "arg%u is not available in %s", i,

@@ -94,9 +94,9 @@ static int gen_probe(struct program *prog, struct probe *p,
 	ir_place(&ir, cg.l_exit);
 	ir_reti(&ir, 0);
 
-	err = cg.err ? cg.err : ir.err;
-	if (!err && cg.need_scratch)
-		err = -EAGAIN;
+	/* An overflowing frame is tried again with scratch, whatever
+	 * else its offsets broke on the way. */
+	err = cg.need_scratch ? -EAGAIN : cg.err ? cg.err : ir.err;
 	if (err) {
 		ir_free(&ir);
 		return err;

@@ -237,4 +237,23 @@ int usdt_reg_lookup(const char *name, size_t len, int *width, int *shift);
 /* Name of the 64-bit register at a pt_regs offset ("rax"), or NULL. */
 const char *usdt_reg_name(int pt_regs_off);
 
+/* ---- dwarf_args.c: a function's parameters from DWARF ---- */
+
+struct arena;
+struct ctype;
+
+struct elf_param {
+	const char *name;
+	const struct ctype *type;   /* types.h, allocated in the arena */
+	const char *decl;           /* its type as bpftrace -lv shows it */
+};
+
+/* The parameters of FUNC in the ELF file PATH, from its DWARF or its
+ * separate debug file's; when FUNC is defined more than once, the one
+ * at link-time address vaddr (0: the first). 0 with *out and *n in
+ * `a`; -ENODATA when there is no DWARF, -ENOENT when it does not
+ * describe FUNC. */
+int elf_func_params(const char *path, const char *func, uint64_t vaddr,
+		    struct arena *a, struct elf_param **out, uint32_t *n);
+
 #endif

@@ -62,9 +62,13 @@ int usym_process_remember(struct usyms *u, pid_t pid);
  * capture file, a test). Files are opened by the paths in the text. */
 int usym_process_remember_maps(struct usyms *u, pid_t pid,
 			       const char *maps_text, size_t len);
-/* Drop what is kept for PID (the files stay open while other
- * processes map them). */
+/* Drop what is kept for PID (its files are closed unless other
+ * remembered processes map them). */
 void usym_process_forget(struct usyms *u, pid_t pid);
+/* Processes remembered, and of them those with a built Dwfl (at most
+ * USYM_DWFL_MAX): for tests and -v. */
+size_t usyms_nprocs(const struct usyms *u);
+unsigned usyms_ndwfl(const struct usyms *u);
 /* Resolve ADDR in PID: ELF .symtab/.dynsym, debug files found by
  * build-id (/usr/lib/debug/.build-id/xx/yyyy.debug) or .gnu_debuglink,
  * the vDSO, and JIT symbols from /tmp/perf-PID.map. 0 or -ENOENT (no

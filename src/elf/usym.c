@@ -18,6 +18,15 @@
  *
  * Names are interned in one table so each distinct string (demangled C++
  * names in particular) is stored once, however many frames use it.
+ *
+ * Bounded on long runs. A process is kept until its owner forgets it
+ * (usym_process_forget: output forgets processes that have exited once
+ * nothing it still prints refers to them); a file stays open while a
+ * remembered process maps it (reference counts) and is closed with the
+ * last; and at most USYM_DWFL_MAX processes keep a built Dwfl (which
+ * holds a descriptor per mapped file and what libdwfl has read of them),
+ * the least recently used being dropped and rebuilt from its snapshot if
+ * it is needed again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +48,11 @@
 
 struct usyms {
 	struct uproc *procs[UPROC_BUCKETS];
+	size_t nprocs;
+	/* processes with a built Dwfl, most recently used first */
+	struct uproc *lru_head, *lru_tail;
+	unsigned ndwfl;
+	uint64_t clock;
 	struct ufile *files;
 	struct ufile *vdso;     /* memfd holding a copy of our vDSO */
 	int vdso_tried;
@@ -131,12 +145,68 @@ void usyms_set_options(struct usyms *u, bool demangle, bool symbols)
 	u->no_symbols = !symbols;
 }
 
-static void uproc_free(struct uproc *p)
+/* ---- open files, shared and counted ----------------------------------- */
+
+static void ufile_put(struct usyms *u, struct ufile *f)
+{
+	if (!f || f == u->vdso || --f->refs > 0)
+		return;
+	struct ufile **pp = &u->files;
+	while (*pp && *pp != f)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = f->next;
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->path);
+	free(f);
+}
+
+/* ---- built Dwfls, least recently used last ---------------------------- */
+
+static void lru_unlink(struct usyms *u, struct uproc *p)
+{
+	if (p->lru_prev)
+		p->lru_prev->lru_next = p->lru_next;
+	else if (u->lru_head == p)
+		u->lru_head = p->lru_next;
+	if (p->lru_next)
+		p->lru_next->lru_prev = p->lru_prev;
+	else if (u->lru_tail == p)
+		u->lru_tail = p->lru_prev;
+	p->lru_prev = p->lru_next = NULL;
+}
+
+static void lru_push(struct usyms *u, struct uproc *p)
+{
+	p->lru_prev = NULL;
+	p->lru_next = u->lru_head;
+	if (u->lru_head)
+		u->lru_head->lru_prev = p;
+	u->lru_head = p;
+	if (!u->lru_tail)
+		u->lru_tail = p;
+}
+
+/* Drop P's Dwfl (its snapshot stays: the Dwfl is rebuilt when needed). */
+static void uproc_drop_dwfl(struct usyms *u, struct uproc *p)
+{
+	if (!p->dwfl)
+		return;
+	lru_unlink(u, p);
+	dwfl_end(p->dwfl);
+	p->dwfl = NULL;
+	p->attached = 0;
+	u->ndwfl--;
+}
+
+static void uproc_free(struct usyms *u, struct uproc *p)
 {
 	if (!p)
 		return;
-	if (p->dwfl)
-		dwfl_end(p->dwfl);
+	uproc_drop_dwfl(u, p);
+	for (size_t i = 0; i < p->nmaps; i++)
+		ufile_put(u, p->maps[i].file);
 	free(p->maps_text);
 	free(p->maps);
 	free(p->jit);
@@ -154,7 +224,7 @@ void usyms_free(struct usyms *u)
 
 		for (; p; p = next) {
 			next = p->next;
-			uproc_free(p);
+			uproc_free(u, p);
 		}
 	}
 	while (u->files) {
@@ -198,7 +268,18 @@ void usym_process_forget(struct usyms *u, pid_t pid)
 	if (!p)
 		return;
 	*pp = p->next;
-	uproc_free(p);
+	u->nprocs--;
+	uproc_free(u, p);
+}
+
+size_t usyms_nprocs(const struct usyms *u)
+{
+	return u ? u->nprocs : 0;
+}
+
+unsigned usyms_ndwfl(const struct usyms *u)
+{
+	return u ? u->ndwfl : 0;
 }
 
 /* ---- mapped files -------------------------------------------------------- */
@@ -224,14 +305,17 @@ static struct ufile *usyms_file(struct usyms *u, pid_t pid, uint64_t dev,
 	char buf[4096 + 64];
 
 	for (f = u->files; f; f = f->next)
-		if (f->dev == dev && f->ino == ino)
+		if (f->dev == dev && f->ino == ino) {
+			f->refs++;
 			return f;
+		}
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
 	f->dev = dev;
 	f->ino = ino;
 	f->fd = -1;
+	f->refs = 1;
 	f->path = strdup(path);
 	if (!f->path) {
 		free(f);
@@ -345,8 +429,10 @@ static int uproc_parse_maps(struct usyms *u, struct uproc *p, pid_t live_pid)
 				m->file = usyms_vdso(u);
 			}
 			m->path = path[0] ? usyms_intern(u, path) : NULL;
-			if (path[0] && !m->path)
+			if (path[0] && !m->path) {
+				ufile_put(u, m->file);
 				return -ENOMEM;
+			}
 			p->nmaps++;
 		}
 		if (nl)
@@ -368,7 +454,8 @@ static int usyms_remember_text(struct usyms *u, pid_t pid, char *text,
 	}
 	if (p) {        /* mappings changed (dlopen, exec): start again */
 		*pp = p->next;
-		uproc_free(p);
+		u->nprocs--;
+		uproc_free(u, p);
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
@@ -380,12 +467,13 @@ static int usyms_remember_text(struct usyms *u, pid_t pid, char *text,
 	p->maps_len = len;
 	p->jit_size = -1;
 	if ((err = uproc_parse_maps(u, p, live_pid)) < 0) {
-		uproc_free(p);
+		uproc_free(u, p);
 		return err;
 	}
 	pp = usyms_slot(u, pid);
 	p->next = *pp;
 	*pp = p;
+	u->nprocs++;
 	return 0;
 }
 
@@ -493,8 +581,16 @@ Dwfl *uproc_dwfl(struct usyms *u, struct uproc *p)
 	Dwfl *dwfl;
 	size_t i, j, reported = 0;
 
-	if (p->dwfl || p->dwfl_err)
+	p->used = ++u->clock;
+	if (p->dwfl) {
+		lru_unlink(u, p);       /* most recently used again */
+		lru_push(u, p);
 		return p->dwfl;
+	}
+	if (p->dwfl_err)
+		return NULL;
+	if (u->ndwfl >= USYM_DWFL_MAX && u->lru_tail)
+		uproc_drop_dwfl(u, u->lru_tail);
 	dwfl = dwfl_begin(&usym_callbacks);
 	if (!dwfl) {
 		p->dwfl_err = -ENOMEM;
@@ -531,6 +627,8 @@ Dwfl *uproc_dwfl(struct usyms *u, struct uproc *p)
 		return NULL;
 	}
 	p->dwfl = dwfl;
+	lru_push(u, p);
+	u->ndwfl++;
 	return dwfl;
 }
 

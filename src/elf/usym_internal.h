@@ -8,11 +8,13 @@
 #include "symbolize.h"
 
 /* One mapped file, shared by every process that maps it (by device and
- * inode), kept open so it can be read after the process is gone. */
+ * inode), kept open so it can be read after the process is gone, and
+ * closed when the last process mapping it is forgotten. */
 struct ufile {
 	uint64_t dev, ino;
 	int fd;                 /* -1 when it could not be opened */
 	char *path;             /* as the first process mapped it */
+	unsigned refs;          /* mappings of remembered processes */
 	struct ufile *next;
 };
 
@@ -34,8 +36,12 @@ struct uproc {
 	size_t maps_len;
 	struct umap *maps;
 	size_t nmaps;
-	Dwfl *dwfl;             /* built at first use from the snapshot */
+	Dwfl *dwfl;             /* built at first use from the snapshot, */
 	int dwfl_err;           /* <0 when it could not be built */
+	/* ... and dropped again when it is the least recently used of more
+	 * than USYM_DWFL_MAX (rebuilt from the snapshot when needed) */
+	struct uproc *lru_prev, *lru_next;
+	uint64_t used;          /* usyms' clock at the last use */
 	/* unwinding: dwfl_attach_state is done once per Dwfl; the sample
 	 * being unwound is handed to the callbacks through cur */
 	int attached;
@@ -46,6 +52,11 @@ struct uproc {
 	long long jit_size;
 	struct uproc *next;
 };
+
+/* How many processes keep a built Dwfl at once. A Dwfl holds a copy of
+ * every mapped file's descriptor and the symbol tables and CFI it has
+ * read; past this many the least recently used is dropped. */
+#define USYM_DWFL_MAX 32
 
 /* The process PID, remembering it now if it was not yet (NULL, errno
  * set, if that fails). */

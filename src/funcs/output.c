@@ -31,6 +31,7 @@ const struct type *funcs_check_format_event(struct sema *s, struct node *n,
 		sema_eval_args(s, n, 1);
 		return type_none();
 	}
+	sema_compile_time_str(s, f);    /* never in the BPF program */
 	bool ok = true;
 	const struct type *args = sema_check_format(s, n, f->u.str.s, 1, &ok);
 	if (!ok)

@@ -24,8 +24,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../base/cancel.h"
 #include "../base/log.h"
 #include "../base/parallel.h"
+#include "../base/privilege.h"
 #include "engine_int.h"
 
 #define VERIFIER_LOG_SIZE (4u << 20)
@@ -64,13 +66,13 @@ static void log_reason(const char *log, char *out, size_t size)
 /* Give every map reference its descriptor: BPF_LD_IMM64 with a map
  * pseudo source holds the map's index in the program's table. */
 static int patch_maps(struct engine *e, const struct probe *p,
-		      struct bpf_insn *insns)
+		      struct bpf_insn *insns, uint32_t ninsns)
 {
-	for (uint32_t i = 0; i < p->ninsns; i++) {
+	for (uint32_t i = 0; i < ninsns; i++) {
 		struct bpf_insn *in = &insns[i];
 		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
 			continue;
-		if (i + 1 >= p->ninsns)
+		if (i + 1 >= ninsns)
 			return -EINVAL;
 		if (in->src_reg == BPF_PSEUDO_MAP_FD ||
 		    in->src_reg == BPF_PSEUDO_MAP_VALUE) {
@@ -95,19 +97,24 @@ static int load_one(void *ctx, unsigned i)
 	struct engine *e = ctx;
 	struct engine_probe *ep = &e->probes[i];
 	const struct probe *p = ep->probe;
+	if (cancel_requested())
+		return -ECANCELED;      /* parallel_for starts no more */
 	if (ep->leader >= 0)        /* runs its leader's program */
 		return 0;
 	if (!p->insns || !p->ninsns) {
 		ep->load_err = -ENOEXEC;
 		return 0;
 	}
-	struct bpf_insn *insns = malloc(p->ninsns * sizeof(*insns));
+	/* a syscall dispatcher loads its group's programs behind a jump */
+	const struct bpf_insn *src = ep->dispatch ? ep->dispatch_insns : p->insns;
+	uint32_t ninsns = ep->dispatch ? ep->dispatch_ninsns : p->ninsns;
+	struct bpf_insn *insns = malloc(ninsns * sizeof(*insns));
 	if (!insns) {
 		ep->load_err = -ENOMEM;
 		return 0;
 	}
-	memcpy(insns, p->insns, p->ninsns * sizeof(*insns));
-	int r = patch_maps(e, p, insns);
+	memcpy(insns, src, ninsns * sizeof(*insns));
+	int r = patch_maps(e, p, insns, ninsns);
 	if (r < 0) {
 		free(insns);
 		ep->load_err = r;
@@ -122,7 +129,7 @@ static int load_one(void *ctx, unsigned i)
 	/* Load without a verifier log (faster: the log costs the verifier
 	 * as much again) and ask again with one only to explain a failure;
 	 * -v prints that log whole. */
-	int fd = bpf_prog_load(p->prog_type, name, "GPL", insns, p->ninsns, &o);
+	int fd = bpf_prog_load(p->prog_type, name, "GPL", insns, ninsns, &o);
 	/* BPFTRACE_LOG_SIZE; the kernel wants 128 bytes at least */
 	size_t log_size = e->opts.log_size ? e->opts.log_size :
 		VERIFIER_LOG_SIZE;
@@ -134,7 +141,7 @@ static int load_one(void *ctx, unsigned i)
 		o.log_level = 1;
 		ep->verifier_log[0] = '\0';
 		int fd2 = bpf_prog_load(p->prog_type, name, "GPL", insns,
-					p->ninsns, &o);
+					ninsns, &o);
 		if (fd2 >= 0)     /* cannot happen twice in a row, but be safe */
 			fd = fd2;
 		/* Kept until reported: only as long as what was written. */
@@ -151,8 +158,13 @@ static int load_one(void *ctx, unsigned i)
 	return 0;
 }
 
-/* What load_one did, said in probe order: 0, or the load's error. */
-static int report_load(struct engine *e, struct engine_probe *ep)
+/* What load_one did, said in probe order: 0, or the load's error. A
+ * wildcard's probes that the kernel refuses are skipped with a warning
+ * (SKIPS: the first few shown, the rest counted); -v adds the verifier
+ * log, once per probe block (*LOGGED: the last block whose log was
+ * shown), not once per probe of a wildcard that fails alike. */
+static int report_load(struct engine *e, struct engine_probe *ep,
+		       struct log_repeat *skips, uint32_t *logged)
 {
 	const struct probe *p = ep->probe;
 	int err = ep->load_err;
@@ -169,29 +181,31 @@ static int report_load(struct engine *e, struct engine_probe *ep)
 		free(log);
 		return 0;
 	}
-	char reason[512] = "";
+	char reason[512] = "", msg[1024];
 	if (log)
 		log_reason(log, reason, sizeof(reason));
-	void (*say)(const char *, ...) = log_error;
-	if (ep->has_req && ep->req.optional)
-		say = log_warn;     /* one of a wildcard's: skipped */
-	const char *skipped = say == log_warn ? " (skipped)" : "";
 	if (!p->insns || !p->ninsns)
-		say("probe %s: no code was generated%s", p->name, skipped);
+		snprintf(msg, sizeof(msg), "no code was generated");
 	else if (err == -EPERM && !reason[0] &&
 		 p->prog_type == BPF_PROG_TYPE_TRACING)
-		say("probe %s: the kernel does not allow fentry/fexit programs "
-		    "here (loading one is 'not permitted' even to root: BPF "
-		    "trampolines or ftrace are disabled or locked down)%s",
-		    p->name, skipped);
+		snprintf(msg, sizeof(msg), "the kernel does not allow fentry/"
+			 "fexit programs here (loading one is 'not permitted' "
+			 "even to root: BPF trampolines or ftrace are disabled "
+			 "or locked down)");
 	else if (reason[0])
-		say("probe %s: the kernel verifier rejected the program: %s%s",
-		    p->name, reason, skipped);
+		snprintf(msg, sizeof(msg), "the kernel verifier rejected the "
+			 "program: %s", reason);
 	else
-		say("probe %s: cannot load the program: %s%s", p->name,
-		    strerror(-err), skipped);
-	if (log_verbose && log && log[0])
+		snprintf(msg, sizeof(msg), "cannot load the program: %s",
+			 strerror(-err));
+	if (ep->has_req && ep->req.optional)   /* one of a wildcard's */
+		log_repeat_warn(skips, "probe %s: %s (skipped)", p->name, msg);
+	else
+		log_error("probe %s: %s", p->name, msg);
+	if (log_verbose && log && log[0] && p->block != *logged) {
 		fprintf(stderr, "verifier log for %s:\n%s", p->name, log);
+		*logged = p->block;
+	}
 	free(log);
 	return err;
 }
@@ -252,6 +266,11 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		struct engine **out)
 {
 	*out = NULL;
+	if (!privilege_can_trace()) {
+		log_error("cannot load the programs: not permitted: %s (sonde runs as uid %d "
+			  "without them)", PRIVILEGE_NEEDED, (int)geteuid());
+		return -EPERM;
+	}
 	unsigned limit = max_probes();
 	if (prog->nprobes > limit) {
 		log_error("cannot attach %u probes: the limit is %u (raise it "
@@ -304,6 +323,9 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		 * function, and a bad probe is better found early. */
 		if (!pv || !pv->attach)
 			continue;
+		r = -ECANCELED;
+		if (cancel_requested())
+			goto fail;
 		ep->req.pid = -1;
 		r = pv->attach(ep->probe, &ep->req);
 		if (r < 0) {
@@ -319,16 +341,35 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		else if (ep->req.path && ep->req.child_only &&
 			 e->opts.cpid > 0)
 			ep->req.pid = e->opts.cpid;
+		/* A watchpoint watches the traced process's memory when
+		 * there is one (-p, else -c), the kernel's otherwise. */
+		if (ep->req.follow_process &&
+		    (e->opts.pid > 0 || e->opts.cpid > 0)) {
+			ep->req.pid = e->opts.pid > 0 ? e->opts.pid : e->opts.cpid;
+			ep->req.all_cpus = false;
+		}
 	}
+	r = engine_syscalls_plan(e);
+	if (r < 0)
+		goto fail;
 	r = engine_multi_plan(e);
 	if (r < 0)
 		goto fail;
 	/* The verifier checks privileged programs in parallel, and a
 	 * script's programs are independent: load them on every CPU, then
 	 * say what happened in probe order. */
-	parallel_for(e->nprobes, e->nprobes < PROGS_PARALLEL_MIN ? 1 : 0,
-		     load_one, e);
+	r = parallel_for(e->nprobes, e->nprobes < PROGS_PARALLEL_MIN ? 1 : 0,
+			 load_one, e);
+	if (r == -ECANCELED) {          /* interrupted: nothing to say */
+		for (uint32_t i = 0; i < e->nprobes; i++) {
+			free(e->probes[i].verifier_log);
+			e->probes[i].verifier_log = NULL;
+		}
+		goto fail;
+	}
 	r = 0;
+	struct log_repeat skips = { 0 };
+	uint32_t logged = UINT32_MAX;
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct engine_probe *ep = &e->probes[i];
 		if (r < 0) {            /* after a failure: only clean up */
@@ -336,7 +377,7 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 			ep->verifier_log = NULL;
 			continue;
 		}
-		r = report_load(e, ep);
+		r = report_load(e, ep, &skips, &logged);
 		if (r < 0 && ep->has_req && ep->req.optional) {
 			ep->skipped = true;
 			r = 0;
@@ -345,6 +386,7 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		if (ep->leader >= 0 && e->probes[ep->leader].skipped)
 			ep->skipped = true;
 	}
+	log_repeat_end(&skips, "probes skipped");
 	if (r < 0)
 		goto fail;
 
@@ -418,6 +460,7 @@ static int perf_open(const struct attach_req *req, int cpu)
 		attr.sample_period = req->sample_period;
 	}
 	attr.wakeup_events = 1;
+	attr.bp_type = req->bp_type;
 	int fd = (int)syscall(__NR_perf_event_open, &attr, req->pid, cpu, -1,
 			      PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
@@ -498,14 +541,19 @@ static void release_each(struct engine *e, void (*fn)(struct engine_probe *))
 static void detach_all(struct engine *e)
 {
 	/* Every program stops first, so none runs during the slow part. */
+	double t0 = log_now_ms();
 	release_each(e, stop_probe);
+	double t1 = log_now_ms();
 	release_each(e, close_probe);
+	if (e->nprobes)
+		log_info("detached %u probes: stopped in %.1f ms, released in "
+			 "%.1f ms", e->nprobes, t1 - t0, log_now_ms() - t1);
 }
 
 /* fentry/fexit: a BPF link to the function's trampoline (the program
  * was loaded for that function); raw_tracepoint_open on kernels whose
  * link_create does not take tracing programs. */
-static int attach_tracing(struct engine_probe *ep)
+static int attach_tracing(struct engine_probe *ep, struct log_repeat *skips)
 {
 	int link = bpf_link_create(ep->prog_fd, 0,
 				   ep->probe->expected_attach_type, NULL);
@@ -513,9 +561,9 @@ static int attach_tracing(struct engine_probe *ep)
 		link = bpf_raw_tracepoint_open(NULL, ep->prog_fd);
 	if (link < 0) {
 		if (ep->req.optional)
-			log_warn("probe %s: the kernel refuses to trace this "
-				 "function (%s); skipped", ep->probe->name,
-				 strerror(-link));
+			log_repeat_warn(skips, "probe %s: the kernel refuses to "
+					"trace this function (%s); skipped",
+					ep->probe->name, strerror(-link));
 		else
 			log_error("probe %s: cannot attach: %s%s",
 				  ep->probe->name, strerror(-link),
@@ -531,10 +579,31 @@ static int attach_tracing(struct engine_probe *ep)
 	return 0;
 }
 
+/* rawtracepoint: the program on the tracepoint's raw hook, by name */
+static int attach_raw_tracepoint(struct engine_probe *ep)
+{
+	int fd = bpf_raw_tracepoint_open(ep->req.symbol, ep->prog_fd);
+	if (fd < 0) {
+		log_error("probe %s: cannot attach: %s%s", ep->probe->name,
+			  strerror(-fd), fd == -ENOENT ? " (no tracepoint of "
+			  "that name)" : fd == -EINVAL || fd == -EACCES ?
+			  " (the program reads more arguments than the "
+			  "tracepoint has?)" : "");
+		return fd;
+	}
+	if (vec_push(&ep->link_fds, fd) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 		       size_t ncpus)
 {
 	for (size_t i = 0; i < ncpus; i++) {
+		if (cancel_requested())
+			return -ECANCELED;
 		int pfd = perf_open(&ep->req, cpus[i]);
 		if (pfd < 0 && ep->req.path) {
 			log_error("probe %s: cannot attach a %s at %s+0x%llx%s: %s",
@@ -544,6 +613,20 @@ static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 				  (unsigned long long)ep->req.offset,
 				  ep->req.ref_ctr_offset ? " (with a semaphore)" : "",
 				  strerror(-pfd));
+			return pfd;
+		}
+		if (pfd < 0 && ep->req.symbol) {
+			const char *hint = pfd == -EILSEQ ? " (the offset is "
+				"not at an instruction boundary)" :
+				pfd == -ENOENT ? " (the kernel has no function of "
+				"that name)" : pfd == -EINVAL ? " (the kernel "
+				"refuses to probe it: blacklisted, or inside an "
+				"instruction)" : "";
+			log_error("probe %s: cannot attach a %s at %s+%llu: %s%s",
+				  ep->probe->name, ep->probe->provider->name,
+				  ep->req.symbol,
+				  (unsigned long long)ep->req.perf_config2,
+				  strerror(-pfd), hint);
 			return pfd;
 		}
 		if (pfd < 0) {
@@ -583,9 +666,14 @@ int engine_attach(struct engine *e)
 	size_t ncpus = 0;
 	int attached = 0, r = 0;
 	int cpu0 = 0, prog_fd;
+	struct log_repeat skips = { 0 };
 
 	for (uint32_t i = 0; i < e->nprobes && r == 0; i++) {
 		struct engine_probe *ep = &e->probes[i];
+		if (cancel_requested()) {       /* a stop signal: undo, go */
+			r = -ECANCELED;
+			break;
+		}
 		if (!ep->has_req) {
 			log_error("probe %s: this probe type cannot be attached "
 				  "by the kernel engine", ep->probe->name);
@@ -598,15 +686,20 @@ int engine_attach(struct engine *e)
 		case ATTACH_TEST_RUN:
 			continue;
 		case ATTACH_TRACING:
-			r = attach_tracing(ep);
+			r = attach_tracing(ep, &skips);
 			if (r < 0 && ep->req.optional) {
 				ep->skipped = true;
 				r = 0;
 				continue;
 			}
 			break;
+		case ATTACH_RAW_TRACEPOINT:
+			r = attach_raw_tracepoint(ep);
+			break;
 		case ATTACH_PERF_EVENT:
-			if (ep->leader >= 0 && e->probes[ep->leader].multi_link)
+			if (ep->leader >= 0 &&
+			    (e->probes[ep->leader].multi_link ||
+			     e->probes[ep->leader].dispatch))
 				continue;      /* its leader's link has it */
 			if (ep->multi_link) {
 				r = engine_multi_attach(e, ep);
@@ -634,6 +727,11 @@ int engine_attach(struct engine *e)
 		}
 		if (r == 0 && ep->multi_link) {
 			attached += 1 + (int)ep->members.n;
+		} else if (r == 0 && ep->dispatch) {
+			attached += 1 + (int)ep->dispatch_members;
+			log_info("attached %s and the others of its syscall "
+				 "dispatcher (raw_syscalls, %u instructions)",
+				 ep->probe->name, ep->dispatch_ninsns);
 		} else if (r == 0) {
 			attached++;
 			log_info("attached %s (%zu perf event%s)",
@@ -642,6 +740,7 @@ int engine_attach(struct engine *e)
 		}
 	}
 	free(cpus);
+	log_repeat_end(&skips, "functions skipped");
 	if (r < 0) {
 		detach_all(e);
 		return r;
@@ -790,6 +889,7 @@ void engine_free(struct engine *e)
 		if (e->probes[i].prog_fd >= 0)
 			close(e->probes[i].prog_fd);
 		free(e->probes[i].verifier_log);
+		free(e->probes[i].dispatch_insns);
 		vec_free(&e->probes[i].members);
 	}
 	free(e->probes);

@@ -30,6 +30,14 @@ struct engine_probe {
 	int32_t leader;             /* -1: loads its own program */
 	VEC(uint32_t) members;
 	bool multi_link;
+	/* A syscall dispatcher's leader (syscalls.c): the program it loads
+	 * is its members' programs behind a jump on the syscall number
+	 * (malloc'd), attached to raw_syscalls with the leader's request. */
+	bool dispatch;
+	struct bpf_insn *dispatch_insns;
+	uint32_t dispatch_ninsns;
+	uint32_t dispatch_members;         /* probes it serves besides its own */
+	uint64_t cookie;                   /* its key in a cookie dispatcher */
 	enum bpf_attach_type attach_type;  /* what the program is loaded for */
 };
 
@@ -63,6 +71,19 @@ int engine_multi_attach(struct engine *e, struct engine_probe *ep);
 /* Does the kernel have kprobe_multi (uprobe_multi) links? Asked of it
  * each time (multi.c caches the answer per engine; --info asks once). */
 bool engine_probe_multi(enum attach_multi kind);
+/* syscalls.c: syscalls:sys_enter_X/sys_exit_X probes into dispatchers on
+ * raw_syscalls, before loading. */
+int engine_syscalls_plan(struct engine *e);
+/* The dispatcher program of a group (leader first): keyed by the syscall
+ * number at ctx + 8, or by the attach cookie (each probe's cookie set). */
+enum dispatch_key { DISPATCH_SYSCALL, DISPATCH_COOKIE };
+/* Jumps reach 32767 instructions, but the verifier rewrites some
+ * instructions into several (inlined helpers, context accesses) and must
+ * still patch the jumps over them: a quarter of the reach leaves room. */
+#define DISPATCH_MAX_INSNS 8000
+int engine_dispatch_build(struct engine *e, const uint32_t *chunk, size_t n,
+			  enum dispatch_key key);
+bool engine_has_calls(const struct probe *p);
 
 /* maps.c */
 int engine_maps_create(struct engine *e);

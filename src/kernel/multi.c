@@ -7,15 +7,18 @@
  * set at once and releases it with one grace period.
  *
  * How: the providers mark what may share (attach_req.multi). Before
- * loading, probes of one block whose requests agree (kind, return or
- * entry, file, process) and whose programs came out byte for byte the
- * same become one group: the first probe (the leader) loads the program
- * once, for the multi attach type, and attaches every member's target
- * with one link. Whether the kernel has such links is asked of the
- * kernel, once per kind, never read from a version number. When it
- * lacks them, the leader's one program is attached to each member's own
- * perf event: still one program load instead of many. A link the kernel
- * refuses fails the run, as one refused probe of the group would.
+ * loading, probes whose requests agree (kind, return or entry, file,
+ * process) become one group: the first probe (the leader) loads one
+ * program, for the multi attach type, and attaches every member's target
+ * with one link. When their programs differ (@[probe] under a wildcard,
+ * USDT sites whose arguments live in different places), that program is
+ * each distinct program once behind a jump on the link's per-target
+ * cookie (syscalls.c builds it). Whether the kernel has such links is
+ * asked of the kernel, once per kind, never read from a version number.
+ * When it lacks them, probes of one block whose programs came out byte
+ * for byte the same share one program, each on its own perf event: still
+ * one load instead of many. A link the kernel refuses fails the run, as
+ * one refused probe of the group would.
  *
  * Debian 12's libbpf (1.1.2) knows kprobe_multi but not uprobe_multi,
  * whose bpf(2) attributes are spelled out here. */
@@ -54,7 +57,8 @@ struct uprobe_multi_attr {
 
 static int uprobe_multi_link(int prog_fd, const char *path,
 			     const uint64_t *offsets, const uint64_t *ref_ctrs,
-			     uint32_t cnt, bool ret, int pid)
+			     const uint64_t *cookies, uint32_t cnt, bool ret,
+			     int pid)
 {
 	struct uprobe_multi_attr a;
 	memset(&a, 0, sizeof(a));
@@ -63,6 +67,7 @@ static int uprobe_multi_link(int prog_fd, const char *path,
 	a.path = (uint64_t)(uintptr_t)path;
 	a.offsets = (uint64_t)(uintptr_t)offsets;
 	a.ref_ctr_offsets = (uint64_t)(uintptr_t)ref_ctrs;
+	a.cookies = (uint64_t)(uintptr_t)cookies;
 	a.cnt = cnt;
 	a.um_flags = ret ? SONDE_BPF_F_UPROBE_MULTI_RETURN : 0;
 	a.pid = pid > 0 ? (uint32_t)pid : 0;
@@ -106,7 +111,7 @@ bool engine_probe_multi(enum attach_multi kind)
 			has = err == -ENOENT || err == -ESRCH;
 		} else {
 			uint64_t off = 0;
-			link = uprobe_multi_link(prog, "/", &off, NULL, 1,
+			link = uprobe_multi_link(prog, "/", &off, NULL, NULL, 1,
 						 false, 0);
 			err = link;
 			has = err == -EBADF;
@@ -132,45 +137,107 @@ static bool kernel_has_multi(struct engine *e, enum attach_multi kind)
 	return *known;
 }
 
-/* Can probe b share probe a's program and link? */
-static bool same_group(const struct engine_probe *a,
-		       const struct engine_probe *b)
+/* Could probe b go on probe a's link: the same kind of link to the same
+ * place (a uprobe_multi link has one file and one process)? */
+static bool same_target(const struct engine_probe *a,
+			const struct engine_probe *b)
+{
+	if (!b->has_req || b->req.multi != a->req.multi ||
+	    b->req.retprobe != a->req.retprobe || b->req.pid != a->req.pid ||
+	    b->probe->prog_type != a->probe->prog_type || !b->probe->insns ||
+	    b->leader >= 0 || b->dispatch)
+		return false;
+	return a->req.multi != MULTI_UPROBE ||
+		(a->req.path && b->req.path && !strcmp(a->req.path, b->req.path) &&
+		 b->req.child_only == a->req.child_only);
+}
+
+/* ... and share its program: the same block, the same instructions. */
+static bool same_program(const struct engine_probe *a,
+			 const struct engine_probe *b)
 {
 	const struct probe *pa = a->probe, *pb = b->probe;
-	if (!b->has_req || b->req.multi != a->req.multi ||
-	    b->req.retprobe != a->req.retprobe || pb->block != pa->block ||
-	    pb->prog_type != pa->prog_type || b->req.pid != a->req.pid ||
-	    pb->ninsns != pa->ninsns || !pa->insns || !pb->insns)
-		return false;
-	if (a->req.multi == MULTI_UPROBE &&
-	    (!a->req.path || !b->req.path || strcmp(a->req.path, b->req.path) ||
-	     b->req.child_only != a->req.child_only))
-		return false;
-	return memcmp(pa->insns, pb->insns,
-		      pa->ninsns * sizeof(*pa->insns)) == 0;
+	return same_target(a, b) && pb->block == pa->block &&
+		pb->ninsns == pa->ninsns && pa->insns &&
+		memcmp(pa->insns, pb->insns, pa->ninsns * sizeof(*pa->insns)) == 0;
+}
+
+/* Where the kernel has the link: every probe of the same target, their
+ * programs behind a dispatcher on the link's cookie when they differ,
+ * in chunks the dispatcher's jumps can reach. */
+static int plan_link(struct engine *e, uint32_t first, uint32_t *gv, size_t gn)
+{
+	bool differ = false, calls = false;
+	for (size_t k = 0; k < gn; k++) {
+		const struct engine_probe *o = &e->probes[gv[k]];
+		differ |= !same_program(&e->probes[first], o) &&
+			  gv[k] != first;
+		calls |= engine_has_calls(o->probe);
+	}
+	if (differ && calls)
+		return 1;            /* cannot dispatch: share what is equal */
+	size_t start = 0;
+	while (start < gn) {
+		size_t end = start, size = 0;
+		while (end < gn && (end == start || !differ ||
+		       size + 1 + e->probes[gv[end]].probe->ninsns <=
+		       DISPATCH_MAX_INSNS)) {
+			size += 1 + e->probes[gv[end]].probe->ninsns;
+			end++;
+		}
+		struct engine_probe *lead = &e->probes[gv[start]];
+		for (size_t k = start + 1; k < end; k++) {
+			if (vec_push(&lead->members, gv[k]) < 0)
+				return -ENOMEM;
+			e->probes[gv[k]].leader = (int32_t)gv[start];
+		}
+		if (differ && end - start > 1) {
+			int r = engine_dispatch_build(e, &gv[start], end - start,
+						      DISPATCH_COOKIE);
+			if (r < 0)
+				return r;
+		}
+		lead->attach_type = multi_attach_type(lead->req.multi);
+		lead->multi_link = true;
+		start = end;
+	}
+	return 0;
 }
 
 int engine_multi_plan(struct engine *e)
 {
-	for (uint32_t i = 0; i < e->nprobes; i++) {
+	VEC(uint32_t) g = { 0 };
+	int r = 0;
+	for (uint32_t i = 0; i < e->nprobes && r >= 0; i++) {
 		struct engine_probe *ep = &e->probes[i];
 		if (!ep->has_req || ep->req.multi == MULTI_NONE ||
-		    ep->leader >= 0)
+		    ep->req.multi == MULTI_SYSCALL || ep->leader >= 0 ||
+		    ep->dispatch || !ep->probe->insns)
 			continue;
-		for (uint32_t j = i + 1; j < e->nprobes; j++) {
-			struct engine_probe *o = &e->probes[j];
-			if (o->leader >= 0 || !same_group(ep, o))
+		g.n = 0;
+		if ((r = vec_push(&g, i)) < 0)
+			break;
+		for (uint32_t j = i + 1; j < e->nprobes && r >= 0; j++)
+			if (same_target(ep, &e->probes[j]))
+				r = vec_push(&g, j);
+		if (r < 0 || g.n < 2)
+			continue;
+		if (kernel_has_multi(e, ep->req.multi) &&
+		    (r = plan_link(e, i, g.v, g.n)) <= 0)
+			continue;
+		/* no such link here: the probes of equal programs share one,
+		 * each on its own perf event */
+		r = 0;
+		for (size_t k = 1; k < g.n && r >= 0; k++) {
+			struct engine_probe *o = &e->probes[g.v[k]];
+			if (!same_program(ep, o))
 				continue;
-			if (vec_push(&ep->members, j) < 0)
-				return -ENOMEM;
+			r = vec_push(&ep->members, g.v[k]);
 			o->leader = (int32_t)i;
 		}
-		if (ep->members.n && kernel_has_multi(e, ep->req.multi)) {
-			ep->attach_type = multi_attach_type(ep->req.multi);
-			ep->multi_link = true;
-		}
 	}
-	return 0;
+	vec_free(&g);
+	return r < 0 ? r : 0;
 }
 
 /* One link for the leader and its members. */
@@ -181,8 +248,9 @@ static int multi_link(struct engine *e, struct engine_probe *ep)
 	const char **syms = calloc(n, sizeof(*syms));
 	uint64_t *offs = calloc(n, sizeof(*offs));
 	uint64_t *refs = calloc(n, sizeof(*refs));
+	uint64_t *cookies = calloc(n, sizeof(*cookies));
 	int link = -ENOMEM;
-	if (!all || !syms || !offs || !refs)
+	if (!all || !syms || !offs || !refs || !cookies)
 		goto out;
 	bool any_ref = false;
 	all[0] = ep;
@@ -192,19 +260,23 @@ static int multi_link(struct engine *e, struct engine_probe *ep)
 		syms[k] = all[k]->req.symbol;
 		offs[k] = all[k]->req.offset;
 		refs[k] = all[k]->req.ref_ctr_offset;
+		cookies[k] = all[k]->cookie;
 		any_ref |= refs[k] != 0;
 	}
 	if (ep->req.multi == MULTI_KPROBE) {
 		LIBBPF_OPTS(bpf_link_create_opts, lo,
 			    .kprobe_multi.syms = syms,
 			    .kprobe_multi.cnt = (uint32_t)n,
+			    .kprobe_multi.cookies = ep->dispatch ?
+				    (const __u64 *)cookies : NULL,
 			    .kprobe_multi.flags = ep->req.retprobe ?
 				    BPF_F_KPROBE_MULTI_RETURN : 0);
 		link = bpf_link_create(ep->prog_fd, 0, BPF_TRACE_KPROBE_MULTI,
 				       &lo);
 	} else {
 		link = uprobe_multi_link(ep->prog_fd, ep->req.path, offs,
-					 any_ref ? refs : NULL, (uint32_t)n,
+					 any_ref ? refs : NULL,
+					 ep->dispatch ? cookies : NULL, (uint32_t)n,
 					 ep->req.retprobe, ep->req.pid);
 	}
 out:
@@ -212,6 +284,7 @@ out:
 	free(syms);
 	free(offs);
 	free(refs);
+	free(cookies);
 	return link;
 }
 

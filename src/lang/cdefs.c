@@ -165,6 +165,7 @@ int cdefs_run(struct cdefs *c, const char *name, const char *text,
 		.include_files = o->include_files,
 		.ninclude_files = o->ninclude_files,
 		.have_btf = o->have_btf,
+		.builtin_only = o->builtin_only,
 	};
 	int err = pp_run(c->pp, &po, d);
 	if (err < 0 || !reg)

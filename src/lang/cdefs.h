@@ -22,6 +22,7 @@ struct cdefs_opts {
 	const char *const *include_files;  /* --include FILE, in order */
 	size_t ninclude_files;
 	bool have_btf;                     /* BPFTRACE_HAVE_BTF is defined */
+	bool builtin_only;                 /* read no header file (fuzzing) */
 };
 
 /* Where the definitions end and the probes begin: a byte offset into

@@ -47,6 +47,11 @@
 	X(BAD_INDEX, "[] on what is not an array or pointer, or a constant index out of bounds") \
 	X(DEBUGF, "warning: debugf() writes to the kernel's trace buffer, " \
 		  "a debugging aid, not for production") \
-	X(UNSUPPORTED, "construct sonde does not implement (&, ...)")
+	X(UNSUPPORTED, "construct sonde does not implement (&, ...)") \
+	X(STRING_TOO_LONG, "string literal held as a value longer than BPFTRACE_STRLEN - 1") \
+	X(TOO_LARGE, "tuple, map key or event record over 16 KiB (SEMA_VALUE_MAX)") \
+	/* the diagnostics themselves (base/diag.c) */ \
+	X(TOO_MANY_ERRORS, "more errors than are shown (20): the rest are counted") \
+	X(TOO_MANY_WARNINGS, "more warnings than are shown (20): the rest are counted")
 
 #endif

@@ -208,7 +208,8 @@ static const char *cast_ahead(struct parser *p, size_t *skip)
 	const char *name = NULL;
 	if (is_cast_type(word)) {
 		name = word;
-	} else if (strcmp(word, "struct") == 0) {
+	} else if (strcmp(word, "struct") == 0 || strcmp(word, "union") == 0 ||
+		   strcmp(word, "enum") == 0) {
 		while (*q == ' ' || *q == '\t')
 			q++;
 		const char *w2 = q;
@@ -217,7 +218,7 @@ static const char *cast_ahead(struct parser *p, size_t *skip)
 			q++;
 		if (q == w2)
 			return NULL;
-		name = arena_printf(p->a, "struct %.*s", (int)(q - w2), w2);
+		name = arena_printf(p->a, "%s %.*s", word, (int)(q - w2), w2);
 	} else {
 		return NULL;
 	}
@@ -363,10 +364,13 @@ static struct node *parse_primary(struct parser *p)
 			span_end(p, n);
 			return n;
 		}
-		if (strcmp(t.sval, "struct") == 0 && p->tok.kind == T_IDENT) {
-			/* sizeof(struct x) */
+		if ((strcmp(t.sval, "struct") == 0 ||
+		     strcmp(t.sval, "union") == 0 ||
+		     strcmp(t.sval, "enum") == 0) && p->tok.kind == T_IDENT) {
+			/* sizeof(struct x), sizeof(union x) */
 			n = node_new(p->a, N_IDENT, t.pos);
-			n->u.str.s = arena_printf(p->a, "struct %s", p->tok.sval);
+			n->u.str.s = arena_printf(p->a, "%s %s", t.sval,
+						  p->tok.sval);
 			n->u.str.len = (uint32_t)strlen(n->u.str.s);
 			span_to(n, p->tok.pos);
 			next(p);

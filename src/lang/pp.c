@@ -309,6 +309,12 @@ static int find_header(struct pp *pp, const char *name, bool quoted,
 	const struct pp_file *cur = &pp->files.v[at->file];
 	size_t from = 0;
 	*dir_out = -1;
+	if (pp->opts->builtin_only) {
+		const char *path = arena_printf(&pp->arena, "%s/%s",
+						pp->dirs.v[pp->builtin_dir], name);
+		*dir_out = (int)pp->builtin_dir;
+		return open_file(pp, path, (int)pp->builtin_dir, at);
+	}
 	if (name[0] == '/') {
 		return open_file(pp, name, -1, at);
 	}

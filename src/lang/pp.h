@@ -62,6 +62,8 @@ struct pp_opts {
 	 * (/usr/local/include, /usr/include/x86_64-linux-gnu, /usr/include). */
 	const char *const *sys_dirs;
 	size_t nsys_dirs;
+	bool builtin_only;       /* read no file: only the built-in headers
+				  * (the fuzzer's mode) */
 };
 
 struct pp;

@@ -301,6 +301,14 @@ static const struct type *field_type(struct sema *s, struct node *n,
 			continue;
 		any = true;
 		const struct type *rec = p->args_type;
+		if ((!rec || rec->kind != TYPE_RECORD) &&
+		    (p->caps & PROBE_ARGS)) {
+			/* uprobes: args come from the file's DWARF */
+			sema_error(s, base->pos, "BAD_BUILTIN",
+				   "args: no debug information (DWARF) "
+				   "describes the arguments of %s", p->name);
+			return NULL;
+		}
 		if (!rec || rec->kind != TYPE_RECORD) {
 			sema_error(s, base->pos, "BAD_BUILTIN",
 				   "args can only be used with tracepoint, fentry "
@@ -372,6 +380,7 @@ const struct type *sema_positional(struct sema *s, struct node *n,
 			n->kind = N_STR;
 			n->u.str.s = v ? v : "";
 			n->u.str.len = (uint32_t)strlen(n->u.str.s);
+			sema_note_str(s, n);
 		}
 		return n->type = type_str(s->a, (uint32_t)strlen(v ? v : "") + 1);
 	}
@@ -508,7 +517,12 @@ static const struct type *tuple(struct sema *s, struct node *n)
 		}
 		ok = ok && f[i];
 	}
-	return ok ? type_tuple(s->a, k, f) : NULL;
+	if (!ok)
+		return NULL;
+	const struct type *t = type_tuple(s->a, k, f);
+	if (!sema_has_big_field(t))   /* one error, at the innermost */
+		sema_note_value_size(s, n->pos, "this tuple", t);
+	return t;
 }
 
 /* ++ and -- on an integer variable or map (an unset map starts at 0 as
@@ -551,7 +565,10 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 		return NULL;
 	switch (n->kind) {
 	case N_INT: t = type_s64(); break;
-	case N_STR: t = type_str(s->a, n->u.str.len + 1); break;
+	case N_STR:
+		t = type_str(s->a, n->u.str.len + 1);
+		sema_note_str(s, n);
+		break;
 	case N_BUILTIN: t = builtin_type(s, n); break;
 	case N_VAR: t = var_read(s, n); break;
 	case N_POSITIONAL: t = sema_positional(s, n, false); break;
@@ -784,6 +801,7 @@ int sema_check(struct node *root, struct program *prog,
 	s.final = true;
 	for (uint32_t b = 0; b < nb; b++)
 		check_probe(&s, root->u.list.v[b], b);
+	sema_check_limits(&s);
 
 	for (uint32_t b = 0; b < nb; b++)
 		vec_free(&s.blocks[b].vars);

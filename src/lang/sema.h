@@ -14,6 +14,12 @@
  * the first elements of the NULL-terminated array (empty past its end). */
 #define SEMA_JOIN_MAX 16
 
+/* The largest value a probe builds (a tuple, a map key of several
+ * parts, an event record): it lives in the BPF stack or the per-CPU
+ * scratch area, which holds at most 32 KiB of everything a probe keeps
+ * at once. */
+#define SEMA_VALUE_MAX 16384
+
 struct sema_opts {
 	char **positional;     /* $1.. as given on the command line */
 	int npositional;

@@ -72,8 +72,10 @@ const char *sema_lit_str(struct sema *s, struct node *n, uint32_t i,
 {
 	struct node *a = arg(n, i);
 	sema_expr(s, a);
-	if (a->kind == N_STR)
+	if (a->kind == N_STR) {
+		sema_compile_time_str(s, a);
 		return a->u.str.s;
+	}
 	sema_error(s, a->pos, "ARG_TYPE", "%s() expects a string literal as %s",
 		   n->u.call.name, what);
 	return NULL;
@@ -130,6 +132,10 @@ const struct type *sema_str_arg(struct sema *s, struct node *n, uint32_t i,
 void sema_add_event(struct sema *s, struct node *n,
 		    const struct event_spec *e)
 {
+	if (s->final && e->args && e->args->size > SEMA_VALUE_MAX &&
+	    !sema_has_big_field(e->args))
+		sema_note_value_size(s, n->pos, arena_printf(s->a, "the record "
+				     "of %s()", n->u.call.name), e->args);
 	if (s->final)
 		n->u.call.event_id = program_add_event(s->prog, e);
 }

@@ -29,6 +29,13 @@ struct sema_block {
 	VEC(struct sema_var) vars;
 };
 
+/* A value over SEMA_VALUE_MAX, reported at the end of the final pass. */
+struct sema_big_value {
+	struct pos pos;
+	const char *what;           /* "this tuple", "the key of @m" */
+	uint32_t size;
+};
+
 struct sema {
 	struct program *prog;
 	const struct sema_opts *opts;
@@ -42,6 +49,10 @@ struct sema {
 	struct node *probe;
 	uint32_t block;
 	int loops;                  /* enclosing while loops */
+	/* sizes (sema_limits.c), collected in the final pass */
+	VEC(struct node *) long_strs;          /* literals over strlen - 1 */
+	VEC(struct node *) compile_time_strs;  /* of those, the harmless */
+	VEC(struct sema_big_value) big_values;
 };
 
 /* An error, reported in the final pass only (earlier passes only infer
@@ -76,6 +87,20 @@ void sema_map_set(struct sema *s, struct sema_map *m, struct node *map,
  * the N_INT or N_STR it stands for. */
 const struct type *sema_positional(struct sema *s, struct node *n,
 				   bool as_string);
+
+/* Limits (sema_limits.c). A string literal longer than a string value
+ * may be: noted when typed, reported at the end unless the call taking
+ * it uses it at compile time only and says so. */
+void sema_note_str(struct sema *s, struct node *n);
+void sema_compile_time_str(struct sema *s, struct node *n);
+/* A value the program builds (tuple, event record) bigger than
+ * SEMA_VALUE_MAX: WHAT is static or in the arena. */
+void sema_note_value_size(struct sema *s, struct pos pos, const char *what,
+			  const struct type *t);
+/* Whether a field of tuple T is itself over SEMA_VALUE_MAX. */
+bool sema_has_big_field(const struct type *t);
+/* After the final pass: report what was noted, and map keys too big. */
+void sema_check_limits(struct sema *s);
 
 /* Values that can live in a variable, a map or a record. */
 bool sema_storable(const struct type *t);

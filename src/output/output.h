@@ -77,8 +77,10 @@ int output_print_maps(struct output *o);
 /* The same without what precedes them at exit (SIGUSR1 asks for it). */
 int output_print_maps_now(struct output *o);
 /* Fold map entries keyed by single user-stack samples into one entry
- * per distinct stack, in the kernel maps (call it now and then while
- * probes run, so such maps do not fill up). 0 or -errno. */
+ * per distinct stack, in the kernel maps, and every few seconds let go
+ * of the stacks and exited processes no map refers to any more (call it
+ * now and then while probes run, so such maps do not fill up and memory
+ * stays flat). 0 or -errno. */
 int output_compact(struct output *o);
 /* Flame graphs of every map keyed by a kstack/ustack (alone or with
  * other keys) whose values are counts, sums or integers: folded stacks

@@ -118,6 +118,7 @@ struct output {
 	uint8_t *map_warned;        /* per map: its "full" warning is out */
 	bool broken;                /* a write failed: the reader is gone */
 	struct stacks *stacks;      /* output_stacks_init, or NULL */
+	double last_sweep_ms;       /* output_sweep (stacks_gc.c) */
 	struct timespec boottime;   /* wall clock when nsecs was 0 */
 	bool boottime_ok;
 	struct cgroup_cache *cgroups; /* cgroup_path()'s found paths */
@@ -233,6 +234,24 @@ void stacks_new_pid(struct stacks *s, int64_t pid);
 int stacks_canon_of(struct stacks *s, uint64_t sample_id, uint64_t *canon_id,
 		    uint32_t *gen);
 uint32_t stacks_gen(struct stacks *s);
+/* Let go of the canonical stacks that neither CANON_REFS (ids found in
+ * maps) nor a sample names, and of the processes that have exited, were
+ * not seen for a few seconds, and are neither in PID_REFS (pids found in
+ * maps) nor the owners of a stack kept. Returns how many were let go, or
+ * -ENOMEM (nothing freed). */
+int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
+	      int32_t *pid_refs, size_t npid_refs);
+/* Processes remembered and canonical stacks kept (tests, -v); how long a
+ * process is kept after it was last seen (default 5 s; tests shorten it). */
+size_t stacks_nprocs(const struct stacks *s);
+size_t stacks_ncanon(const struct stacks *s);
+void stacks_set_grace(struct stacks *s, uint64_t ns);
+
+/* ---- stacks_gc.c ----------------------------------------------------- */
+
+/* Collect the user stacks and pids the maps still hold and let stacks.c
+ * go of the rest; at most every 2 s unless NOW. 0 or -errno. */
+int output_sweep(struct output *o, bool now);
 /* Forget the samples that arrived before generation BEFORE. */
 void stacks_prune(struct stacks *s, uint32_t before);
 void stacks_next_gen(struct stacks *s);

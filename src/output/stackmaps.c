@@ -268,5 +268,7 @@ int output_compact(struct output *o)
 	if (ret == 0 && before >= 1 && !samples_kept_elsewhere(o))
 		stacks_prune(o->stacks, before - 1);
 	stacks_next_gen(o->stacks);
-	return ret;
+	/* and now and then, let go of what no map refers to any more */
+	int r = output_sweep(o, false);
+	return ret ? ret : r;
 }

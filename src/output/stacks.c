@@ -21,25 +21,39 @@
  * (a probe kept a usym or an fp ustack of it), or on the first lookup;
  * a sample whose pc lies outside every remembered mapping (dlopen, exec)
  * takes a new snapshot, at most once a second per process.
+ *
+ * Forgetting. A day-long run on a busy host sees processes come and go
+ * by the thousand, and a long-lived one makes ever new stacks. So now
+ * and then (stacks_gc, from output_sweep in stacks_gc.c) what nothing
+ * refers to any more is let go: a canonical stack that no map key or
+ * value and no sample still names (its index is reused), and a process
+ * that has exited, was last seen more than a few seconds ago, and whose
+ * stacks and symbols no map holds any longer (its mappings, files and
+ * symbol tables are dropped from the usyms table).
  */
 #include "output_int.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "../base/log.h"
+#include "../base/vec.h"
 #include "../elf/symbolize.h"
 #include "stackfmt.h"
 
 #define MAX_FRAMES 1024
+/* A process is kept at least this long after it was last seen: records
+ * about it may still be in the ring or between the ring and a map. */
+#define STACKS_GRACE_NS (5ull * 1000000000ull)
 
 struct ustk {
 	int32_t pid;
 	uint32_t n;
 	uint64_t hash;
-	uint64_t *ips;
+	uint64_t *ips;          /* NULL: a free slot (see free_canon) */
 };
 
 struct sample {
@@ -51,6 +65,7 @@ struct sample {
 struct known_pid {
 	int32_t pid;            /* 0: empty slot */
 	uint64_t refreshed_ns;  /* last snapshot taken */
+	uint64_t seen_ns;       /* last sample or lookup */
 };
 
 struct stacks {
@@ -60,6 +75,7 @@ struct stacks {
 	/* interned user stacks, with an open-addressing index */
 	struct ustk *canon;
 	size_t ncanon, cap_canon;
+	VEC(uint32_t) free_canon;   /* slots freed by stacks_gc, to reuse */
 	uint32_t *cindex;       /* canon index + 1, 0 empty */
 	size_t cap_cindex;
 	/* sample id -> canonical stack */
@@ -72,6 +88,8 @@ struct stacks {
 	 * (which also reads its mappings and files) apart */
 	uint64_t unwound, frames, unwind_ns;
 	uint64_t first_unwinds, first_ns;
+	uint64_t gc_stacks, gc_pids;    /* let go by stacks_gc */
+	uint64_t grace_ns;              /* STACKS_GRACE_NS; tests shorten it */
 };
 
 static uint64_t now_ns(void)
@@ -129,18 +147,16 @@ static void remember(struct stacks *s, int32_t pid, bool refresh)
 	if (pid <= 0)
 		return;
 	struct known_pid *k = pid_slot(s, pid, false);
-	uint64_t now = 0;
+	uint64_t now = now_ns();
 	if (k) {
-		if (!refresh)
-			return;
-		now = now_ns();
-		if (now - k->refreshed_ns < 1000000000ull)
+		k->seen_ns = now;
+		if (!refresh || now - k->refreshed_ns < 1000000000ull)
 			return;
 	}
 	k = pid_slot(s, pid, true);
 	if (!k)
 		return;
-	k->refreshed_ns = now ? now : now_ns();
+	k->refreshed_ns = k->seen_ns = now;
 	int r = usym_process_remember(s->usyms, pid);
 	if (r < 0 && r != -ESRCH)
 		log_info("stacks: cannot read the mappings of process %d: %s",
@@ -155,13 +171,14 @@ void stacks_new_pid(struct stacks *s, int64_t pid)
 
 /* ---- interned user stacks ------------------------------------------- */
 
-static int cindex_grow(struct stacks *s)
+static int cindex_rebuild(struct stacks *s, size_t cap)
 {
-	size_t cap = s->cap_cindex ? s->cap_cindex * 2 : 256;
 	uint32_t *v = calloc(cap, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->ncanon; i++) {
+		if (!s->canon[i].ips)
+			continue;
 		size_t j = s->canon[i].hash & (cap - 1);
 		while (v[j])
 			j = (j + 1) & (cap - 1);
@@ -171,6 +188,11 @@ static int cindex_grow(struct stacks *s)
 	s->cindex = v;
 	s->cap_cindex = cap;
 	return 0;
+}
+
+static int cindex_grow(struct stacks *s)
+{
+	return cindex_rebuild(s, s->cap_cindex ? s->cap_cindex * 2 : 256);
 }
 
 /* The canonical index of (pid, ips[0..n)), added when new. */
@@ -189,7 +211,10 @@ static long intern(struct stacks *s, int32_t pid, const uint64_t *ips,
 		    (n == 0 || memcmp(u->ips, ips, n * sizeof(*ips)) == 0))
 			return (long)s->cindex[j] - 1;
 	}
-	if (s->ncanon == s->cap_canon) {
+	size_t at = s->ncanon;
+	if (s->free_canon.n) {
+		at = s->free_canon.v[--s->free_canon.n];
+	} else if (s->ncanon == s->cap_canon) {
 		size_t cap = s->cap_canon ? s->cap_canon * 2 : 256;
 		struct ustk *v = realloc(s->canon, cap * sizeof(*v));
 		if (!v)
@@ -197,17 +222,22 @@ static long intern(struct stacks *s, int32_t pid, const uint64_t *ips,
 		s->canon = v;
 		s->cap_canon = cap;
 	}
-	struct ustk *u = &s->canon[s->ncanon];
+	struct ustk *u = &s->canon[at];
 	u->ips = malloc((n ? n : 1) * sizeof(*ips));
-	if (!u->ips)
+	if (!u->ips) {
+		if (at != s->ncanon)
+			s->free_canon.n++;      /* still free */
 		return -ENOMEM;
+	}
 	if (n)
 		memcpy(u->ips, ips, n * sizeof(*ips));
 	u->pid = pid;
 	u->n = (uint32_t)n;
 	u->hash = h;
-	s->cindex[j] = (uint32_t)s->ncanon + 1;
-	return (long)s->ncanon++;
+	s->cindex[j] = (uint32_t)at + 1;
+	if (at == s->ncanon)
+		s->ncanon++;
+	return (long)at;
 }
 
 /* ---- samples -------------------------------------------------------- */
@@ -371,6 +401,118 @@ void stacks_next_gen(struct stacks *s)
 		s->gen++;
 }
 
+/* ---- letting go ------------------------------------------------------ */
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool process_gone(int32_t pid)
+{
+	return kill(pid, 0) < 0 && errno == ESRCH;
+}
+
+int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
+	      int32_t *pid_refs, size_t npid_refs)
+{
+	if (!s)
+		return 0;
+	uint8_t *mark = calloc(s->ncanon ? s->ncanon : 1, 1);
+	if (!mark)
+		return -ENOMEM;
+	for (size_t i = 0; i < ncanon_refs; i++) {
+		uint64_t c = canon_refs[i] & ~USTACK_ID_CANON;
+		if (c < s->ncanon)
+			mark[c] = 1;
+	}
+	for (size_t i = 0; i < s->cap_samples; i++)
+		if (s->samples[i].id && s->samples[i].canon < s->ncanon)
+			mark[s->samples[i].canon] = 1;
+	/* Processes still needed: those named by maps, and the owners of
+	 * the stacks kept. */
+	VEC(int32_t) keep = { 0 };
+	for (size_t i = 0; i < npid_refs; i++)
+		vec_push(&keep, pid_refs[i]);
+	size_t freed = 0;
+	for (size_t i = 0; i < s->ncanon; i++) {
+		struct ustk *u = &s->canon[i];
+		if (!u->ips)
+			continue;
+		if (mark[i]) {
+			vec_push(&keep, u->pid);
+			continue;
+		}
+		free(u->ips);
+		u->ips = NULL;
+		u->n = 0;
+		if (vec_push(&s->free_canon, (uint32_t)i) < 0) {
+			/* cannot remember the slot: it stays unused */
+		}
+		freed++;
+	}
+	free(mark);
+	if (freed && s->cap_cindex)
+		cindex_rebuild(s, s->cap_cindex);
+	s->gc_stacks += freed;
+	if (keep.n)
+		qsort(keep.v, keep.n, sizeof(*keep.v), cmp_i32);
+
+	/* Known processes: let go of those that have exited, were not seen
+	 * for a while (records about them may still be on their way), and
+	 * nothing kept refers to. */
+	uint64_t now = now_ns();
+	size_t gone = 0;
+	for (size_t i = 0; i < s->cap_pids; i++) {
+		struct known_pid *k = &s->pids[i];
+		if (!k->pid || now - k->seen_ns < s->grace_ns)
+			continue;
+		if (keep.n && bsearch(&k->pid, keep.v, keep.n, sizeof(*keep.v),
+				      cmp_i32))
+			continue;
+		if (!process_gone(k->pid))
+			continue;
+		usym_process_forget(s->usyms, k->pid);
+		k->pid = -k->pid;       /* dropped below */
+		gone++;
+	}
+	vec_free(&keep);
+	if (gone) {
+		/* open addressing without tombstones: rebuild the table */
+		struct known_pid *old = s->pids;
+		size_t cap = s->cap_pids;
+		s->pids = NULL;
+		s->npids = s->cap_pids = 0;
+		for (size_t i = 0; i < cap; i++) {
+			if (old[i].pid <= 0)
+				continue;
+			struct known_pid *k = pid_slot(s, old[i].pid, true);
+			if (k)
+				*k = old[i];
+		}
+		free(old);
+	}
+	s->gc_pids += gone;
+	return (int)(freed + gone);
+}
+
+void stacks_set_grace(struct stacks *s, uint64_t ns)
+{
+	if (s)
+		s->grace_ns = ns;
+}
+
+size_t stacks_nprocs(const struct stacks *s)
+{
+	return s ? s->npids : 0;
+}
+
+size_t stacks_ncanon(const struct stacks *s)
+{
+	return s ? s->ncanon - s->free_canon.n : 0;
+}
+
 /* ---- resolving values ----------------------------------------------- */
 
 /* Frames of a stack map id, read through the map reader. */
@@ -434,7 +576,7 @@ int stacks_resolve(struct stacks *s, const struct type *t,
 	}
 	if (u & USTACK_ID_CANON) {
 		uint64_t c = u & ~USTACK_ID_CANON;
-		if (c >= s->ncanon)
+		if (c >= s->ncanon || !s->canon[c].ips)
 			return 0;
 		const struct ustk *k = &s->canon[c];
 		size_t m = k->n < cap ? k->n : cap;
@@ -511,6 +653,7 @@ int output_stacks_init(struct output *o)
 	if (!s)
 		return -ENOMEM;
 	s->o = o;
+	s->grace_ns = STACKS_GRACE_NS;
 	s->ksyms = ksyms_new(NULL);
 	s->usyms = usyms_new();
 	if (!s->ksyms || !s->usyms) {
@@ -542,9 +685,15 @@ void stacks_free(struct stacks *s)
 			 (unsigned long long)s->first_unwinds,
 			 s->first_unwinds ? (double)s->first_ns / 1e6 /
 				 (double)s->first_unwinds : 0.0);
+	if (s->gc_stacks || s->gc_pids)
+		log_info("stacks: let go of %llu stacks and %llu processes no "
+			 "longer referred to; %zu processes remembered at the end",
+			 (unsigned long long)s->gc_stacks,
+			 (unsigned long long)s->gc_pids, s->npids);
 	for (size_t i = 0; i < s->ncanon; i++)
 		free(s->canon[i].ips);
 	free(s->canon);
+	vec_free(&s->free_canon);
 	free(s->cindex);
 	free(s->samples);
 	free(s->pids);

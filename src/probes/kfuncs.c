@@ -18,16 +18,15 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Take the word `field` (0 or 1) of each line of `text` (kept: the names
- * point into it), sorted, duplicates dropped. */
-static void kfuncs_parse(struct kfuncs *t, char *text, int field)
+void kfuncs_parse_text(struct kfuncs *t, char *text, int field)
 {
+	memset(t, 0, sizeof(*t));
 	size_t cap = 0;
 	for (char *line = text, *nl; *line; line = nl + 1) {
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl = '\0';
-		char *w = line;
+		char *w = line + strspn(line, " \t");
 		for (int f = 0; f < field && *w; f++) {
 			w += strcspn(w, " \t");
 			w += strspn(w, " \t");
@@ -68,7 +67,7 @@ void kfuncs_load(struct kfuncs *t)
 	snprintf(path, sizeof(path), "%s/available_filter_functions", dir);
 	char *text = probe_read_file(path);
 	if (text)
-		kfuncs_parse(t, text, 0);      /* "name" or "name [module]" */
+		kfuncs_parse_text(t, text, 0);      /* "name" or "name [module]" */
 }
 
 void kfuncs_load_blacklist(struct kfuncs *t)
@@ -76,7 +75,7 @@ void kfuncs_load_blacklist(struct kfuncs *t)
 	memset(t, 0, sizeof(*t));
 	char *text = probe_read_file(KPROBE_BLACKLIST);
 	if (text)
-		kfuncs_parse(t, text, 1);      /* "0xSTART-0xEND\tname" */
+		kfuncs_parse_text(t, text, 1);      /* "0xSTART-0xEND\tname" */
 }
 
 void kfuncs_free(struct kfuncs *t)

@@ -56,6 +56,10 @@ char *probe_read_file(const char *path);
 int pmu_type(const char *pmu, uint32_t *type);
 int pmu_format_bit(const char *pmu, const char *name, int *bit);
 
+/* The x86-64 number of the system call whose syscalls: tracepoints are
+ * sys_enter_NAME/sys_exit_NAME, or -1 (syscall_nr.c). */
+int syscall_nr(const char *name);
+
 /* Kernel function names (kfuncs.c): sorted, one of each. */
 struct kfuncs {
 	char **v;            /* point into text */
@@ -70,6 +74,9 @@ void kfuncs_load(struct kfuncs *t);
  * set (then test `known` before using it as a filter). */
 void kfuncs_load_blacklist(struct kfuncs *t);
 void kfuncs_free(struct kfuncs *t);
+/* Any list of names: word `field` (0 or 1) of each line of `text`, which
+ * it takes over (malloc'd; the names point into it), sorted and unique. */
+void kfuncs_parse_text(struct kfuncs *t, char *text, int field);
 bool kfuncs_has(const struct kfuncs *t, const char *name);
 
 /* Units shared by interval and profile: "s", "ms", "us" give the period

@@ -32,6 +32,7 @@ struct attach_req {
 		ATTACH_PERF_EVENT,  /* perf_event_open(attr, pid, cpu) + link */
 		ATTACH_TEST_RUN,    /* BEGIN/END: run once with BPF_PROG_TEST_RUN */
 		ATTACH_TRACING,     /* fentry/fexit: raw tracepoint open */
+		ATTACH_RAW_TRACEPOINT, /* BPF_RAW_TRACEPOINT_OPEN of `symbol` */
 	} how;
 	/* ATTACH_PERF_EVENT: event description */
 	uint32_t perf_type;        /* PERF_TYPE_* or a PMU's dynamic type */
@@ -55,6 +56,12 @@ struct attach_req {
 	/* ATTACH_TRACING: the kernel function's BTF id in vmlinux (the
 	 * program is loaded with it as attach_btf_id). */
 	uint32_t btf_id;
+	/* ATTACH_PERF_EVENT of PERF_TYPE_BREAKPOINT: HW_BREAKPOINT_R/W/X
+	 * (the address and length go in perf_config1/2); follow_process:
+	 * bind the event to the traced process (-p, else -c) when there is
+	 * one, instead of every CPU. */
+	uint32_t bp_type;
+	bool follow_process;
 	/* One of many probes a wildcard matched: if the kernel refuses it,
 	 * warn and go on without it rather than fail the run. */
 	bool optional;
@@ -66,8 +73,15 @@ struct attach_req {
 		MULTI_NONE,
 		MULTI_KPROBE,       /* kprobe_multi link (6.0+): by symbol */
 		MULTI_UPROBE,       /* uprobe_multi link (6.6+): path + offset */
+		MULTI_SYSCALL,      /* one raw_syscalls program, by number */
 	} multi;
-	const char *symbol;        /* MULTI_KPROBE: the kernel function */
+	const char *symbol;        /* MULTI_KPROBE: the kernel function;
+				    * ATTACH_RAW_TRACEPOINT: the event */
+	/* MULTI_SYSCALL: the system call's number, and the perf config of
+	 * the raw_syscalls tracepoint (sys_enter or sys_exit, as retprobe
+	 * says) whose one program dispatches on it. */
+	int syscall_nr;
+	uint64_t dispatch_config;
 	/* When the hook returns an error: what to tell the user instead of
 	 * strerror() ("this kernel has no kprobes ..."). */
 	const char *error;

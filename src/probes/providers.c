@@ -10,15 +10,17 @@
 
 #include "probe_util.h"
 
-extern const struct provider provider_begin, provider_end,
+extern const struct provider provider_asyncwatchpoint, provider_begin,
+	provider_end,
 	provider_fentry, provider_fexit,
 	provider_hardware, provider_interval, provider_kprobe,
-	provider_kretprobe, provider_profile,
+	provider_kretprobe, provider_rawtracepoint, provider_profile,
 	provider_software, provider_tracepoint, provider_uprobe,
-	provider_uretprobe, provider_usdt;
+	provider_uretprobe, provider_usdt, provider_watchpoint;
 
 /* The order -l lists them in: alphabetical, like bpftrace. */
 const struct provider *const providers[] = {
+	&provider_asyncwatchpoint,
 	&provider_begin,
 	&provider_end,
 	&provider_fentry,
@@ -28,11 +30,13 @@ const struct provider *const providers[] = {
 	&provider_kprobe,
 	&provider_kretprobe,
 	&provider_profile,
+	&provider_rawtracepoint,
 	&provider_software,
 	&provider_tracepoint,
 	&provider_uprobe,
 	&provider_uretprobe,
 	&provider_usdt,
+	&provider_watchpoint,
 	NULL,
 };
 
@@ -76,13 +80,11 @@ bool provider_env_errors(const struct diags *d)
 	};
 	if (!d->nerrors)
 		return false;
-	for (size_t i = 0; i < d->list.n; i++) {
-		const struct diag *g = &d->list.v[i];
-		if (g->level != DIAG_ERROR)
-			continue;
+	/* every error's tag, also of those over the cap that are not kept */
+	for (size_t i = 0; i < d->error_tags.n; i++) {
 		bool hit = false;
 		for (size_t k = 0; k < sizeof(env) / sizeof(*env) && !hit; k++)
-			hit = g->tag && strcmp(g->tag, env[k]) == 0;
+			hit = strcmp(d->error_tags.v[i], env[k]) == 0;
 		if (!hit)
 			return false;
 	}

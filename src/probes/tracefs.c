@@ -1,6 +1,7 @@
 /* tracefs.c - where the tracing file system is, and reading its files. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +30,18 @@ const char *tracefs_dir(void)
 		return dir;
 	if (has_events(TRACEFS))
 		return dir = TRACEFS;
-	/* Not mounted: mount it where the kernel expects it, as perf and
-	 * bpftrace users would. Failing that, try the debugfs path. */
+	/* Not mounted (or not ours to read: /sys/kernel/tracing is root's):
+	 * mount it where the kernel expects it, as perf and bpftrace users
+	 * would. Failing that, try the debugfs path. */
+	bool denied = errno == EACCES || errno == EPERM;
 	if (mount("nodev", TRACEFS, "tracefs", 0, NULL) == 0 &&
 	    has_events(TRACEFS))
 		return dir = TRACEFS;
+	denied = denied || errno == EACCES || errno == EPERM;
 	if (has_events(DEBUGFS_TRACING))
 		return dir = DEBUGFS_TRACING;
-	errno = ENOENT;
+	/* Say which: not there, or there but not for us. */
+	errno = denied || errno == EACCES ? EACCES : ENOENT;
 	return NULL;
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../base/log.h"
+#include "../base/privilege.h"
 #include "probe_util.h"
 #include "tracepoint_format.h"
 
@@ -87,6 +88,12 @@ static int tracepoint_expand(const struct node *attach, struct expand_ctx *ctx,
 	const char *event = attach->u.attach.func;
 	struct node *ap = (struct node *)attach;
 	const char *dir = tracefs_dir();
+	if (!dir && errno == EACCES && !privilege_can_trace()) {
+		diag_error(ctx->diags, attach->pos, "NO_PERMISSION",
+			   "cannot read tracefs (/sys/kernel/tracing): %s; "
+			   PRIVILEGE_NEEDED, strerror(errno));
+		return -EACCES;
+	}
 	if (!dir)
 		return ap_error(ap, ctx, "cannot find tracefs (mount it with "
 				"'mount -t tracefs nodev /sys/kernel/tracing'): %s",
@@ -150,23 +157,57 @@ static const struct type *tracepoint_args(const struct probe *p,
 	return t;
 }
 
-static int tracepoint_attach(const struct probe *p, struct attach_req *req)
+/* The perf config (id) of tracepoint CATEGORY:EVENT. */
+static int tracepoint_id(const char *category, const char *event,
+			 uint64_t *id)
 {
 	const char *dir = tracefs_dir();
 	if (!dir)
 		return -errno;
 	char path[512];
-	snprintf(path, sizeof(path), "%s/events/%s/%s/id", dir, p->target,
-		 p->func);
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", dir, category,
+		 event);
 	char *text = probe_read_file(path);
 	if (!text)
 		return -errno;
 	char *end;
-	unsigned long long id = strtoull(text, &end, 10);
+	unsigned long long v = strtoull(text, &end, 10);
 	bool bad = end == text;
 	free(text);
 	if (bad)
 		return -EINVAL;
+	*id = v;
+	return 0;
+}
+
+/* syscalls:sys_enter_NAME and sys_exit_NAME have the record layout of
+ * raw_syscalls:sys_enter and sys_exit (the number at 8, then the six
+ * arguments or the return value from 16), so one program there can
+ * serve them all, dispatching on the number (kernel/syscalls.c):
+ * hundreds of probes attach and detach as one. */
+static void syscall_dispatch(const struct probe *p, struct attach_req *req)
+{
+	bool enter = strncmp(p->func, "sys_enter_", 10) == 0;
+	bool exit_ = strncmp(p->func, "sys_exit_", 9) == 0;
+	if (strcmp(p->target, "syscalls") != 0 || (!enter && !exit_))
+		return;
+	int nr = syscall_nr(p->func + (enter ? 10 : 9));
+	uint64_t raw;
+	if (nr < 0 || tracepoint_id("raw_syscalls", enter ? "sys_enter" :
+				    "sys_exit", &raw) < 0)
+		return;
+	req->multi = MULTI_SYSCALL;
+	req->syscall_nr = nr;
+	req->retprobe = exit_;
+	req->dispatch_config = raw;
+}
+
+static int tracepoint_attach(const struct probe *p, struct attach_req *req)
+{
+	uint64_t id;
+	int r = tracepoint_id(p->target, p->func, &id);
+	if (r < 0)
+		return r;
 	/* One event on one CPU is enough: the program runs on every CPU
 	 * for a tracepoint, whatever the perf event's CPU. */
 	req->how = ATTACH_PERF_EVENT;
@@ -176,6 +217,7 @@ static int tracepoint_attach(const struct probe *p, struct attach_req *req)
 	req->sample_freq = 0;
 	req->all_cpus = false;
 	req->pid = -1;
+	syscall_dispatch(p, req);
 	return 1;
 }
 

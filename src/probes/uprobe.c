@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../base/log.h"
+#include "../types.h"
 #include "user.h"
 
 extern const struct provider provider_uprobe, provider_uretprobe;
@@ -152,6 +153,79 @@ static int uprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 	return r < 0 ? r : 0;
 }
 
+/* pt_regs offsets of the registers the x86-64 calling convention passes
+ * the first six integer and pointer arguments in: rdi, rsi, rdx, rcx,
+ * r8, r9. */
+static const uint16_t arg_regs[] = { 112, 104, 96, 88, 72, 64 };
+
+static bool scalar(const struct ctype *t)
+{
+	return (t->kind == CT_INT || t->kind == CT_ENUM || t->kind == CT_PTR) &&
+	       t->size >= 1 && t->size <= 8;
+}
+
+/* uprobe args->NAME: the function's parameters from the file's DWARF
+ * (elf/dwarf_args.c), each read from the register it arrives in, so
+ * pointers to structs are typed and `args->req->id` reads the target's
+ * memory. Parameters that do not arrive in a general register (floats,
+ * structs by value, the seventh on) are not in the record. */
+static const struct type *uprobe_args_type(const struct probe *p,
+					   struct expand_ctx *ctx)
+{
+	if (!p->uprobe || !p->func || p->uprobe->retprobe)
+		return NULL;
+	struct elf_param *prm;
+	uint32_t n;
+	if (elf_func_params(p->uprobe->path, p->func, p->uprobe->vaddr,
+			    ctx->arena, &prm, &n) < 0)
+		return NULL;
+	struct record_field *f = arena_array(ctx->arena, struct record_field,
+					     n ? n : 1);
+	uint32_t k = 0, reg = 0;
+	for (uint32_t i = 0; i < n && reg < 6; i++) {
+		const struct ctype *t = prm[i].type;
+		if (t->kind == CT_FLOAT)
+			continue;          /* in an SSE register */
+		if (!scalar(t)) {
+			/* a struct by value: up to 16 bytes in one or two
+			 * registers, more in memory */
+			if (t->size <= 16)
+				reg += (t->size + 7) / 8;
+			continue;
+		}
+		f[k++] = (struct record_field){
+			.name = prm[i].name,
+			.offset = arg_regs[reg++],
+			.size = t->size,
+			.is_signed = t->is_signed,
+			.is_ptr = t->kind == CT_PTR,
+			.decl = arena_printf(ctx->arena, "%s %s", prm[i].decl,
+					     prm[i].name),
+			.ctype = t,
+			.space = AS_USER,
+		};
+	}
+	struct type *t = arena_new(ctx->arena, struct type);
+	t->kind = TYPE_RECORD;
+	t->nfields = k;
+	t->rfields = f;
+	return t;
+}
+
+/* -lv: a function's parameters as bpftrace 0.17 lists them. */
+static void list_params(struct elf_file *ef, const struct elf_sym *s,
+			FILE *out)
+{
+	struct arena a;
+	arena_init(&a);
+	struct elf_param *prm;
+	uint32_t n;
+	if (elf_func_params(elf_path(ef), s->name, s->addr, &a, &prm, &n) == 0)
+		for (uint32_t i = 0; i < n; i++)
+			fprintf(out, "    %s %s\n", prm[i].decl, prm[i].name);
+	arena_free(&a);
+}
+
 struct list_ctx {
 	const struct provider *pv;
 	const char *pattern;    /* over symbol names */
@@ -173,6 +247,8 @@ static int list_file(void *arg, struct elf_file *ef, const char *shown)
 			continue;
 		fprintf(lc->out, "%s:%s:%s\n", lc->pv->name, shown,
 			syms[i].name);
+		if (log_verbose)
+			list_params(ef, &syms[i], lc->out);
 		found++;
 	}
 	return found;
@@ -225,9 +301,10 @@ const struct provider provider_uprobe = {
 	.alias = "u",
 	.parse = uprobe_parse,
 	.expand = uprobe_expand,
+	.args_type = uprobe_args_type,
 	.prog_type = BPF_PROG_TYPE_KPROBE,
 	.caps = PROBE_ARGN | PROBE_SARGN | PROBE_FUNC | PROBE_REGS |
-		PROBE_USTACK | PROBE_KSTACK | PROBE_USER_MEM,
+		PROBE_USTACK | PROBE_KSTACK | PROBE_USER_MEM | PROBE_ARGS,
 	.attach = user_attach,
 	.list = uprobe_list,
 };

@@ -32,6 +32,7 @@
 #include <fcntl.h>
 
 #include "rt.h"
+#include "rt_int.h"
 
 __thread struct rt_thread rt_self;
 struct rt_process rt_proc;
@@ -49,26 +50,6 @@ static const uint64_t zero_regs[PT_WORDS];
 static const uint64_t *regs_now(void)
 {
 	return rt_self.regs ? rt_self.regs : zero_regs;
-}
-
-static u64 map_lookup(u64 map, u64 key, u64 a3, u64 a4, u64 a5)
-{
-	return (u64)(uintptr_t)rt_map_lookup((const struct rt_map *)map,
-					     (const void *)key, rt_self.slot);
-}
-
-static u64 map_update(u64 map, u64 key, u64 value, u64 flags, u64 a5)
-{
-	return (u64)(int64_t)rt_map_update((const struct rt_map *)map,
-					   (const void *)key,
-					   (const void *)value, flags,
-					   rt_self.slot);
-}
-
-static u64 map_delete(u64 map, u64 key, u64 a3, u64 a4, u64 a5)
-{
-	return (u64)(int64_t)rt_map_delete((const struct rt_map *)map,
-					   (const void *)key);
 }
 
 static u64 probe_read(u64 dst, u64 size, u64 src, u64 a4, u64 a5)
@@ -291,9 +272,9 @@ static u64 send_signal_thread(u64 sig, u64 a2, u64 a3, u64 a4, u64 a5)
 }
 
 const rt_helper_fn rt_helpers[__BPF_FUNC_MAX_ID] = {
-	[BPF_FUNC_map_lookup_elem] = map_lookup,
-	[BPF_FUNC_map_update_elem] = map_update,
-	[BPF_FUNC_map_delete_elem] = map_delete,
+	[BPF_FUNC_map_lookup_elem] = rt_helper_map_lookup,
+	[BPF_FUNC_map_update_elem] = rt_helper_map_update,
+	[BPF_FUNC_map_delete_elem] = rt_helper_map_delete,
 	[BPF_FUNC_probe_read] = probe_read,
 	[BPF_FUNC_probe_read_user] = probe_read,
 	[BPF_FUNC_probe_read_kernel] = probe_read,

@@ -40,8 +40,18 @@ void rt_unlock(uint32_t *lock)
 
 typedef uint64_t __attribute__((aligned(1), may_alias)) u64_unaligned;
 
-static uint32_t key_hash(const void *key, uint32_t n)
+/* 8-byte keys (u64s, a keyless map's zero, pids) are most keys: one
+ * multiply, the high half (Fibonacci hashing). */
+static inline uint32_t hash8(uint64_t k)
 {
+	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+static inline __attribute__((always_inline))
+uint32_t key_hash(const void *key, uint32_t n)
+{
+	if (n == 8)
+		return hash8(*(const u64_unaligned *)key);
 	const uint8_t *p = key;
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
 	for (; n >= 8; n -= 8, p += 8) {
@@ -122,8 +132,30 @@ static struct rt_elem *chain_find(const struct rt_map *m, uint32_t head,
 	return NULL;
 }
 
+/* chain_find for the common 8-byte key (a u64, a keyless map's zero, a
+ * pid): the hash and the compare inlined, the same walk. */
+static struct rt_elem *hash_find8(const struct rt_map *m, const void *key)
+{
+	uint64_t k = *(const u64_unaligned *)key;
+	uint32_t h = hash8(k);
+	struct rt_bucket *b = hash_bucket(m, h);
+	uint32_t link = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+	for (uint32_t steps = 0; link && steps < m->max_entries; steps++) {
+		struct rt_elem *e = hash_elem(m, link);
+		if (!e)
+			return NULL;
+		if (e->hash == h && __atomic_load_n(&e->live, __ATOMIC_ACQUIRE) &&
+		    *(const u64_unaligned *)elem_key(m, e) == k)
+			return e;
+		link = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE);
+	}
+	return NULL;
+}
+
 static struct rt_elem *hash_find(const struct rt_map *m, const void *key)
 {
+	if (m->key_size == 8)
+		return hash_find8(m, key);
 	uint32_t h = key_hash(key, m->key_size);
 	struct rt_bucket *b = hash_bucket(m, h);
 	return chain_find(m, __atomic_load_n(&b->head, __ATOMIC_ACQUIRE), h,
@@ -154,8 +186,38 @@ static void *array_values(const struct rt_map *m, const void *key)
 	return m->data + (uint64_t)idx * m->stride * m->nslots;
 }
 
-void *rt_map_lookup(const struct rt_map *m, const void *key, uint32_t slot)
+static struct rt_stack_entry *stack_entry(const struct rt_map *m, uint32_t id)
 {
+	return (struct rt_stack_entry *)(m->data + (uint64_t)id * m->elem_size);
+}
+
+/* Claiming an entry sets nr to this while its frames are written. */
+#define STACK_WRITING UINT32_MAX
+
+/* A stack map's frames by id (the reader's lookup), or NULL. */
+static void *stack_lookup(const struct rt_map *m, const void *key)
+{
+	uint32_t id = *(const uint32_t *)key;
+	if (id >= m->nbuckets)
+		return NULL;
+	struct rt_stack_entry *e = stack_entry(m, id);
+	uint32_t nr = __atomic_load_n(&e->nr, __ATOMIC_ACQUIRE);
+	return nr && nr != STACK_WRITING ? (void *)(e + 1) : NULL;
+}
+
+static inline __attribute__((always_inline))
+void *map_lookup(const struct rt_map *m, const void *key, uint32_t slot)
+{
+	/* aggregations first: count() is the hit everyone measures */
+	if (__builtin_expect(m->kind == MAP_PERCPU_HASH, 1)) {
+		struct rt_elem *e = m->key_size == 8 ? hash_find8(m, key) :
+			hash_find(m, key);
+		if (!e)
+			return NULL;
+		if (slot >= m->nslots)   /* RT_ALL_SLOTS: slot 0 and on */
+			return slot == RT_ALL_SLOTS ? elem_value(m, e) : NULL;
+		return elem_value(m, e) + (uint64_t)slot * m->stride;
+	}
 	switch (m->kind) {
 	case MAP_HASH:
 	case MAP_PERCPU_HASH: {
@@ -167,9 +229,40 @@ void *rt_map_lookup(const struct rt_map *m, const void *key, uint32_t slot)
 		uint8_t *v = array_values(m, key);
 		return v ? slot_value(m, v, slot) : NULL;
 	}
+	case MAP_STACK_TRACE:
+		return stack_lookup(m, key);
 	default:
 		return NULL;
 	}
+}
+
+void *rt_map_lookup(const struct rt_map *m, const void *key, uint32_t slot)
+{
+	return map_lookup(m, key, slot);
+}
+
+/* The map helpers, here so the lookup inlines into them. */
+uint64_t rt_helper_map_lookup(uint64_t map, uint64_t key, uint64_t a3,
+			      uint64_t a4, uint64_t a5)
+{
+	return (uint64_t)(uintptr_t)map_lookup((const struct rt_map *)map,
+					       (const void *)key, rt_self.slot);
+}
+
+uint64_t rt_helper_map_update(uint64_t map, uint64_t key, uint64_t value,
+			      uint64_t flags, uint64_t a5)
+{
+	return (uint64_t)(int64_t)rt_map_update((const struct rt_map *)map,
+						(const void *)key,
+						(const void *)value, flags,
+						rt_self.slot);
+}
+
+uint64_t rt_helper_map_delete(uint64_t map, uint64_t key, uint64_t a3,
+			      uint64_t a4, uint64_t a5)
+{
+	return (uint64_t)(int64_t)rt_map_delete((const struct rt_map *)map,
+						(const void *)key);
 }
 
 void *rt_map_array_value(const struct rt_map *m, uint32_t index)
@@ -336,13 +429,6 @@ int rt_map_delete(const struct rt_map *m, const void *key)
 	}
 }
 
-static struct rt_stack_entry *stack_entry(const struct rt_map *m, uint32_t id)
-{
-	return (struct rt_stack_entry *)(m->data + (uint64_t)id * m->elem_size);
-}
-
-/* Claiming an entry sets nr to this while its frames are written. */
-#define STACK_WRITING UINT32_MAX
 
 int64_t rt_stack_id(const struct rt_map *m, const uint64_t *ips, uint32_t n,
 		    uint64_t flags)

@@ -51,4 +51,9 @@ struct rt_stack_entry {
 	/* value_size bytes of frames follow */
 };
 
+/* maps.c: the map helpers (helpers.c's table points at them) */
+uint64_t rt_helper_map_lookup(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+uint64_t rt_helper_map_update(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+uint64_t rt_helper_map_delete(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+
 #endif

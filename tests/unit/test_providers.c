@@ -98,6 +98,7 @@ static void test_find(void)
 		{ "hardware", "hardware" }, { "h", "hardware" },
 		{ "profile", "profile" }, { "p", "profile" },
 		{ "k", "kprobe" }, { "kr", "kretprobe" },
+		{ "rt", "rawtracepoint" },
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct provider *pv = provider_find(names[i][0]);
@@ -245,6 +246,12 @@ static void test_parse(void)
 		      req.error && strstr(req.error, "this kernel has no kprobes"),
 		      "kprobe attach without kprobes: says so");
 	}
+
+	expect_probe("rt:sched_switch", "rawtracepoint:sched_switch", 0);
+	expect_probe("rawtracepoint:vmlinux:sched_switch",
+		     "rawtracepoint:sched_switch", 0);
+	expect_error("rawtracepoint", "rawtracepoint probes take one "
+		     "tracepoint event: 'rawtracepoint:EVENT' (got 'rawtracepoint')");
 
 	struct parsed p = run("t:syscalls:sys_enter_read");
 	CHECK(p.r == 0 || p.r == -ENOENT, "tracepoint: parse ok");

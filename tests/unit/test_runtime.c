@@ -312,6 +312,11 @@ static void test_stack(void)
 	rt_map_walk(&rt.maps[0], find_frames, &f);
 	int found = f.found;
 	CHECK(found == 1, "stack: the walk gives the frames, zero after the last");
+	uint32_t key = (uint32_t)ia;
+	const uint64_t *fr = rt_map_lookup(&rt.maps[0], &key, 0);
+	CHECK(fr && fr[0] == 1 && fr[3] == 0, "stack: lookup by id");
+	key = (uint32_t)(ia + 1) % 4;
+	CHECK(rt_map_lookup(&rt.maps[0], &key, 0) == NULL, "stack: an empty id");
 	rt_close(&rt);
 }
 

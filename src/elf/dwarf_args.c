@@ -1,0 +1,462 @@
+/* dwarf_args.c - a function's parameters and their C types from DWARF
+ * (libdw), for uprobe `args` and `-lv`: in the file itself or in its
+ * separate debug file (build-id, .gnu_debuglink: debugfile.c).
+ *
+ * The function is found by name among the DW_TAG_subprogram DIEs of
+ * every compilation unit (the one at the probed address when a name is
+ * defined more than once). Its DW_TAG_formal_parameter children give the
+ * names and types; each type DIE becomes a struct ctype (types.h): base
+ * types, pointers, arrays (each subrange a dimension), structs and
+ * unions with their members' offsets and bitfields as DWARF records
+ * them, enums, function types; typedefs and qualifiers name the type
+ * they stand for. Conversion is memoised by DIE offset, so recursive
+ * structs end; the number of types made and the nesting are bounded
+ * (DWARF is untrusted input): past them a pointer points at void. */
+#include "elf.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../base/arena.h"
+#include "../types.h"
+
+#define DW_MAX_TYPES 20000   /* types made for one function's parameters */
+#define DW_MAX_DEPTH 64      /* nested type DIEs followed at once */
+#define DW_MAX_MEMBERS 4096  /* members of one struct */
+
+int elf__debug_open(Elf *e, const char *path, int *fd, Elf **out);
+
+struct memo {
+	Dwarf_Off off;
+	const struct ctype *t;
+};
+
+struct conv {
+	struct arena *a;
+	struct memo *memo;
+	size_t nmemo, cap;
+	size_t made;
+};
+
+static const struct ctype *conv_type(struct conv *cv, Dwarf_Die *die,
+				     int depth);
+
+static const struct ctype *memo_get(struct conv *cv, Dwarf_Off off)
+{
+	for (size_t i = 0; i < cv->nmemo; i++)
+		if (cv->memo[i].off == off)
+			return cv->memo[i].t;
+	return NULL;
+}
+
+static void memo_put(struct conv *cv, Dwarf_Off off, const struct ctype *t)
+{
+	if (cv->nmemo == cv->cap) {
+		size_t cap = cv->cap ? cv->cap * 2 : 64;
+		struct memo *m = realloc(cv->memo, cap * sizeof(*m));
+		if (!m)
+			return;
+		cv->memo = m;
+		cv->cap = cap;
+	}
+	cv->memo[cv->nmemo++] = (struct memo){ off, t };
+}
+
+static uint64_t udata(Dwarf_Die *die, unsigned name, uint64_t dflt)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word w;
+	if (!dwarf_attr_integrate(die, name, &at) || dwarf_formudata(&at, &w))
+		return dflt;
+	return w;
+}
+
+/* The DIE a DW_AT_type names; false for void. */
+static bool type_of(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute at;
+	return dwarf_attr_integrate(die, DW_AT_type, &at) &&
+	       dwarf_formref_die(&at, out);
+}
+
+static const struct ctype *sub_type(struct conv *cv, Dwarf_Die *die,
+				    int depth)
+{
+	Dwarf_Die t;
+	if (!type_of(die, &t))
+		return ctype_void();
+	return conv_type(cv, &t, depth + 1);
+}
+
+static const struct ctype *conv_struct(struct conv *cv, Dwarf_Die *die,
+				       int tag, int depth)
+{
+	struct ctype *s = ctype_new(cv->a, tag == DW_TAG_union_type ?
+				    CT_UNION : CT_STRUCT, dwarf_diename(die));
+	memo_put(cv, dwarf_dieoffset(die), s);
+	if (dwarf_hasattr(die, DW_AT_declaration))
+		return s;           /* incomplete here */
+	s->size = (uint32_t)udata(die, DW_AT_byte_size, 0);
+	uint32_t align = 1;
+	Dwarf_Die m;
+	int n = 0;
+	if (dwarf_child(die, &m) == 0) {
+		do {
+			if (dwarf_tag(&m) != DW_TAG_member)
+				continue;
+			if (++n > DW_MAX_MEMBERS)
+				break;
+			const struct ctype *mt = sub_type(cv, &m, depth);
+			uint64_t off = udata(&m, DW_AT_data_member_location, 0);
+			uint64_t bits = off * 8, bsize = 0;
+			if (dwarf_hasattr(&m, DW_AT_bit_size)) {
+				bsize = udata(&m, DW_AT_bit_size, 0);
+				if (dwarf_hasattr(&m, DW_AT_data_bit_offset)) {
+					bits = udata(&m, DW_AT_data_bit_offset, 0);
+				} else {
+					/* DWARF 2/3: from the storage unit's
+					 * most significant bit */
+					uint64_t unit = udata(&m, DW_AT_byte_size,
+							      mt->size);
+					uint64_t bo = udata(&m, DW_AT_bit_offset,
+							    0);
+					bits = off * 8 + unit * 8 - bo - bsize;
+				}
+			}
+			if (bits > UINT32_MAX || bsize > 255)
+				continue;
+			ctype_add_field(cv->a, s, dwarf_diename(&m), mt,
+					(uint32_t)bits, (uint8_t)bsize);
+			if (mt->align > align)
+				align = mt->align;
+		} while (dwarf_siblingof(&m, &m) == 0);
+	}
+	s->align = (uint32_t)udata(die, DW_AT_alignment, align);
+	s->complete = true;
+	return s;
+}
+
+static const struct ctype *conv_array(struct conv *cv, Dwarf_Die *die,
+				      int depth)
+{
+	const struct ctype *elem = sub_type(cv, die, depth);
+	uint32_t dims[16];
+	int nd = 0;
+	Dwarf_Die c;
+	if (dwarf_child(die, &c) == 0) {
+		do {
+			if (dwarf_tag(&c) != DW_TAG_subrange_type || nd >= 16)
+				continue;
+			uint64_t n = 0;
+			if (dwarf_hasattr(&c, DW_AT_count))
+				n = udata(&c, DW_AT_count, 0);
+			else if (dwarf_hasattr(&c, DW_AT_upper_bound))
+				n = udata(&c, DW_AT_upper_bound, 0) + 1;
+			dims[nd++] = n > UINT32_MAX / 2 ? 0 : (uint32_t)n;
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	if (!nd)
+		dims[nd++] = 0;
+	const struct ctype *t = elem;
+	while (nd-- > 0)
+		t = ctype_array(cv->a, t, dims[nd]);
+	return t;
+}
+
+static const struct ctype *conv_enum(struct conv *cv, Dwarf_Die *die)
+{
+	struct ctype *e = ctype_new(cv->a, CT_ENUM, dwarf_diename(die));
+	e->size = e->align = (uint32_t)udata(die, DW_AT_byte_size, 4);
+	Dwarf_Die c;
+	if (dwarf_child(die, &c) == 0) {
+		do {
+			Dwarf_Attribute at;
+			Dwarf_Sword v;
+			if (dwarf_tag(&c) != DW_TAG_enumerator ||
+			    !dwarf_attr(&c, DW_AT_const_value, &at) ||
+			    dwarf_formsdata(&at, &v))
+				continue;
+			if (v < 0)
+				e->is_signed = true;
+			if (e->nvalues < DW_MAX_MEMBERS)
+				ctype_add_value(cv->a, e, dwarf_diename(&c), v);
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	e->complete = true;
+	return e;
+}
+
+static const struct ctype *conv_base(struct conv *cv, Dwarf_Die *die)
+{
+	uint32_t size = (uint32_t)udata(die, DW_AT_byte_size, 0);
+	uint64_t enc = udata(die, DW_AT_encoding, DW_ATE_signed);
+	const char *name = dwarf_diename(die);
+	if (enc == DW_ATE_float || enc == DW_ATE_complex_float) {
+		struct ctype *f = ctype_new(cv->a, CT_FLOAT, name);
+		f->size = size;
+		f->align = size > 16 ? 16 : size ? size : 1;
+		f->complete = true;
+		return f;
+	}
+	bool is_signed = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+	struct ctype *t = (struct ctype *)ctype_int(cv->a, size, is_signed,
+						    name);
+	t->is_char = size == 1 && (enc == DW_ATE_signed_char ||
+				   enc == DW_ATE_unsigned_char);
+	t->is_bool = enc == DW_ATE_boolean;
+	return t;
+}
+
+static const struct ctype *conv_type(struct conv *cv, Dwarf_Die *die,
+				     int depth)
+{
+	Dwarf_Off off = dwarf_dieoffset(die);
+	const struct ctype *t = memo_get(cv, off);
+	if (t)
+		return t;
+	if (depth > DW_MAX_DEPTH || ++cv->made > DW_MAX_TYPES)
+		return ctype_void();
+	int tag = dwarf_tag(die);
+	switch (tag) {
+	case DW_TAG_base_type:
+		t = conv_base(cv, die);
+		break;
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type: {
+		struct ctype *p = (struct ctype *)ctype_ptr(cv->a, NULL);
+		memo_put(cv, off, p);   /* before the pointee: cycles end */
+		p->elem = sub_type(cv, die, depth);
+		return p;
+	}
+	case DW_TAG_typedef:
+	case DW_TAG_const_type:
+	case DW_TAG_volatile_type:
+	case DW_TAG_restrict_type:
+	case DW_TAG_atomic_type:
+		t = sub_type(cv, die, depth);
+		break;
+	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
+	case DW_TAG_union_type:
+		return conv_struct(cv, die, tag, depth);
+	case DW_TAG_array_type:
+		t = conv_array(cv, die, depth);
+		break;
+	case DW_TAG_enumeration_type:
+		t = conv_enum(cv, die);
+		break;
+	case DW_TAG_subroutine_type: {
+		struct ctype *f = ctype_new(cv->a, CT_FUNC, NULL);
+		f->size = f->align = 1;
+		t = f;
+		break;
+	}
+	default:
+		t = ctype_void();
+	}
+	memo_put(cv, off, t);
+	return t;
+}
+
+/* The type as bpftrace 0.17 lists it: "const char*", "req_t*",
+ * "long unsigned int", "struct inner", "int[4]". */
+static void type_text(Dwarf_Die *die, char *buf, size_t len, int depth)
+{
+	Dwarf_Die t;
+	const char *name = dwarf_diename(die);
+	size_t n = strlen(buf);
+	if (depth > 16 || n + 1 >= len)
+		return;
+	switch (dwarf_tag(die)) {
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+		if (type_of(die, &t))
+			type_text(&t, buf, len, depth + 1);
+		else
+			snprintf(buf + n, len - n, "void");
+		n = strlen(buf);
+		snprintf(buf + n, len - n, "*");
+		return;
+	case DW_TAG_const_type:
+	case DW_TAG_volatile_type:
+		snprintf(buf + n, len - n, "%s ", dwarf_tag(die) ==
+			 DW_TAG_const_type ? "const" : "volatile");
+		if (type_of(die, &t))
+			type_text(&t, buf, len, depth + 1);
+		else
+			snprintf(buf + strlen(buf), len - strlen(buf), "void");
+		return;
+	case DW_TAG_restrict_type:
+		if (type_of(die, &t))
+			type_text(&t, buf, len, depth + 1);
+		return;
+	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
+		snprintf(buf + n, len - n, "struct %s", name ? name : "");
+		return;
+	case DW_TAG_union_type:
+		snprintf(buf + n, len - n, "union %s", name ? name : "");
+		return;
+	case DW_TAG_enumeration_type:
+		snprintf(buf + n, len - n, "enum %s", name ? name : "");
+		return;
+	case DW_TAG_array_type: {
+		if (type_of(die, &t))
+			type_text(&t, buf, len, depth + 1);
+		Dwarf_Die c;
+		if (dwarf_child(die, &c) == 0) {
+			do {
+				if (dwarf_tag(&c) != DW_TAG_subrange_type)
+					continue;
+				n = strlen(buf);
+				if (dwarf_hasattr(&c, DW_AT_upper_bound))
+					snprintf(buf + n, len - n, "[%llu]",
+						 (unsigned long long)
+						 udata(&c, DW_AT_upper_bound, 0) + 1);
+				else
+					snprintf(buf + n, len - n, "[]");
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+		return;
+	}
+	case DW_TAG_subroutine_type:
+		snprintf(buf + n, len - n, "function");
+		return;
+	default:
+		snprintf(buf + n, len - n, "%s", name ? name : "void");
+	}
+}
+
+struct find {
+	const char *func;
+	uint64_t vaddr;
+	Dwarf_Die best;
+	bool found, exact;
+};
+
+static int each_func(Dwarf_Die *f, void *arg)
+{
+	struct find *fd = arg;
+	const char *name = dwarf_diename(f);
+	if (!name || strcmp(name, fd->func) ||
+	    dwarf_hasattr(f, DW_AT_declaration))
+		return DWARF_CB_OK;
+	Dwarf_Addr lo;
+	bool exact = fd->vaddr && dwarf_lowpc(f, &lo) == 0 && lo == fd->vaddr;
+	if (!fd->found || (exact && !fd->exact)) {
+		fd->best = *f;
+		fd->found = true;
+		fd->exact = exact;
+	}
+	return exact ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/* The file's own DWARF, or its separate debug file's. */
+static Dwarf *open_dwarf(const char *path, int *fds, Elf **elfs)
+{
+	fds[0] = fds[1] = -1;
+	elfs[0] = elfs[1] = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	fds[0] = open(path, O_RDONLY | O_CLOEXEC);
+	if (fds[0] < 0)
+		return NULL;
+	elfs[0] = elf_begin(fds[0], ELF_C_READ_MMAP, NULL);
+	if (!elfs[0])
+		return NULL;
+	Dwarf *dw = dwarf_begin_elf(elfs[0], DWARF_C_READ, NULL);
+	Dwarf_Off off;
+	size_t hsize;
+	if (dw && dwarf_nextcu(dw, 0, &off, &hsize, NULL, NULL, NULL) == 0)
+		return dw;
+	if (dw)
+		dwarf_end(dw);
+	if (elf__debug_open(elfs[0], path, &fds[1], &elfs[1]) < 0)
+		return NULL;
+	return dwarf_begin_elf(elfs[1], DWARF_C_READ, NULL);
+}
+
+static void close_dwarf(Dwarf *dw, int *fds, Elf **elfs)
+{
+	if (dw)
+		dwarf_end(dw);
+	for (int i = 1; i >= 0; i--) {
+		if (elfs[i])
+			elf_end(elfs[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+}
+
+int elf_func_params(const char *path, const char *func, uint64_t vaddr,
+		    struct arena *a, struct elf_param **out, uint32_t *nout)
+{
+	*out = NULL;
+	*nout = 0;
+	int fds[2];
+	Elf *elfs[2];
+	Dwarf *dw = open_dwarf(path, fds, elfs);
+	if (!dw) {
+		close_dwarf(dw, fds, elfs);
+		return -ENODATA;
+	}
+	struct find fd = { .func = func, .vaddr = vaddr };
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (!fd.exact &&
+	       dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		if (dwarf_offdie(dw, off + hsize, &cu))
+			dwarf_getfuncs(&cu, each_func, &fd, 0);
+		off = next;
+	}
+	if (!fd.found) {
+		close_dwarf(dw, fds, elfs);
+		return -ENOENT;
+	}
+	struct conv cv = { .a = a };
+	uint32_t n = 0, cap = 0;
+	struct elf_param *p = NULL;
+	Dwarf_Die c;
+	int r = 0;
+	if (dwarf_child(&fd.best, &c) == 0) {
+		do {
+			if (dwarf_tag(&c) != DW_TAG_formal_parameter)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 8;
+				struct elf_param *np = arena_array(a,
+						struct elf_param, cap);
+				if (n)
+					memcpy(np, p, n * sizeof(*p));
+				p = np;
+			}
+			char text[256] = "";
+			Dwarf_Die t;
+			if (type_of(&c, &t))
+				type_text(&t, text, sizeof(text), 0);
+			else
+				snprintf(text, sizeof(text), "void");
+			const char *name = dwarf_diename(&c);
+			p[n++] = (struct elf_param){
+				.name = arena_strdup(a, name ? name : ""),
+				.type = sub_type(&cv, &c, 0),
+				.decl = arena_strdup(a, text),
+			};
+		} while (dwarf_siblingof(&c, &c) == 0 && n < 64);
+	}
+	free(cv.memo);
+	close_dwarf(dw, fds, elfs);
+	*out = p;
+	*nout = n;
+	return r;
+}

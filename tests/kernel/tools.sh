@@ -1,0 +1,80 @@
+# tests/kernel/tools.sh - bpftrace's own tools (/usr/sbin/*.bt) as users
+# run them, sourced by tests/kernel/run. Every tool bpftrace 0.17 compiles
+# must compile with sonde, except those tools-pending names with the
+# reason; a listed tool that compiles now fails the test until its line
+# is removed, so the list stays honest. vfscount, vfsstat, syscount and
+# execsnoop run until interrupted and must print what they count.
+
+TOOLS_PENDING=$PWD/tools-pending
+# The reason a tool is listed under KIND (bpftrace, pending), or nothing.
+tool_listed() {
+	awk -v t="$2" -v k="$1" '$1 == k && $2 == t { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }' "$TOOLS_PENDING"
+}
+for f in /usr/sbin/*.bt; do
+	[ -e "$f" ] || { skip "tools" "bpftrace's tools are not installed"; break; }
+	t=$(basename "$f")
+	why=$(tool_listed bpftrace "$t")
+	if [ -n "$why" ]; then
+		skip "tool $t compiles" "bpftrace 0.17 does not compile it here either: $why"
+		continue
+	fi
+	pending=$(tool_listed pending "$t")
+	absent=$(tool_listed absent "$t")
+	err=$(cd /tmp && timeout 120 "$SONDE" --dry-run "$f" 2>&1 >/dev/null); r=$?
+	if [ -n "$absent" ]; then
+		# what it probes is not here: an environment error, exit 2
+		if [ $r -eq 2 ] && grep -qE '\[(NO_SYMBOL|NO_MATCH|NO_FILE)\]' <<<"$err"; then
+			ok "tool $t: says what Debian 12 lacks ($absent)"
+		else
+			nok "tool $t: says what Debian 12 lacks" "exit $r: $(printf %s "$err" | grep -m1 error)"
+		fi
+	elif [ $r -eq 0 ] && [ -n "$pending" ]; then
+		nok "tool $t compiles" "it compiles now: remove its line from tests/kernel/tools-pending"
+	elif [ $r -eq 0 ]; then
+		ok "tool $t compiles"
+	elif [ -n "$pending" ]; then
+		skip "tool $t compiles" "pending: $pending"
+	else
+		nok "tool $t compiles" "$(printf %s "$err" | grep -m1 error)"
+	fi
+done
+
+# run_tool TOOL ACTIVITY...: start the tool, wait until it has attached,
+# run ACTIVITY, interrupt it as a user would (Ctrl-C); output in $out.
+run_tool() {
+	local tool=$1; shift
+	local log=$tmp/$tool.log
+	(cd /tmp && exec "$SONDE" "/usr/sbin/$tool.bt") > "$log" 2>&1 &
+	local pid=$! i
+	for i in $(seq 1 180); do
+		grep -q '^Attaching' "$log" && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.5
+	done
+	sleep 1
+	"$@" >/dev/null 2>&1
+	sleep 2
+	kill -INT $pid 2>/dev/null
+	for i in $(seq 1 60); do kill -0 $pid 2>/dev/null || break; sleep 0.5; done
+	kill -KILL $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	rc=$?
+	out=$(cat "$log")
+}
+activity() { for i in 1 2 3; do cat /etc/hostname /etc/os-release; ls / ; done; "$LOOP" 20; }
+
+run_tool vfscount activity
+expect_eq "vfscount: exits 0 on Ctrl-C" "$rc" 0
+expect_match "vfscount: counts vfs calls by function" "$out" '^@\[vfs_read\]: [0-9]+'
+run_tool vfsstat sh -c 'activity() { for i in 1 2 3 4 5; do cat /etc/hostname; ls /; sleep 0.3; done; }; activity'
+expect_eq "vfsstat: exits 0 on Ctrl-C" "$rc" 0
+expect_match "vfsstat: prints its per-second counts" "$out" '^@\[vfs_(read|write|open)[a-z]*\]: [0-9]+'
+expect_match "vfsstat: prints the time each second" "$out" '^[0-9]{2}:[0-9]{2}:[0-9]{2}$'
+run_tool syscount activity
+expect_eq "syscount: exits 0 on Ctrl-C" "$rc" 0
+expect_match "syscount: top syscall ids" "$out" '^@syscall\[[0-9]+\]: [0-9]+'
+expect_match "syscount: by process" "$out" '^@process\[.+\]: [0-9]+'
+run_tool execsnoop sh -c '/bin/true; /bin/echo sonde-exec-marker'
+expect_eq "execsnoop: exits 0 on Ctrl-C" "$rc" 0
+expect_match "execsnoop: header" "$out" '^TIME\(ms\) +PID +ARGS'
+expect_match "execsnoop: the exec and its arguments" "$out" '/bin/echo sonde-exec-marker'

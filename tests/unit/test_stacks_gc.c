@@ -1,0 +1,190 @@
+/* test_stacks_gc.c - bounded on long runs: what output remembers about
+ * user stacks and processes is let go once nothing refers to it (a
+ * process that exited once its last stack is printed and cleared, a
+ * stack no map holds), files are closed with the last process mapping
+ * them, and at most USYM_DWFL_MAX processes keep a built Dwfl. */
+#include <dirent.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "elf/symbolize.h"
+#include "elf/usym_internal.h"
+#include "fake_maps.h"
+#include "output/output_int.h"
+#include "unit.h"
+
+#define S(n) (USTACK_ID_SAMPLE | (n))
+
+static int count_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* A child that waits (a copy of this process: same mappings) until it
+ * is killed. */
+static pid_t idle_child(void)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		for (;;)
+			pause();
+	}
+	return p;
+}
+
+static void end_child(pid_t p)
+{
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+}
+
+static const struct type *t_ustack(struct fake *f)
+{
+	struct type *t = arena_new(&f->arena, struct type);
+	t->kind = TYPE_USTACK;
+	t->size = 16;
+	t->stack_limit = 127;
+	return t;
+}
+
+/* An EV_USTACK sample of PID in user mode at this program's main(): it
+ * remembers the process (its mappings and files). */
+static int send_sample(struct output *o, uint64_t ev, uint64_t id, int pid)
+{
+	struct sonde_ustack_record r = {
+		.event_id = ev, .id = id,
+		.pid_tgid = ((uint64_t)pid << 32) | (uint32_t)pid,
+		.limit = 127, .stack_len = 0,
+	};
+	extern int main(void);
+	r.regs[USTACK_REG_IP] = (uint64_t)(uintptr_t)&main;
+	r.regs[USTACK_REG_CS] = 0x33;
+	return output_event(o, &r, sizeof(r));
+}
+
+static struct kb ukey(uint64_t id, uint64_t pid)
+{
+	struct kb k = { .n = 0 };
+	kb_int(&k, (int64_t)id);
+	kb_int(&k, (int64_t)pid);
+	return k;
+}
+
+static void t_forget_exited(void)
+{
+	struct fake fk, *f = &fk;
+	fake_init(f);
+	f->prog.ustack_copy = 8192;
+	uint64_t ev = ev_simple(f, EV_USTACK, NULL, NULL, -1);
+	struct fmap *m = fake_map(f, "@", t_ustack(f),
+				  t_agg(f, TYPE_COUNT, false));
+	FILE *mem = fopen("/dev/null", "w");
+	struct output_opts oo = { .format = OUTPUT_TEXT, .out = mem };
+	struct output *o = output_new(&f->prog, &oo, &f->reader);
+	output_stacks_init(o);
+	stacks_set_grace(o->stacks, 0);
+	int fds0 = count_fds();
+
+	pid_t a = idle_child(), b = idle_child();
+	CHECK(send_sample(o, ev, S(1), a) == 0 &&
+	      send_sample(o, ev, S(2), b) == 0, "gc: samples of two processes");
+	op_count(f, m, ukey(S(1), (uint64_t)a));
+	op_count(f, m, ukey(S(2), (uint64_t)b));
+	output_compact(o);
+	output_compact(o);          /* now keyed by canonical stacks */
+	struct usyms *u = stacks_usyms(o->stacks);
+	CHECK(stacks_nprocs(o->stacks) == 2 && usyms_nprocs(u) == 2 &&
+	      stacks_ncanon(o->stacks) == 2, "gc: both remembered");
+	CHECK(count_fds() > fds0, "gc: their files are open");
+
+	/* a has exited, but the map still holds its stack: kept */
+	end_child(a);
+	output_sweep(o, true);
+	CHECK(stacks_nprocs(o->stacks) == 2 && stacks_ncanon(o->stacks) == 2,
+	      "gc: an exited process is kept while a map holds its stack");
+
+	/* clear(@): nothing refers to a any more once its samples are a
+	 * generation old (compaction prunes them); b still runs */
+	fake_clear(f, m->id);
+	output_compact(o);
+	output_compact(o);
+	output_sweep(o, true);
+	CHECK(stacks_ncanon(o->stacks) == 0,
+	      "gc: stacks no map holds are let go");
+	CHECK(stacks_nprocs(o->stacks) == 1 && usyms_nprocs(u) == 1,
+	      "gc: the exited process is forgotten, the running one kept");
+	end_child(b);
+	output_compact(o);
+	output_sweep(o, true);
+	CHECK(stacks_nprocs(o->stacks) == 0 && usyms_nprocs(u) == 0,
+	      "gc: forgotten once it has exited too");
+	/* all but the one copy of the vDSO every process shares */
+	CHECK(count_fds() <= fds0 + 1, "gc: every file it opened is closed");
+
+	/* slots are reused, and a reused slot prints its own stack */
+	pid_t c = idle_child();
+	CHECK(send_sample(o, ev, S(3), c) == 0, "gc: a new sample after");
+	op_count(f, m, ukey(S(3), (uint64_t)c));
+	output_compact(o);
+	output_compact(o);
+	CHECK(stacks_ncanon(o->stacks) == 1 && m->n == 1,
+	      "gc: a new stack takes a freed slot");
+	output_sweep(o, true);
+	CHECK(stacks_ncanon(o->stacks) == 1 && stacks_nprocs(o->stacks) == 1,
+	      "gc: what a map holds survives a sweep");
+	end_child(c);
+	output_free(o);
+	fclose(mem);
+	fake_fini(f);
+}
+
+/* Many processes symbolized in turn: at most USYM_DWFL_MAX keep a Dwfl,
+ * and one whose Dwfl was dropped still resolves (rebuilt). */
+static void t_dwfl_lru(void)
+{
+	enum { N = USYM_DWFL_MAX + 8 };
+	pid_t kids[N];
+	struct usyms *u = usyms_new();
+	extern int main(void);
+	uint64_t addr = (uint64_t)(uintptr_t)&main;
+	bool all = true;
+	for (int i = 0; i < N; i++) {
+		kids[i] = idle_child();
+		struct sym s;
+		all = all && usyms_lookup(u, kids[i], addr, &s) == 0 &&
+		      s.name && strcmp(s.name, "main") == 0;
+	}
+	CHECK(all, "lru: every process resolves main");
+	CHECK(usyms_ndwfl(u) == USYM_DWFL_MAX && usyms_nprocs(u) == N,
+	      "lru: all remembered, at most USYM_DWFL_MAX Dwfls built");
+	struct sym s;
+	CHECK(usyms_lookup(u, kids[0], addr, &s) == 0 && s.name &&
+	      strcmp(s.name, "main") == 0 && usyms_ndwfl(u) == USYM_DWFL_MAX,
+	      "lru: the least recently used is rebuilt when needed");
+	for (int i = 0; i < N; i++) {
+		end_child(kids[i]);
+		usym_process_forget(u, kids[i]);
+	}
+	CHECK(usyms_nprocs(u) == 0 && usyms_ndwfl(u) == 0,
+	      "lru: forgetting drops the Dwfls");
+	usyms_free(u);
+}
+
+int main(void)
+{
+	t_forget_exited();
+	t_dwfl_lru();
+	return UNIT_DONE();
+}

@@ -6,6 +6,7 @@
  * agent.h. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,6 +28,38 @@
 
 #define SETUP_WAIT_MS 10000
 #define QUIESCE_NS 2000000000ull
+
+/* The agent's descriptors live in the program's table, which the program
+ * may close wholesale (daemons do) and reuse. They are moved up out of
+ * the way, and each is used or closed only while it is still the file
+ * it was (its inode), never one the program opened since. */
+#define FD_HIGH 512
+
+static int fd_move_high(int fd)
+{
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_HIGH);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
+static uint64_t fd_ino(int fd)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+static bool fd_is(int fd, uint64_t ino)
+{
+	return fd >= 0 && ino && fd_ino(fd) == ino;
+}
+
+static void fd_close(int fd, uint64_t ino)
+{
+	if (fd_is(fd, ino))
+		close(fd);
+}
 
 struct agent_live *agent_live;
 /* The session for bookkeeping (the fork child undoes it): not in the
@@ -61,8 +94,8 @@ static void at_fork_child(void)
 	for (uint32_t i = 0; i < s->nsemas; i++)
 		if (*s->semas[i])
 			(*s->semas[i])--;
-	close(s->sock);
-	close(s->wake_fd);
+	fd_close(s->sock, s->sock_ino);
+	fd_close(s->wake_fd, s->wake_ino);
 	rt_proc.ring = NULL;
 	rt_close(&s->rt);
 }
@@ -156,7 +189,8 @@ static void report(struct agent_session *s, uint32_t site, int status,
 		size_t n = strnlen(text, sizeof(m.text) - 1);
 		memcpy(m.text, text, n);
 	}
-	send_msg(s->sock, &m, sizeof(m));
+	if (fd_is(s->sock, s->sock_ino))
+		send_msg(s->sock, &m, sizeof(m));
 }
 
 /* ---- the program section (proto.h), checked ---- */
@@ -447,6 +481,7 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 	rt_process_init(true);
 	rt_proc.ring = &s->rt.ring;
 	s->rt.ring.wake_fd = s->wake_fd;
+	s->rt.ring.wake_ino = s->wake_ino;
 	current = s;
 	__atomic_store_n(&agent_live->session, s, __ATOMIC_RELEASE);
 	agent_live->pid = rt_proc.pid;
@@ -511,10 +546,10 @@ static void session_end(struct agent_session *s, bool reply)
 		current = NULL;
 	agent_patch_unlock();
 	bool quiet = agent_quiesce(QUIESCE_NS);
-	if (reply)
+	if (reply && fd_is(s->sock, s->sock_ino))
 		send_msg(s->sock, &m, sizeof(m));
-	close(s->sock);
-	close(s->wake_fd);
+	fd_close(s->sock, s->sock_ino);
+	fd_close(s->wake_fd, s->wake_ino);
 	if (!quiet)
 		return;     /* a thread is stuck inside: leave it all mapped */
 	if (rt_proc.ring == &s->rt.ring)
@@ -536,6 +571,10 @@ static void *control_main(void *arg)
 		n = recv(s->sock, &m, sizeof(m), 0);
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* a message from a descriptor the program has reused is not
+		 * sonde's: the channel is gone */
+		if (n > 0 && !fd_is(s->sock, s->sock_ino))
+			n = 0;
 		if (n <= 0 || m.type == PROTO_DETACH)
 			break;
 	}
@@ -599,9 +638,12 @@ int sonde_agent_attach(const char *name)
 		close(fd);
 		return -ENOMEM;
 	}
-	s->sock = fd;
+	s->sock = fd_move_high(fd);
 	s->memfd = fds[0];
-	s->wake_fd = fds[1];
+	s->wake_fd = fd_move_high(fds[1]);
+	s->sock_ino = fd_ino(s->sock);
+	s->wake_ino = fd_ino(s->wake_fd);
+	fd = s->sock;
 	s->slot_first = m.slot_first;
 	s->slot_count = m.slot_count;
 	struct proto_attached a = { .type = PROTO_ATTACHED };

@@ -13,6 +13,7 @@
 struct agent_session {
 	struct rt rt;
 	int sock, wake_fd, memfd;
+	uint64_t sock_ino, wake_ino;   /* what they are (agent.c: fd_is) */
 	uint32_t slot_first, slot_count;
 	uint32_t nprogs;
 	struct vm_prog **progs;

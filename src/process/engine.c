@@ -284,9 +284,27 @@ static int process_drain(struct engine *e)
 	return 0;
 }
 
+/* -v: what the agents counted that the user may want to know. */
+static void say_stats(struct engine *e)
+{
+	const struct rt_header *h = e->rt.shared;
+	uint64_t nested = __atomic_load_n(&h->nested, __ATOMIC_RELAXED);
+	uint64_t aborted = __atomic_load_n(&h->aborted, __ATOMIC_RELAXED);
+	uint64_t waits = __atomic_load_n(&h->slot_waits, __ATOMIC_RELAXED);
+	if (nested || aborted || waits || e->stalled)
+		log_info("process engine: %llu hits skipped inside another "
+			 "(signal handlers), %llu runs stopped by the VM's "
+			 "instruction budget, %llu hits lost waiting for the "
+			 "shared slot, %llu ring records of dead writers",
+			 (unsigned long long)nested, (unsigned long long)aborted,
+			 (unsigned long long)waits,
+			 (unsigned long long)e->stalled);
+}
+
 static int process_run_end(struct engine *e)
 {
 	proc_control_detach(e);
+	say_stats(e);
 	if (e->nsites && !e->traced && e->opts.cpid > 0)
 		log_warn("process engine: the command never loaded the agent "
 			 "library (a statically linked or set-user-ID program "

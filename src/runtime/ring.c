@@ -18,6 +18,7 @@
  * it as lost. */
 #include <errno.h>
 #include <linux/bpf.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,9 +54,13 @@ void *rt_ring_reserve(struct rt_ring *r, uint32_t size)
 	return (uint8_t *)h + RT_RING_HDR;
 }
 
+/* The traced program may have closed the eventfd and reused its number
+ * (a daemon closing every descriptor): never write into its files. */
 static void wake(const struct rt_ring *r)
 {
-	if (r->wake_fd < 0)
+	struct stat st;
+	if (r->wake_fd < 0 || fstat(r->wake_fd, &st) < 0 ||
+	    (uint64_t)st.st_ino != r->wake_ino)
 		return;
 	uint64_t one = 1;
 	/* an eventfd write of 1 cannot block or fail short of overflow */

@@ -34,6 +34,8 @@ struct rt_ring {
 	uint64_t size, mask;
 	uint64_t *prod, *cons;     /* in the shared header */
 	int wake_fd;               /* eventfd the reader sleeps on, or -1 */
+	uint64_t wake_ino;         /* its inode: the descriptor is written to
+				    * only while it is still that eventfd */
 };
 
 /* One map: the checked copy of its descriptor, and where its data is.

@@ -41,7 +41,9 @@ static struct cmem build_key(struct cg *cg, const struct node *m,
 	const struct node_list *keys = &m->u.map.keys;
 	const struct type *kt = s->key_type;
 	if (!keys->n || !kt) {
-		ir_st(cg->ir, BPF_DW, key.base, (int16_t)key.off, 0);
+		/* an array's key is its u32 index */
+		ir_st(cg->ir, s->key_size == 4 ? BPF_W : BPF_DW, key.base,
+		      (int16_t)key.off, 0);
 		return key;
 	}
 	/* Hash keys compare every byte: padding must be zero. */
@@ -397,6 +399,16 @@ void cg_map_delete(struct cg *cg, const struct node *call)
 		return;
 	struct cg_mark mk = cg_mark(cg);
 	struct cmem key = build_key(cg, m, s);
+	if (s->kind == MAP_ARRAY || s->kind == MAP_PERCPU_ARRAY) {
+		/* An array's slot cannot go: zero it (bpftrace 0.17 prints
+		 * a deleted keyless count() as 0). The value is at most a
+		 * count's 8 bytes, for this CPU's slot. */
+		struct cmem zero = cg_alloc(cg, s->value_size);
+		cg_zero(cg, zero, s->value_size);
+		update(cg, m->u.map.map_id, key, zero);
+		cg_release(cg, mk);
+		return;
+	}
 	vreg r = cg_call(cg, BPF_FUNC_map_delete_elem,
 			 (struct ir_arg[]){ IR_MAP(m->u.map.map_id),
 					    cg_arg(key) }, 2);

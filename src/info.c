@@ -74,7 +74,8 @@ int info_print(FILE *out)
 		"  version: v%s\n"
 		"  LLVM: none (sonde generates BPF bytecode itself)\n"
 		"  unsafe uprobe: no\n"
-		"  bfd: no\n\n", SONDE_VERSION);
+		"  bfd: no\n"
+		"  libdw (DWARF support): yes\n\n", SONDE_VERSION);
 
 	fputs("Kernel helpers\n", out);
 	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)

@@ -260,11 +260,15 @@ void sema_add_maps(struct sema *s)
 		bool agg = type_is_agg(m->value);
 		bool bucket = m->value->kind == TYPE_HIST ||
 			m->value->kind == TYPE_LHIST;
+		/* A keyless count() is one per-CPU slot that always exists,
+		 * as in bpftrace 0.17: never fired, it prints `@c: 0`. */
+		bool slot = !m->nkeys && m->value->kind == TYPE_COUNT;
 		struct map_spec spec = {
 			.name = m->name,
-			.kind = agg ? MAP_PERCPU_HASH : MAP_HASH,
+			.kind = slot ? MAP_PERCPU_ARRAY :
+				agg ? MAP_PERCPU_HASH : MAP_HASH,
 			.key_type = m->nkeys ? m->key : NULL,
-			.key_size = (m->nkeys ? m->key->size : 8) +
+			.key_size = slot ? 4 : (m->nkeys ? m->key->size : 8) +
 				(bucket ? 8 : 0),
 			.value_type = m->value,
 			.value_size = type_map_value_size(m->value),

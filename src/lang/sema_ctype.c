@@ -309,12 +309,6 @@ const struct type *sema_index(struct sema *s, struct node *n)
 				   ctype_name(s->a, bt->ctype), bt->ctype->nelems);
 			return NULL;
 		}
-		if (ix->kind != N_INT && !sema_is_place(n->u.index.base)) {
-			sema_error(s, ix->pos, "UNSUPPORTED", "an array held in "
-				   "a variable or map is indexed by constants "
-				   "only");
-			return NULL;
-		}
 	} else if ((elem = pointee_of(s, bt)) != NULL) {
 		if (elem->kind == CT_VOID || elem->size == 0) {
 			sema_error(s, n->pos, "BAD_INDEX", "cannot index '%s': its "

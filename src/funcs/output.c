@@ -98,6 +98,15 @@ static const struct type *check_print(struct sema *s, struct node *n)
 			   sema_tname(s, t));
 		return NULL;
 	}
+	if (t->kind == TYPE_INT && t->is_ptr && t->ctype &&
+	    t->ctype->kind == CT_PTR) {
+		/* bpftrace 0.17: "... type passed to print() is not printable" */
+		sema_error(s, a0->pos, "ARG_TYPE",
+			   "print() cannot print a pointer ('%s'): print(*p) "
+			   "prints what it points at, print((uint64)p) the "
+			   "address", sema_tname(s, t));
+		return NULL;
+	}
 	struct event_spec e = { .kind = EV_PRINT_VALUE, .map_id = -1,
 				.args = type_tuple(s->a, 1, &t) };
 	sema_add_event(s, n, &e);

@@ -273,4 +273,8 @@ int node_list_push(struct arena *a, struct node_list *l, struct node *n);
  * after the semantic pass, types. */
 void ast_dump(FILE *out, const struct node *n, struct arena *a);
 
+/* Whether the builtin appears anywhere under n (a probe: its predicate
+ * and body). */
+bool ast_uses_builtin(const struct node *n, enum builtin_id id);
+
 #endif

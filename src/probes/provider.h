@@ -33,6 +33,7 @@ struct attach_req {
 		ATTACH_TEST_RUN,    /* BEGIN/END: run once with BPF_PROG_TEST_RUN */
 		ATTACH_TRACING,     /* fentry/fexit: raw tracepoint open */
 		ATTACH_RAW_TRACEPOINT, /* BPF_RAW_TRACEPOINT_OPEN of `symbol` */
+		ATTACH_ITER,        /* iter: a link, then read once (btf_id) */
 	} how;
 	/* ATTACH_PERF_EVENT: event description */
 	uint32_t perf_type;        /* PERF_TYPE_* or a PMU's dynamic type */
@@ -135,6 +136,9 @@ struct provider {
 	 * before loading a program that calls bpf_override_return). NULL:
 	 * never (sema already refuses override() without PROBE_OVERRIDE). */
 	int (*check_override)(const struct probe *p, char *why, size_t len);
+	/* `ctx`: the name of the struct its context points to (arena
+	 * memory), looked up in the kernel's BTF; NULL: no ctx. */
+	const char *(*ctx_struct)(const struct probe *p, struct arena *a);
 	/* -l: print every probe matching pattern; NULL pattern lists all. */
 	int (*list)(const char *pattern, int pid, FILE *out);
 };

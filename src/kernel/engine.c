@@ -813,7 +813,8 @@ static int run_once(struct engine *e, bool at_end)
 
 /* Each iterator runs as its iterator file is read: the program prints
  * through the ring, so what read() returns (seq output) is empty and
- * only waited for. Then the run ends, as bpftrace's does. */
+ * only waited for. A pinned one is pinned instead, for its readers (its
+ * printf writes to them). Then the run ends, as bpftrace's does. */
 static int run_iterators(struct engine *e)
 {
 	char buf[4096];
@@ -824,6 +825,19 @@ static int run_iterators(struct engine *e)
 		    !ep->link_fds.n)
 			continue;
 		any = true;
+		if (ep->req.symbol) {
+			/* pinned: whoever reads the file runs it */
+			int r = bpf_obj_pin(ep->link_fds.v[0], ep->req.symbol);
+			if (r < 0) {
+				log_error("probe %s: cannot pin the iterator to "
+					  "%s: %s", ep->probe->name,
+					  ep->req.symbol, strerror(-r));
+				return r;
+			}
+			printf("Program pinned to %s\n", ep->req.symbol);
+			fflush(stdout);
+			continue;
+		}
 		int fd = bpf_iter_create(ep->link_fds.v[0]);
 		if (fd < 0) {
 			log_error("probe %s: cannot create the iterator: %s",

@@ -12,9 +12,10 @@
  * like any probe's, so the output is what bpftrace prints; then the run
  * ends, as bpftrace's does.
  *
- * bpftrace writes an iterator's printf with bpf_seq_printf so that a
- * pinned iterator (iter:task:/sys/fs/bpf/NAME) prints when the pin file
- * is read. sonde does not have that yet: a pin file is refused. */
+ * A pinned iterator (iter:task:PIN, PIN absolute or under /sys/fs/bpf)
+ * is not run: its link is pinned there and sonde ends, saying so; its
+ * printf writes into the iterator's seq file (codegen's cg_seq.c), so
+ * whoever reads the pin file gets the text, as with bpftrace. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,11 +62,16 @@ static int iter_parse(struct node *attach, struct expand_ctx *ctx)
 		return ap_error(attach, ctx, "%s: no iterator '%s' (iter:task "
 				"and iter:task_file)", attach->u.attach.text,
 				obj);
-	if (parts.n == 3)
-		return ap_error(attach, ctx, "%s: pinning an iterator is not "
-				"supported by sonde yet (its output would need "
-				"bpf_seq_printf)", attach->u.attach.text);
-	ap_set(attach, provider_iter.name, NULL, obj, 0);
+	const char *pin = NULL;
+	if (parts.n == 3) {
+		pin = parts.v[2];
+		if (!pin[0] || strstr(pin, "..") || strlen(pin) > 200)
+			return ap_error(attach, ctx, "%s: not a pin file name",
+					attach->u.attach.text);
+		if (pin[0] != '/')
+			pin = arena_printf(ctx->arena, "/sys/fs/bpf/%s", pin);
+	}
+	ap_set(attach, provider_iter.name, obj, pin, 0);
 	return 0;
 }
 
@@ -74,26 +80,27 @@ static int iter_expand(const struct node *attach, struct expand_ctx *ctx,
 				   const char *func, uint64_t freq),
 		       void *arg)
 {
-	return emit(arg, NULL, attach->u.attach.func, 0);
+	return emit(arg, attach->u.attach.target, attach->u.attach.func, 0);
 }
 
 static int iter_attach(const struct probe *p, struct attach_req *req)
 {
 	char fn[64];
-	snprintf(fn, sizeof(fn), "bpf_iter_%s", p->func);
+	snprintf(fn, sizeof(fn), "bpf_iter_%s", p->target);
 	struct kfunc_info fi;
 	int r = kbtf_func(fn, &fi);
 	if (r < 0)
 		return r;
 	req->how = ATTACH_ITER;
 	req->btf_id = fi.btf_id;
+	req->symbol = p->func;      /* the pin file, or NULL */
 	return 1;
 }
 
 /* `ctx`: struct bpf_iter__OBJECT, from the kernel's BTF */
 static const char *iter_ctx_struct(const struct probe *p, struct arena *a)
 {
-	return arena_printf(a, "bpf_iter__%s", p->func);
+	return arena_printf(a, "bpf_iter__%s", p->target);
 }
 
 static int iter_list(const char *pattern, int pid, FILE *out)

@@ -76,7 +76,8 @@ struct attach_req {
 		MULTI_UPROBE,       /* uprobe_multi link (6.6+): path + offset */
 		MULTI_SYSCALL,      /* one raw_syscalls program, by number */
 	} multi;
-	const char *symbol;        /* MULTI_KPROBE: the kernel function;
+	const char *symbol;        /* ATTACH_ITER: the pin file, or NULL;
+				    * MULTI_KPROBE: the kernel function;
 				    * ATTACH_RAW_TRACEPOINT: the event */
 	/* MULTI_SYSCALL: the system call's number, and the perf config of
 	 * the raw_syscalls tracepoint (sys_enter or sys_exit, as retprobe

@@ -160,6 +160,15 @@ static int expand_probes(struct node *root, struct program *prog,
 		vec_free(&st.probes);
 		return err;
 	}
+	for (size_t i = 0; i < st.probes.n && st.probes.n > 1; i++)
+		if (st.probes.v[i].caps & PROBE_ITER) {
+			diag_error(d, root->u.list.v[st.probes.v[i].block]->pos,
+				   "BAD_PROBE", "%s: an iterator probe cannot be "
+				   "mixed with any other probe, not even another "
+				   "iterator", st.probes.v[i].name);
+			vec_free(&st.probes);
+			return -EINVAL;
+		}
 	prog->nprobes = (uint32_t)st.probes.n;
 	prog->probes = arena_array(prog->arena, struct probe,
 				   prog->nprobes ? prog->nprobes : 1);

@@ -197,6 +197,12 @@ enum probe_cap {
 	PROBE_TYPED_RET  = 1u << 10,  /* retval typed by the args record */
 	PROBE_OVERRIDE   = 1u << 11,  /* override() may change its return */
 	PROBE_KERNEL_MEM = 1u << 12,  /* its pointers are kernel memory */
+	PROBE_ITER       = 1u << 13,  /* an iterator: runs once per object
+				       * (ctx's 2nd word), then with it NULL
+				       * (skipped); mixes with no other probe.
+				       * Its target is the object; its func,
+				       * if any, the file it is pinned to,
+				       * whose reader gets its printf text */
 };
 
 /* Where a user-space probe (uprobe, uretprobe, usdt) sits, as the code

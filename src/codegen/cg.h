@@ -202,6 +202,8 @@ typedef void (*cg_event_fill)(struct cg *cg, const struct node *call,
 			      vreg rec, const struct type *args);
 void cg_emit_event(struct cg *cg, const struct node *n, uint32_t first,
 		   cg_event_fill fill);
+/* printf() of a pinned iterator: into its seq file (cg_seq.c). */
+struct cval cg_seq_printf(struct cg *cg, const struct node *n);
 struct cval cg_call_expr(struct cg *cg, const struct node *n);
 void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct type *to);

@@ -181,6 +181,11 @@ struct cval cg_builtin(struct cg *cg, const struct node *n)
 		return cg_regval(helper0(cg, BPF_FUNC_get_numa_node_id), t);
 	case BI_CURTASK:
 		return cg_regval(helper0(cg, BPF_FUNC_get_current_task), t);
+	case BI_CTX: {
+		vreg d = ir_vreg(cg->ir);
+		ir_mov(cg->ir, d, cg->ctx);
+		return cg_regval(d, t);
+	}
 	case BI_RAND:
 		return cg_regval(helper0(cg, BPF_FUNC_get_prandom_u32), t);
 	case BI_CGROUP:

@@ -21,7 +21,7 @@
 	X(ARG, "arg") X(SARG, "sarg") X(ARGS, "args") X(RETVAL, "retval") \
 	X(FUNC, "func") X(PROBE, "probe") X(CURTASK, "curtask") \
 	X(RAND, "rand") X(CGROUP, "cgroup") X(CPID, "cpid") \
-	X(USERNAME, "username") X(NUMAID, "numaid")
+	X(USERNAME, "username") X(NUMAID, "numaid") X(CTX, "ctx")
 
 enum builtin_id {
 #define X(id, s) BI_##id,

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "codegen/codegen.h"
+#include "elf/elf.h"
 #include "kernel/btf.h"
 #include "lang/cdefs.h"
 #include "lang/parser.h"
@@ -158,6 +160,15 @@ static int expand_probes(struct node *root, struct program *prog,
 		vec_free(&st.probes);
 		return err;
 	}
+	for (size_t i = 0; i < st.probes.n && st.probes.n > 1; i++)
+		if (st.probes.v[i].caps & PROBE_ITER) {
+			diag_error(d, root->u.list.v[st.probes.v[i].block]->pos,
+				   "BAD_PROBE", "%s: an iterator probe cannot be "
+				   "mixed with any other probe, not even another "
+				   "iterator", st.probes.v[i].name);
+			vec_free(&st.probes);
+			return -EINVAL;
+		}
 	prog->nprobes = (uint32_t)st.probes.n;
 	prog->probes = arena_array(prog->arena, struct probe,
 				   prog->nprobes ? prog->nprobes : 1);
@@ -165,11 +176,23 @@ static int expand_probes(struct node *root, struct program *prog,
 		memcpy(prog->probes, st.probes.v,
 		       st.probes.n * sizeof(struct probe));
 	vec_free(&st.probes);
+	/* `args` only where a block uses it (or types retval from it): a
+	 * uprobe's come from the file's DWARF, which is costly to read */
+	bool *wants = arena_array(prog->arena, bool,
+				  root->u.list.n ? root->u.list.n : 1);
+	for (uint32_t b = 0; b < root->u.list.n; b++)
+		wants[b] = ast_uses_builtin(root->u.list.v[b], BI_ARGS);
 	for (uint32_t i = 0; i < prog->nprobes; i++) {
 		struct probe *p = &prog->probes[i];
-		if (p->provider->args_type)
+		if (p->provider->args_type &&
+		    (wants[p->block] || (p->caps & PROBE_TYPED_RET)))
 			p->args_type = p->provider->args_type(p, &ctx);
 	}
+	elf_func_params_release();
+	if (elf_func_params_files())
+		log_info("args: read the DWARF of %u file%s",
+			 elf_func_params_files(),
+			 elf_func_params_files() == 1 ? "" : "s");
 	return 0;
 }
 

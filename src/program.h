@@ -203,6 +203,12 @@ enum probe_cap {
 	PROBE_KERNEL_MEM = 1u << 12,  /* its pointers are kernel memory */
 	PROBE_TRACING    = 1u << 13,  /* a BTF tracing program (fentry, fexit,
 				       * iter): path(), skboutput() */
+	PROBE_ITER       = 1u << 14,  /* an iterator: runs once per object
+				       * (ctx's 2nd word), then with it NULL
+				       * (skipped); mixes with no other probe.
+				       * Its target is the object; its func,
+				       * if any, the file it is pinned to,
+				       * whose reader gets its printf text */
 };
 
 /* Where a user-space probe (uprobe, uretprobe, usdt) sits, as the code

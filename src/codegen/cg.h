@@ -211,6 +211,8 @@ typedef void (*cg_event_fill)(struct cg *cg, const struct node *call,
 			      vreg rec, const struct type *args);
 void cg_emit_event(struct cg *cg, const struct node *n, uint32_t first,
 		   cg_event_fill fill);
+/* printf() of a pinned iterator: into its seq file (cg_seq.c). */
+struct cval cg_seq_printf(struct cg *cg, const struct node *n);
 struct cval cg_call_expr(struct cg *cg, const struct node *n);
 /* -k/-kk: report a failure of `helper` (ret < 0) with the position being
  * compiled (cg->pos), as bpftrace does. -k checks the helpers whose

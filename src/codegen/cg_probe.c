@@ -181,6 +181,11 @@ struct cval cg_builtin(struct cg *cg, const struct node *n)
 		return cg_regval(helper0(cg, BPF_FUNC_get_numa_node_id), t);
 	case BI_CURTASK:
 		return cg_regval(helper0(cg, BPF_FUNC_get_current_task), t);
+	case BI_CTX: {
+		vreg d = ir_vreg(cg->ir);
+		ir_mov(cg->ir, d, cg->ctx);
+		return cg_regval(d, t);
+	}
 	case BI_RAND:
 		return cg_regval(helper0(cg, BPF_FUNC_get_prandom_u32), t);
 	case BI_CGROUP:
@@ -204,6 +209,26 @@ struct cval cg_builtin(struct cg *cg, const struct node *n)
 	cg_error(cg, n->pos, "builtin '%s' is not supported in %s",
 		 builtin_names[n->u.builtin.id], cg->probe->name);
 	return cg_imm(0, t);
+}
+
+/* A uprobe's or usdt probe's `func` is its own address: the USYM value
+ * carries, above the pid, which probe site it is (1 + the index of the
+ * first probe at that file and address, so aliases share a key), and
+ * output names it from the file when the process exited before its
+ * mappings could be read. 0 elsewhere (uretprobes: the ip is the
+ * caller's). */
+static uint32_t usym_site(struct cg *cg)
+{
+	const struct uprobe_info *u = cg->probe->uprobe;
+	if (!u || u->retprobe)
+		return 0;
+	for (uint32_t i = 0; i < cg->prog->nprobes; i++) {
+		const struct uprobe_info *o = cg->prog->probes[i].uprobe;
+		if (o && !o->retprobe && o->vaddr == u->vaddr &&
+		    strcmp(o->path, u->path) == 0)
+			return i + 1;
+	}
+	return 0;
 }
 
 void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
@@ -248,12 +273,19 @@ void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
 			return;
 		}
 		if (ctx_is_regs(cg)) {
-			/* KSYM: address; USYM: address, pid */
+			/* KSYM: address; USYM: address, pid | site << 32 */
 			cg_store_int(cg, dst, cg_regval(ctx_load(cg, PT_IP),
 							type_u64()));
 			if (to->size >= 16) {
 				vreg pid = helper0(cg, BPF_FUNC_get_current_pid_tgid);
 				ir_alui(cg->ir, BPF_RSH, pid, pid, 32);
+				uint32_t site = usym_site(cg);
+				if (site) {
+					vreg h = ir_vreg(cg->ir);
+					ir_movi(cg->ir, h, site);
+					ir_alui(cg->ir, BPF_LSH, h, h, 32);
+					ir_alu(cg->ir, BPF_OR, pid, pid, h);
+				}
 				cg_store_int(cg, cg_at(dst, 8),
 					     cg_regval(pid, type_u64()));
 				cg_note_pid(cg);

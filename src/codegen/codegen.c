@@ -34,6 +34,12 @@ static void prologue(struct cg *cg)
 	const struct node *pn = cg->pnode;
 	cg->ctx = ir_vreg(cg->ir);
 	ir_entry(cg->ir, cg->ctx);
+	if (cg->probe->caps & PROBE_ITER) {
+		/* an iterator's last call, with no object: nothing to do */
+		vreg obj = ir_vreg(cg->ir);
+		ir_ldx(cg->ir, BPF_DW, obj, cg->ctx, 8);
+		ir_jcci(cg->ir, BPF_JEQ, obj, 0, cg->l_exit);
+	}
 	if (cg->use_scratch) {
 		/* The key lives on the stack whatever the budget. */
 		cg->frame += 8;

@@ -405,38 +405,159 @@ static void close_dwarf(Dwarf *dw, int *fds, Elf **elfs)
 	}
 }
 
+/* A function DIE by name, for lookups that the unit at the probed
+ * address does not answer (aliases, IFUNCs, -lv of a whole library). */
+struct func_ent {
+	const char *name;       /* DW_AT_name or linkage name (libdw's) */
+	Dwarf_Off die;
+};
+
+/* The last file asked about, open (or known to have no DWARF), with its
+ * index of every function, built on the first lookup that needs it. */
+static struct {
+	char *path;
+	Dwarf *dw;
+	int fds[2];
+	Elf *elfs[2];
+	struct func_ent *funcs;
+	size_t nfuncs, cap;
+	bool indexed;
+} cache = { .fds = { -1, -1 } };
+
+static unsigned files_read;
+
+unsigned elf_func_params_files(void)
+{
+	return files_read;
+}
+
+void elf_func_params_release(void)
+{
+	close_dwarf(cache.dw, cache.fds, cache.elfs);
+	free(cache.path);
+	free(cache.funcs);
+	memset(&cache, 0, sizeof(cache));
+	cache.fds[0] = cache.fds[1] = -1;
+}
+
+#define DW_MAX_FUNCS (1u << 22)  /* function names indexed in one file */
+
+static void index_add(const char *name, Dwarf_Off die)
+{
+	if (!name || cache.nfuncs >= DW_MAX_FUNCS)
+		return;
+	if (cache.nfuncs == cache.cap) {
+		size_t cap = cache.cap ? cache.cap * 2 : 1024;
+		struct func_ent *f = realloc(cache.funcs, cap * sizeof(*f));
+		if (!f)
+			return;
+		cache.funcs = f;
+		cache.cap = cap;
+	}
+	cache.funcs[cache.nfuncs++] = (struct func_ent){ name, die };
+}
+
+static int index_func(Dwarf_Die *f, void *arg)
+{
+	(void)arg;
+	if (dwarf_hasattr(f, DW_AT_declaration))
+		return DWARF_CB_OK;
+	Dwarf_Attribute at;
+	const char *name = dwarf_diename(f);
+	const char *link = dwarf_formstring(dwarf_attr_integrate(
+		f, DW_AT_linkage_name, &at));
+	index_add(name, dwarf_dieoffset(f));
+	if (link && (!name || strcmp(link, name) != 0))
+		index_add(link, dwarf_dieoffset(f));
+	return DWARF_CB_OK;
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct func_ent *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->die > y->die) - (x->die < y->die);
+}
+
+static void index_build(Dwarf *dw)
+{
+	cache.indexed = true;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		if (dwarf_offdie(dw, off + hsize, &cu))
+			dwarf_getfuncs(&cu, index_func, NULL, 0);
+		off = next;
+	}
+	if (cache.nfuncs)
+		qsort(cache.funcs, cache.nfuncs, sizeof(*cache.funcs), ent_cmp);
+}
+
+static Dwarf *cached_dwarf(const char *path)
+{
+	if (cache.path && strcmp(cache.path, path) == 0)
+		return cache.dw;
+	elf_func_params_release();
+	cache.path = strdup(path);
+	if (!cache.path)
+		return NULL;
+	cache.dw = open_dwarf(path, cache.fds, cache.elfs);
+	if (cache.dw)
+		files_read++;
+	return cache.dw;
+}
+
+/* FUNC's DIE: first in the compilation unit that covers vaddr (only that
+ * unit is read), else among every unit's functions. */
+static bool find_func(Dwarf *dw, const char *func, uint64_t vaddr,
+		      Dwarf_Die *out)
+{
+	struct find fd = { .func = func, .vaddr = vaddr };
+	Dwarf_Die cu;
+	if (vaddr && dwarf_addrdie(dw, vaddr, &cu))
+		dwarf_getfuncs(&cu, each_func, &fd, 0);
+	if (fd.exact) {
+		*out = fd.best;
+		return true;
+	}
+	if (!cache.indexed)
+		index_build(dw);
+	/* the first entry of this name, then each of them */
+	size_t lo = 0, hi = cache.nfuncs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(cache.funcs[mid].name, func) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < cache.nfuncs && !fd.exact &&
+	       strcmp(cache.funcs[lo].name, func) == 0; lo++) {
+		Dwarf_Die f;
+		if (dwarf_offdie(dw, cache.funcs[lo].die, &f))
+			each_func(&f, &fd);
+	}
+	*out = fd.best;
+	return fd.found;
+}
+
 int elf_func_params(const char *path, const char *func, uint64_t vaddr,
 		    struct arena *a, struct elf_param **out, uint32_t *nout)
 {
 	*out = NULL;
 	*nout = 0;
-	int fds[2];
-	Elf *elfs[2];
-	Dwarf *dw = open_dwarf(path, fds, elfs);
-	if (!dw) {
-		close_dwarf(dw, fds, elfs);
+	Dwarf *dw = cached_dwarf(path);
+	if (!dw)
 		return -ENODATA;
-	}
-	struct find fd = { .func = func, .vaddr = vaddr };
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	while (!fd.exact &&
-	       dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-		if (dwarf_offdie(dw, off + hsize, &cu))
-			dwarf_getfuncs(&cu, each_func, &fd, 0);
-		off = next;
-	}
-	if (!fd.found) {
-		close_dwarf(dw, fds, elfs);
+	Dwarf_Die best;
+	if (!find_func(dw, func, vaddr, &best))
 		return -ENOENT;
-	}
 	struct conv cv = { .a = a };
 	uint32_t n = 0, cap = 0;
 	struct elf_param *p = NULL;
 	Dwarf_Die c;
-	int r = 0;
-	if (dwarf_child(&fd.best, &c) == 0) {
+	if (dwarf_child(&best, &c) == 0) {
 		do {
 			if (dwarf_tag(&c) != DW_TAG_formal_parameter)
 				continue;
@@ -463,8 +584,7 @@ int elf_func_params(const char *path, const char *func, uint64_t vaddr,
 		} while (dwarf_siblingof(&c, &c) == 0 && n < 64);
 	}
 	free(cv.memo);
-	close_dwarf(dw, fds, elfs);
 	*out = p;
 	*nout = n;
-	return r;
+	return 0;
 }

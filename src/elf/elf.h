@@ -258,5 +258,11 @@ struct elf_param {
  * describe FUNC. */
 int elf_func_params(const char *path, const char *func, uint64_t vaddr,
 		    struct arena *a, struct elf_param **out, uint32_t *n);
+/* elf_func_params keeps the last file's DWARF open (decompressing it is
+ * most of the cost, and a wildcard asks for many functions of one
+ * file); this closes it. */
+void elf_func_params_release(void);
+/* How many files' DWARF elf_func_params has read so far (for -v). */
+unsigned elf_func_params_files(void);
 
 #endif

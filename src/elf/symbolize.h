@@ -85,6 +85,11 @@ unsigned usyms_ndwfl(const struct usyms *u);
  * symbol; out->module is still set when ADDR lies in a mapped file),
  * -ESRCH when PID is unknown and gone. */
 int usyms_lookup(struct usyms *u, pid_t pid, uint64_t addr, struct sym *out);
+/* VADDR, a link-time address in the ELF file PATH, named as
+ * usyms_lookup names it in a process (out->start is link-time too): for
+ * a probe's own address once its process has exited unread. */
+int usyms_lookup_file(struct usyms *u, const char *path, uint64_t vaddr,
+		      struct sym *out);
 /* PATH of the file mapped at ADDR in PID, or NULL. */
 const char *usyms_module(struct usyms *u, pid_t pid, uint64_t addr);
 

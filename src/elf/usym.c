@@ -46,6 +46,7 @@
 #include "usym_internal.h"
 
 #define UPROC_BUCKETS 256
+#define USYM_FILES_MAX 16
 
 struct usyms {
 	struct uproc *procs[UPROC_BUCKETS];
@@ -57,6 +58,13 @@ struct usyms {
 	struct ufile *files;
 	struct ufile *vdso;     /* memfd holding a copy of our vDSO */
 	int vdso_tried;
+	/* files looked up by link-time address (usyms_lookup_file), each
+	 * with its own Dwfl; the oldest let go past USYM_FILES_MAX */
+	struct {
+		char *path;
+		Dwfl *dwfl;     /* NULL: it could not be read */
+	} sfiles[USYM_FILES_MAX];
+	unsigned nsfiles;
 	/* interned strings: open addressing, power-of-two size */
 	char **strs;
 	size_t nstrs, cap_strs;
@@ -243,6 +251,11 @@ void usyms_free(struct usyms *u)
 			close(u->vdso->fd);
 		free(u->vdso->path);
 		free(u->vdso);
+	}
+	for (i = 0; i < u->nsfiles; i++) {
+		if (u->sfiles[i].dwfl)
+			dwfl_end(u->sfiles[i].dwfl);
+		free(u->sfiles[i].path);
 	}
 	for (i = 0; i < u->cap_strs; i++)
 		free(u->strs[i]);
@@ -841,4 +854,78 @@ const char *usyms_module(struct usyms *u, pid_t pid, uint64_t addr)
 	const struct umap *m = p ? uproc_map(p, addr) : NULL;
 
 	return m ? m->path : NULL;
+}
+
+/* PATH's Dwfl with the file reported at its link-time addresses. */
+static Dwfl *usyms_file_dwfl(struct usyms *u, const char *path)
+{
+	unsigned i;
+	Dwfl *dwfl;
+	int fd;
+
+	for (i = 0; i < u->nsfiles; i++)
+		if (strcmp(u->sfiles[i].path, path) == 0)
+			return u->sfiles[i].dwfl;
+	if (u->nsfiles == USYM_FILES_MAX) {     /* let the oldest go */
+		if (u->sfiles[0].dwfl)
+			dwfl_end(u->sfiles[0].dwfl);
+		free(u->sfiles[0].path);
+		memmove(&u->sfiles[0], &u->sfiles[1],
+			(USYM_FILES_MAX - 1) * sizeof(u->sfiles[0]));
+		u->nsfiles--;
+	}
+	char *copy = strdup(path);
+	if (!copy)
+		return NULL;
+	dwfl = dwfl_begin(&usym_callbacks);
+	fd = open_regular(path);
+	if (dwfl && fd >= 0) {
+		dwfl_report_begin(dwfl);
+		/* on success libdwfl owns (and will close) fd */
+		if (!dwfl_report_elf(dwfl, path, path, fd, 0, true)) {
+			close(fd);
+			dwfl_end(dwfl);
+			dwfl = NULL;
+		} else {
+			dwfl_report_end(dwfl, NULL, NULL);
+		}
+	} else {
+		if (fd >= 0)
+			close(fd);
+		if (dwfl)
+			dwfl_end(dwfl);
+		dwfl = NULL;
+	}
+	u->sfiles[u->nsfiles].path = copy;
+	u->sfiles[u->nsfiles].dwfl = dwfl;
+	u->nsfiles++;
+	return dwfl;
+}
+
+int usyms_lookup_file(struct usyms *u, const char *path, uint64_t vaddr,
+		      struct sym *out)
+{
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	GElf_Off off = 0;
+	GElf_Sym s;
+	const char *raw;
+
+	memset(out, 0, sizeof(*out));
+	dwfl = usyms_file_dwfl(u, path);
+	if (!dwfl)
+		return -ENOENT;
+	mod = dwfl_addrmodule(dwfl, vaddr);
+	if (!mod)
+		return -ENOENT;
+	raw = dwfl_module_addrinfo(mod, vaddr, &off, &s, NULL, NULL, NULL);
+	if (!raw || !*raw)
+		return -ENOENT;
+	out->name = usyms_name(u, raw);
+	if (!out->name)
+		return -ENOMEM;
+	out->module = usyms_intern(u, path);
+	out->offset = off;
+	out->start = vaddr - off;
+	return 0;
 }

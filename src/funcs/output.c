@@ -13,6 +13,10 @@ struct cval funcs_gen_event(struct cg *cg, const struct node *call)
 	int32_t id = call->u.call.event_id;
 	const struct type *args = id >= 0 && (uint32_t)id < cg->prog->nevents ?
 		cg->prog->events[id].args : NULL;
+	/* a pinned iterator's reader gets its printf text (PROBE_ITER) */
+	if ((cg->probe->caps & PROBE_ITER) && cg->probe->func &&
+	    cg->prog->events[id].kind == EV_PRINTF)
+		return cg_seq_printf(cg, call);
 	uint32_t n = args ? args->nfields : 0;
 	cg_emit_event(cg, call, nargs(call) > n ? nargs(call) - n : 0, NULL);
 	return cg_imm(0, call->type);

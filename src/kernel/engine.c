@@ -124,7 +124,8 @@ static int load_one(void *ctx, unsigned i)
 	engine_obj_name(name, sizeof(name), p->name);
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
 		    .expected_attach_type = ep->attach_type);
-	if (ep->has_req && ep->req.how == ATTACH_TRACING)
+	if (ep->has_req && (ep->req.how == ATTACH_TRACING ||
+			    ep->req.how == ATTACH_ITER))
 		o.attach_btf_id = ep->req.btf_id;
 	/* Load without a verifier log (faster: the log costs the verifier
 	 * as much again) and ask again with one only to explain a failure;
@@ -188,10 +189,12 @@ static int report_load(struct engine *e, struct engine_probe *ep,
 		snprintf(msg, sizeof(msg), "no code was generated");
 	else if (err == -EPERM && !reason[0] &&
 		 p->prog_type == BPF_PROG_TYPE_TRACING)
-		snprintf(msg, sizeof(msg), "the kernel does not allow fentry/"
-			 "fexit programs here (loading one is 'not permitted' "
+		snprintf(msg, sizeof(msg), "the kernel does not allow %s "
+			 "programs here (loading one is 'not permitted' "
 			 "even to root: BPF trampolines or ftrace are disabled "
-			 "or locked down)");
+			 "or locked down)", ep->has_req &&
+			 ep->req.how == ATTACH_ITER ? "iterator" :
+			 "fentry/fexit");
 	else if (reason[0])
 		snprintf(msg, sizeof(msg), "the kernel verifier rejected the "
 			 "program: %s", reason);
@@ -602,6 +605,23 @@ static int attach_tracing(struct engine_probe *ep, struct log_repeat *skips)
 	return 0;
 }
 
+/* iter: a link now; the iterator is made from it and read in
+ * run_iterators, after BEGIN */
+static int attach_iter(struct engine_probe *ep)
+{
+	int link = bpf_link_create(ep->prog_fd, 0, BPF_TRACE_ITER, NULL);
+	if (link < 0) {
+		log_error("probe %s: cannot attach the iterator: %s",
+			  ep->probe->name, strerror(-link));
+		return link;
+	}
+	if (vec_push(&ep->link_fds, link) < 0) {
+		close(link);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* rawtracepoint: the program on the tracepoint's raw hook, by name */
 static int attach_raw_tracepoint(struct engine_probe *ep)
 {
@@ -719,6 +739,9 @@ int engine_attach(struct engine *e)
 		case ATTACH_RAW_TRACEPOINT:
 			r = attach_raw_tracepoint(ep);
 			break;
+		case ATTACH_ITER:
+			r = attach_iter(ep);
+			break;
 		case ATTACH_PERF_EVENT:
 			if (ep->leader >= 0 &&
 			    (e->probes[ep->leader].multi_link ||
@@ -793,9 +816,59 @@ static int run_once(struct engine *e, bool at_end)
 	return 0;
 }
 
+/* Each iterator runs as its iterator file is read: the program prints
+ * through the ring, so what read() returns (seq output) is empty and
+ * only waited for. A pinned one is pinned instead, for its readers (its
+ * printf writes to them). Then the run ends, as bpftrace's does. */
+static int run_iterators(struct engine *e)
+{
+	char buf[4096];
+	bool any = false;
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct engine_probe *ep = &e->probes[i];
+		if (!ep->has_req || ep->req.how != ATTACH_ITER ||
+		    !ep->link_fds.n)
+			continue;
+		any = true;
+		if (ep->req.symbol) {
+			/* pinned: whoever reads the file runs it */
+			int r = bpf_obj_pin(ep->link_fds.v[0], ep->req.symbol);
+			if (r < 0) {
+				log_error("probe %s: cannot pin the iterator to "
+					  "%s: %s", ep->probe->name,
+					  ep->req.symbol, strerror(-r));
+				return r;
+			}
+			printf("Program pinned to %s\n", ep->req.symbol);
+			fflush(stdout);
+			continue;
+		}
+		int fd = bpf_iter_create(ep->link_fds.v[0]);
+		if (fd < 0) {
+			log_error("probe %s: cannot create the iterator: %s",
+				  ep->probe->name, strerror(-fd));
+			return fd;
+		}
+		ssize_t n;
+		while ((n = read(fd, buf, sizeof(buf))) > 0 ||
+		       (n < 0 && errno == EINTR && !cancel_requested()))
+			;
+		int err = n < 0 ? -errno : 0;
+		close(fd);
+		if (err < 0) {
+			log_error("probe %s: the iterator failed: %s",
+				  ep->probe->name, strerror(-err));
+			return err;
+		}
+	}
+	e->iters_done = any;
+	return 0;
+}
+
 int engine_run_begin(struct engine *e)
 {
-	return run_once(e, false);
+	int r = run_once(e, false);
+	return r < 0 ? r : run_iterators(e);
 }
 
 int engine_run_end(struct engine *e)
@@ -834,6 +907,10 @@ static bool exit_lost(struct engine *e)
  * on its budget the next one does not sleep at all. */
 int engine_poll(struct engine *e, int timeout_ms)
 {
+	if (e->iters_done) {        /* what they printed, then the end */
+		int r = engine_drain(e);
+		return r < 0 ? r : 1;
+	}
 	if (!e->rb) {
 		/* No ring: just wait, so signals still end the wait. */
 		if (poll(NULL, 0, timeout_ms) < 0)

@@ -50,6 +50,7 @@ struct engine {
 	int ncpus;                  /* possible CPUs: per-CPU value count */
 	struct ring_buffer *rb;
 	bool stopped;               /* a handler asked to stop */
+	bool iters_done;            /* iter: the iterators ran; the run ends */
 	bool ignore_events;         /* after exit(), until END runs */
 	unsigned handled;           /* records seen in this poll */
 	struct map_reader reader;

@@ -273,3 +273,68 @@ void ast_dump(FILE *out, const struct node *n, struct arena *a)
 {
 	dump(out, n, a, 0);
 }
+
+bool ast_uses_builtin(const struct node *n, enum builtin_id id)
+{
+	if (!n)
+		return false;
+	const struct node *kids[3] = { 0 };
+	const struct node_list *kidlist = NULL;
+	switch (n->kind) {
+	case N_BUILTIN:
+		return n->u.builtin.id == id;
+	case N_MAP: kidlist = &n->u.map.keys; break;
+	case N_BINOP:
+		kids[0] = n->u.binop.lhs;
+		kids[1] = n->u.binop.rhs;
+		break;
+	case N_UNOP: kids[0] = n->u.unop.operand; break;
+	case N_TERNARY:
+		kids[0] = n->u.ternary.cond;
+		kids[1] = n->u.ternary.then;
+		kids[2] = n->u.ternary.els;
+		break;
+	case N_CALL: kidlist = &n->u.call.args; break;
+	case N_FIELD: kids[0] = n->u.field.base; break;
+	case N_TUPLE_INDEX: kids[0] = n->u.tindex.base; break;
+	case N_INDEX:
+		kids[0] = n->u.index.base;
+		kids[1] = n->u.index.index;
+		break;
+	case N_TUPLE:
+	case N_BLOCK:
+	case N_PROGRAM:
+		kidlist = &n->u.list;
+		break;
+	case N_CAST: kids[0] = n->u.cast.expr; break;
+	case N_INCDEC: kids[0] = n->u.incdec.target; break;
+	case N_EXPR_STMT: kids[0] = n->u.expr_stmt.expr; break;
+	case N_ASSIGN:
+		kids[0] = n->u.assign.target;
+		kids[1] = n->u.assign.value;
+		break;
+	case N_IF:
+		kids[0] = n->u.if_.cond;
+		kids[1] = n->u.if_.then;
+		kids[2] = n->u.if_.els;
+		break;
+	case N_UNROLL: kids[0] = n->u.loop.body; break;
+	case N_WHILE:
+		kids[0] = n->u.loop.cond;
+		kids[1] = n->u.loop.body;
+		break;
+	case N_PROBE:
+		kids[0] = n->u.probe.predicate;
+		kids[1] = n->u.probe.body;
+		break;
+	default:
+		return false;
+	}
+	for (int i = 0; i < 3; i++)
+		if (ast_uses_builtin(kids[i], id))
+			return true;
+	for (uint32_t i = 0; kidlist && i < kidlist->n; i++)
+		if (ast_uses_builtin(kidlist->v[i], id))
+			return true;
+	return false;
+}

@@ -21,7 +21,7 @@
 	X(ARG, "arg") X(SARG, "sarg") X(ARGS, "args") X(RETVAL, "retval") \
 	X(FUNC, "func") X(PROBE, "probe") X(CURTASK, "curtask") \
 	X(RAND, "rand") X(CGROUP, "cgroup") X(CPID, "cpid") \
-	X(USERNAME, "username") X(NUMAID, "numaid")
+	X(USERNAME, "username") X(NUMAID, "numaid") X(CTX, "ctx")
 
 enum builtin_id {
 #define X(id, s) BI_##id,
@@ -272,5 +272,9 @@ int node_list_push(struct arena *a, struct node_list *l, struct node *n);
 /* --dump=ast: an indented tree, one node per line, with positions and,
  * after the semantic pass, types. */
 void ast_dump(FILE *out, const struct node *n, struct arena *a);
+
+/* Whether the builtin appears anywhere under n (a probe: its predicate
+ * and body). */
+bool ast_uses_builtin(const struct node *n, enum builtin_id id);
 
 #endif

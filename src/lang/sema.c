@@ -178,6 +178,44 @@ static const struct type *retval_type(struct sema *s)
 	return t ? t : type_u64();
 }
 
+/* ctx: a pointer to the struct the provider names (iter:task: struct
+ * bpf_iter__task), from the kernel's BTF; the same for every probe of
+ * the block. */
+static const struct type *ctx_type(struct sema *s, struct node *n)
+{
+	const char *name = NULL;
+	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
+		const struct probe *p = &s->prog->probes[i];
+		if (p->block != s->block)
+			continue;
+		const char *st = p->provider->ctx_struct ?
+			p->provider->ctx_struct(p, s->a) : NULL;
+		if (!st) {
+			sema_error(s, n->pos, "BAD_BUILTIN", "ctx is not "
+				   "available in %s probes",
+				   sema_probe_kind(s->a, p));
+			return NULL;
+		}
+		if (name && strcmp(name, st) != 0) {
+			sema_error(s, n->pos, "BAD_BUILTIN", "ctx is struct %s "
+				   "in one probe of this block and struct %s in "
+				   "another", name, st);
+			return NULL;
+		}
+		name = st;
+	}
+	if (!name)
+		return NULL;
+	const struct ctype *ct = ctypes_find_tag(s->prog->ctypes, CT_STRUCT,
+						 name);
+	const struct type *t = ct ? type_of_ctype(s->a, ctype_ptr(s->a, ct),
+						  AS_KERNEL) : NULL;
+	if (!t)
+		sema_error(s, n->pos, "BAD_BUILTIN", "ctx: the kernel's BTF has "
+			   "no struct %s", name);
+	return t;
+}
+
 static const struct type *builtin_type(struct sema *s, struct node *n)
 {
 	uint32_t need = 0;
@@ -231,6 +269,8 @@ static const struct type *builtin_type(struct sema *s, struct node *n)
 	}
 	case BI_CURTASK:
 		return sema_curtask(s);
+	case BI_CTX:
+		return ctx_type(s, n);
 	case BI_USERNAME:
 		return type_simple(s->a, TYPE_USERNAME, 8);
 	case BI_ARGS: {

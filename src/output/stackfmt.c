@@ -17,8 +17,18 @@
 
 static int resolve(const struct stackfmt *f, uint64_t addr, struct sym *s)
 {
-	if (f->user)
-		return f->usyms ? usyms_lookup(f->usyms, f->pid, addr, s) : -ENOENT;
+	if (f->user) {
+		if (!f->usyms)
+			return -ENOENT;
+		int r = usyms_lookup(f->usyms, f->pid, addr, s);
+		if (r < 0 && f->site_path && addr == f->site_addr &&
+		    usyms_lookup_file(f->usyms, f->site_path, f->site_vaddr,
+				      s) == 0) {
+			s->start = addr - s->offset;    /* run-time again */
+			return 0;
+		}
+		return r;
+	}
 	return f->ksyms ? ksyms_lookup(f->ksyms, addr, s) : -ENOENT;
 }
 

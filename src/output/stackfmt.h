@@ -30,6 +30,10 @@ struct stackfmt {
 	enum stack_mode mode;
 	unsigned indent;        /* spaces before each frame in bpftrace mode */
 	unsigned limit;         /* frames shown at most; 0 = all */
+	/* usym of a probe's own address (site_addr): the file and link-time
+	 * address that name it when the process cannot be read any more */
+	const char *site_path;
+	uint64_t site_vaddr, site_addr;
 };
 
 /* A stack of N addresses, innermost first: "" when N is 0 (bpftrace's

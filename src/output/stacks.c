@@ -611,8 +611,21 @@ static void hook_sym(void *ctx, struct sbuf *out, uint64_t addr, int64_t pid,
 	struct stacks *s = ctx;
 	struct stackfmt f = { .ksyms = s->ksyms, .usyms = s->usyms,
 			      .user = user, .pid = (pid_t)pid };
-	if (user)
-		remember(s, (int32_t)pid, false);
+	if (user) {
+		/* a probe's func: the pid, and above it the probe site
+		 * (codegen's usym_site) to name it by when the process is
+		 * gone */
+		uint32_t site = (uint32_t)((uint64_t)pid >> 32);
+		const struct program *prog = s->o->prog;
+		f.pid = (pid_t)(uint32_t)pid;
+		if (site && prog && site <= prog->nprobes &&
+		    prog->probes[site - 1].uprobe) {
+			f.site_path = prog->probes[site - 1].uprobe->path;
+			f.site_vaddr = prog->probes[site - 1].uprobe->vaddr;
+			f.site_addr = addr;
+		}
+		remember(s, f.pid, false);
+	}
 	char *text = stackfmt_sym_string(&f, addr);
 	if (text)
 		sbuf_puts(out, text);

@@ -42,7 +42,10 @@ static void collect(struct output *o, const struct type *t, const uint8_t *p,
 	if (!t || t->size > size)
 		return;
 	if (t->kind == TYPE_USTACK || t->kind == TYPE_USYM) {
-		int64_t pid = (int64_t)ld64(p + 8);
+		/* a USYM's pid word may carry a probe site above the pid
+		 * (stacks.c's hook_sym) */
+		int64_t pid = t->kind == TYPE_USYM ?
+			(int64_t)(uint32_t)ld64(p + 8) : (int64_t)ld64(p + 8);
 		if (pid > 0 && pid <= INT32_MAX)
 			vec_push(&r->pids, (int32_t)pid);
 		if (t->kind == TYPE_USYM)

@@ -33,6 +33,7 @@ struct attach_req {
 		ATTACH_TEST_RUN,    /* BEGIN/END: run once with BPF_PROG_TEST_RUN */
 		ATTACH_TRACING,     /* fentry/fexit: raw tracepoint open */
 		ATTACH_RAW_TRACEPOINT, /* BPF_RAW_TRACEPOINT_OPEN of `symbol` */
+		ATTACH_ITER,        /* iter: a link, then read once (btf_id) */
 	} how;
 	/* ATTACH_PERF_EVENT: event description */
 	uint32_t perf_type;        /* PERF_TYPE_* or a PMU's dynamic type */
@@ -75,7 +76,8 @@ struct attach_req {
 		MULTI_UPROBE,       /* uprobe_multi link (6.6+): path + offset */
 		MULTI_SYSCALL,      /* one raw_syscalls program, by number */
 	} multi;
-	const char *symbol;        /* MULTI_KPROBE: the kernel function;
+	const char *symbol;        /* ATTACH_ITER: the pin file, or NULL;
+				    * MULTI_KPROBE: the kernel function;
 				    * ATTACH_RAW_TRACEPOINT: the event */
 	/* MULTI_SYSCALL: the system call's number, and the perf config of
 	 * the raw_syscalls tracepoint (sys_enter or sys_exit, as retprobe
@@ -139,6 +141,9 @@ struct provider {
 	 * before loading a program that calls bpf_override_return). NULL:
 	 * never (sema already refuses override() without PROBE_OVERRIDE). */
 	int (*check_override)(const struct probe *p, char *why, size_t len);
+	/* `ctx`: the name of the struct its context points to (arena
+	 * memory), looked up in the kernel's BTF; NULL: no ctx. */
+	const char *(*ctx_struct)(const struct probe *p, struct arena *a);
 	/* -l: print every probe matching pattern; NULL pattern lists all. */
 	int (*list)(const char *pattern, int pid, FILE *out);
 };

@@ -13,7 +13,7 @@
 extern const struct provider provider_asyncwatchpoint, provider_begin,
 	provider_end,
 	provider_fentry, provider_fexit,
-	provider_hardware, provider_interval, provider_kprobe,
+	provider_hardware, provider_interval, provider_iter, provider_kprobe,
 	provider_kretprobe, provider_rawtracepoint, provider_profile,
 	provider_software, provider_tracepoint, provider_uprobe,
 	provider_uretprobe, provider_usdt, provider_watchpoint;
@@ -27,6 +27,7 @@ const struct provider *const providers[] = {
 	&provider_fexit,
 	&provider_hardware,
 	&provider_interval,
+	&provider_iter,
 	&provider_kprobe,
 	&provider_kretprobe,
 	&provider_profile,

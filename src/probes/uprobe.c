@@ -293,7 +293,9 @@ static int list_common(const struct provider *pv, const char *pattern,
 
 static int uprobe_list(const char *pattern, int pid, FILE *out)
 {
-	return list_common(&provider_uprobe, pattern, pid, out);
+	int r = list_common(&provider_uprobe, pattern, pid, out);
+	elf_func_params_release();
+	return r;
 }
 
 /* The process engine patches the function in the traced process. */

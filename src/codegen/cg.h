@@ -104,6 +104,10 @@ vreg cg_load(struct cg *cg, uint8_t size, struct cmem m);
 void cg_store_int(struct cg *cg, struct cmem dst, struct cval v);
 void cg_zero(struct cg *cg, struct cmem dst, uint32_t size);
 void cg_copy(struct cg *cg, struct cmem dst, struct cmem src, uint32_t size);
+/* Zero the bytes of tuple type t at dst that no field covers (alignment
+ * padding): a tuple goes into maps and records whole, and stack garbage
+ * there would differ from hit to hit and leak the traced stack. */
+void cg_zero_padding(struct cg *cg, struct cmem dst, const struct type *t);
 /* Store value v (of type v.t) as type `to` at dst: strings are padded or
  * cut to to->size, tuples converted field by field. */
 void cg_store(struct cg *cg, struct cmem dst, struct cval v,

@@ -362,6 +362,7 @@ void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
 	case N_TUPLE:
 		if (to->kind != TYPE_TUPLE || to->nfields != n->u.list.n)
 			break;
+		cg_zero_padding(cg, dst, to);
 		for (uint32_t i = 0; i < n->u.list.n; i++)
 			cg_expr_to(cg, n->u.list.v[i],
 				   cg_at(dst, (int32_t)to->offsets[i]),

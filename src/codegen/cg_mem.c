@@ -148,6 +148,26 @@ void cg_zero(struct cg *cg, struct cmem dst, uint32_t size)
 			      off16(cg, dst.off + (int32_t)o), 0);
 }
 
+void cg_zero_padding(struct cg *cg, struct cmem dst, const struct type *t)
+{
+	uint32_t at = 0;
+	for (uint32_t i = 0; i <= t->nfields; i++) {
+		uint32_t next = i < t->nfields ? t->offsets[i] : t->size;
+		while (at < next) {
+			/* the widest store aligned where it lands (the
+			 * verifier wants aligned stack accesses) */
+			int k = 0;
+			int32_t o = dst.off + (int32_t)at;
+			while (widths[k] > next - at || o % (int32_t)widths[k])
+				k++;
+			ir_st(cg->ir, sizes[k], dst.base, off16(cg, o), 0);
+			at += widths[k];
+		}
+		if (i < t->nfields && t->offsets[i] + t->fields[i]->size > at)
+			at = t->offsets[i] + t->fields[i]->size;
+	}
+}
+
 void cg_copy(struct cg *cg, struct cmem dst, struct cmem src, uint32_t size)
 {
 	uint32_t o = 0;
@@ -178,6 +198,7 @@ void cg_store(struct cg *cg, struct cmem dst, struct cval v,
 	}
 	if (v.t->kind == TYPE_TUPLE && to->kind == TYPE_TUPLE &&
 	    v.t->nfields == to->nfields && !type_equal(v.t, to)) {
+		cg_zero_padding(cg, dst, to);
 		for (uint32_t i = 0; i < to->nfields; i++) {
 			const struct type *ft = v.t->fields[i];
 			struct cmem src = cg_at(v.m, (int32_t)v.t->offsets[i]);

@@ -115,16 +115,22 @@ static void vm_env_of(const struct engine *e, struct vm_env *env, bool no_jit)
 }
 
 /* Load every probe into the VM: sonde's own to run them, the agents' to
- * find a bad program now rather than in the target. */
+ * find a bad program now rather than in the target. The agents' are
+ * compiled here too, so that -v says whether each probe runs as native
+ * code or interpreted (and why): an agent compiles the same bytecode
+ * with the same JIT, so only a target that refuses executable memory
+ * decides otherwise. */
 static int load_programs(struct engine *e)
 {
+	const char *nojit = getenv("SONDE_NO_JIT");   /* as control.c reads it */
+	bool no_jit = nojit && strcmp(nojit, "0") != 0;
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct proc_probe *pp = &e->probes[i];
 		const struct probe *p = pp->probe;
 		bool here = pp->req.how != PROCESS_USDT &&
 			    pp->req.how != PROCESS_FUNC;
 		struct vm_env env;
-		vm_env_of(e, &env, !here);
+		vm_env_of(e, &env, no_jit);
 		char err[256] = "";
 		struct vm_prog *vp = vm_prog_load(p->insns, p->ninsns, &env,
 						  err, sizeof(err));
@@ -134,14 +140,18 @@ static int load_programs(struct engine *e)
 				  strerror(errno));
 			return -EINVAL;
 		}
+		const char *why = vm_prog_jit_error(vp);
+		if (why)
+			log_info("probe %s: loaded (%u instructions, interpreted: "
+				 "%s)", p->name, p->ninsns, why);
+		else
+			log_info("probe %s: loaded (%u instructions, native code, "
+				 "%zu bytes)", p->name, p->ninsns,
+				 vm_prog_native_size(vp));
 		if (here)
 			pp->vm = vp;
 		else
 			vm_prog_free(vp);
-		log_info("probe %s: loaded (%u instructions%s%s)", p->name,
-			 p->ninsns, here && vm_prog_jit_error(vp) ?
-			 ", interpreted: " : "",
-			 here && vm_prog_jit_error(vp) ? vm_prog_jit_error(vp) : "");
 	}
 	return 0;
 }

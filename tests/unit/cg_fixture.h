@@ -14,9 +14,12 @@
 #ifndef SONDE_CG_FIXTURE_H
 #define SONDE_CG_FIXTURE_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "codegen/codegen.h"
 #include "compile.h"
@@ -204,6 +207,19 @@ static inline uint8_t *emu_find(struct emu *e, uint32_t map, const uint8_t *key)
 	return NULL;
 }
 
+/* Copies n bytes at addr of this process as bpf_probe_read does: a bad
+ * address is an error, never a crash (the corpus tests run scripts
+ * whose pointers are made up). Returns the bytes copied. */
+static inline uint64_t emu_read(void *dst, uint64_t addr, uint64_t n)
+{
+	if (!n)
+		return 0;
+	struct iovec to = { dst, n };
+	struct iovec from = { (void *)(uintptr_t)addr, n };
+	ssize_t k = process_vm_readv(getpid(), &to, 1, &from, 1, 0);
+	return k < 0 ? 0 : (uint64_t)k;
+}
+
 static inline uint64_t emu_helper(int id, const uint64_t *r)
 {
 	struct emu *e = emu_cur;
@@ -273,22 +289,30 @@ static inline uint64_t emu_helper(int id, const uint64_t *r)
 	case BPF_FUNC_probe_read:
 	case BPF_FUNC_probe_read_kernel:
 	case BPF_FUNC_probe_read_user:
-		if (r[3] < 4096) {   /* the page at 0 faults: zero-filled */
-			memset((void *)(uintptr_t)r[1], 0, r[2]);
-			return (uint64_t)-14;
-		}
-		memcpy((void *)(uintptr_t)r[1], (void *)(uintptr_t)r[3], r[2]);
-		return 0;
+		if (emu_read((void *)(uintptr_t)r[1], r[3], r[2]) == r[2])
+			return 0;
+		memset((void *)(uintptr_t)r[1], 0, r[2]);
+		return (uint64_t)-EFAULT;
 	case BPF_FUNC_probe_read_str:
 	case BPF_FUNC_probe_read_kernel_str:
 	case BPF_FUNC_probe_read_user_str: {
 		char *dst = (char *)(uintptr_t)r[1];
-		const char *src = (const char *)(uintptr_t)r[3];
-		uint64_t i;
+		uint64_t i = 0;
 		if (!r[2])
 			return 0;
-		for (i = 0; i + 1 < r[2] && src[i]; i++)
-			dst[i] = src[i];
+		while (i + 1 < r[2]) {         /* a page at most at a time */
+			uint64_t at = r[3] + i, want = r[2] - 1 - i;
+			uint64_t page = 4096 - (at & 4095);
+			uint64_t k = emu_read(dst + i, at, want < page ? want : page);
+			if (!k) {
+				memset(dst, 0, r[2]);
+				return (uint64_t)-EFAULT;
+			}
+			char *nul = memchr(dst + i, 0, k);
+			if (nul)
+				return (uint64_t)(nul - dst) + 1;
+			i += k;
+		}
 		dst[i] = 0;
 		return i + 1;
 	}

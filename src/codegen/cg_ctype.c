@@ -159,12 +159,34 @@ bool cg_is_cobject(const struct node *n)
 	return is_cnode(n);
 }
 
+/* Copy between BPF memory at any offsets: the verifier refuses
+ * misaligned stack accesses, and a member of a struct held by the script
+ * may sit at any offset, so each step is as wide as both sides allow. */
+static void local_copy(struct cg *cg, struct cmem dst, struct cmem src,
+		       uint32_t size)
+{
+	static const uint8_t codes[] = { BPF_DW, BPF_W, BPF_H, BPF_B };
+	static const uint32_t widths[] = { 8, 4, 2, 1 };
+	uint32_t o = 0;
+	while (o < size) {
+		int k = 0;
+		while (k < 3 && (widths[k] > size - o ||
+				 (uint32_t)(src.off + (int32_t)o) % widths[k] ||
+				 (uint32_t)(dst.off + (int32_t)o) % widths[k]))
+			k++;
+		vreg t = cg_load(cg, codes[k], cg_at(src, (int32_t)o));
+		ir_stx(cg->ir, codes[k], dst.base,
+		       (int16_t)(dst.off + (int32_t)o), t);
+		o += widths[k];
+	}
+}
+
 /* Copy `size` bytes of the place to dst. */
 static void place_copy(struct cg *cg, const struct cplace *pl, struct cmem dst,
 		       uint32_t size)
 {
 	if (!pl->remote) {
-		cg_copy(cg, dst, pl->m, size);
+		local_copy(cg, dst, pl->m, size);
 		return;
 	}
 	cg_callv(cg, read_helper(pl->space), (struct ir_arg[]){
@@ -217,7 +239,8 @@ struct cval cg_cobject(struct cg *cg, const struct node *n)
 	if (size > 8)
 		size = 8;
 	vreg d;
-	if (!pl.remote && (size == 1 || size == 2 || size == 4 || size == 8)) {
+	if (!pl.remote && (size == 1 || size == 2 || size == 4 || size == 8) &&
+	    (uint32_t)pl.m.off % size == 0) {
 		d = cg_load(cg, size_code(size), pl.m);
 	} else {
 		struct cg_mark mk = cg_mark(cg);

@@ -346,9 +346,17 @@ struct find {
 static int each_func(Dwarf_Die *f, void *arg)
 {
 	struct find *fd = arg;
+	/* C names itself; C++ is probed by its mangled (linkage) name */
 	const char *name = dwarf_diename(f);
-	if (!name || strcmp(name, fd->func) ||
-	    dwarf_hasattr(f, DW_AT_declaration))
+	Dwarf_Attribute at;
+	const char *link = dwarf_formstring(dwarf_attr_integrate(
+		f, DW_AT_linkage_name, &at));
+	if (!link)
+		link = dwarf_formstring(dwarf_attr_integrate(
+			f, DW_AT_MIPS_linkage_name, &at));
+	if (dwarf_hasattr(f, DW_AT_declaration) ||
+	    !((name && !strcmp(name, fd->func)) ||
+	      (link && !strcmp(link, fd->func))))
 		return DWARF_CB_OK;
 	Dwarf_Addr lo;
 	bool exact = fd->vaddr && dwarf_lowpc(f, &lo) == 0 && lo == fd->vaddr;

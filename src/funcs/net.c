@@ -15,8 +15,9 @@ static const struct type *check_ntop(struct sema *s, struct node *n)
 	struct node *an = arg(n, last);
 	const struct type *a = an->kind == N_FIELD ?
 		sema_field_bytes(s, an) : sema_expr(s, an);
-	if (a && !is_int(a) &&
-	    !(is_str(a) && (a->size == 4 || a->size == 16))) {
+	/* bytes: a string of them, or a C array (u8[16], __be32[4] ...) */
+	bool bytes = a && (is_str(a) || a->kind == TYPE_ARRAY);
+	if (a && !is_int(a) && !(bytes && (a->size == 4 || a->size == 16))) {
 		sema_error(s, an->pos, "ARG_TYPE",
 			   "ntop() expects an integer or the 4 or 16 bytes "
 			   "of an address, not '%s'", sema_tname(s, a));
@@ -33,7 +34,8 @@ static void gen_ntop(struct cg *cg, const struct node *n, struct cmem dst,
 		     const struct type *to)
 {
 	const struct node *addr = arg(n, nargs(n) - 1);
-	bool bytes = addr->type->kind == TYPE_STR;
+	bool bytes = addr->type->kind == TYPE_STR ||
+		addr->type->kind == TYPE_ARRAY;
 	cg_zero(cg, dst, 24);
 	if (nargs(n) == 2)
 		cg_store_int(cg, dst, cg_expr(cg, arg(n, 0)));

@@ -257,6 +257,26 @@ static unsigned max_probes(void)
 	return DEFAULT_MAX_PROBES;
 }
 
+/* A program that calls bpf_override_return changes the probed function's
+ * return: its provider must say the function allows that. */
+static int check_override(const struct engine_probe *ep)
+{
+	const struct probe *p = ep->probe;
+	bool calls = false;
+	for (uint32_t i = 0; i < p->ninsns && !calls; i++)
+		calls = p->insns[i].code == (BPF_JMP | BPF_CALL) &&
+			p->insns[i].src_reg == 0 &&
+			p->insns[i].imm == BPF_FUNC_override_return;
+	if (!calls)
+		return 0;
+	char why[512] = "this probe type cannot override a return";
+	int r = p->provider->check_override ?
+		p->provider->check_override(p, why, sizeof(why)) : -EINVAL;
+	if (r < 0)
+		log_error("probe %s: %s", p->name, why);
+	return r;
+}
+
 int engine_load(const struct program *prog, const struct engine_opts *opts,
 		struct engine **out)
 {
@@ -330,6 +350,9 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 			goto fail;
 		}
 		ep->has_req = true;
+		r = check_override(ep);
+		if (r < 0)
+			goto fail;
 		/* A user-space probe follows the traced process. */
 		if (ep->req.path && e->opts.pid > 0)
 			ep->req.pid = e->opts.pid;

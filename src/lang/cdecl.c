@@ -7,10 +7,12 @@
  * then declarators built inside out, as chibicc does), and keeps what a
  * tracer needs: struct, union and enum definitions (laid out by
  * cdecl_layout.c as gcc does) and typedef names, entered in the
- * program's registry of C types. Function prototypes and definitions
- * (their bodies skipped by brace matching), extern and static variables,
- * asm labels, _Static_assert and __attribute__s other than packed,
- * aligned and mode are read over and dropped.
+ * program's registry of C types (the keywords and attributes are
+ * cdecl_words.c's, constant expressions cdecl_expr.c's). Function
+ * prototypes and definitions (their bodies skipped by brace matching),
+ * extern and static variables, asm labels, _Static_assert and
+ * __attribute__s other than packed, aligned and mode are read over and
+ * dropped.
  *
  * A declaration that comes from the script is held to C's rules, and
  * each mistake is an error with its position. One that comes from a
@@ -95,194 +97,6 @@ void cd_skip_group(struct cdecl *c)
 	}
 }
 
-static char *name_of(struct cdecl *c, const struct ptok *t)
-{
-	return arena_strndup(c->a, t->text, t->len);
-}
-
-/* ---- words ------------------------------------------------------------ */
-
-static bool in_list(const struct ptok *t, const char *const *list)
-{
-	if (t->kind != PT_IDENT)
-		return false;
-	for (; *list; list++)
-		if (ptok_is(t, *list))
-			return true;
-	return false;
-}
-
-/* Storage classes, qualifiers and function specifiers: no bearing on
- * layout. (typedef and extern are looked at separately.) */
-static const char *const ignored_words[] = {
-	"const", "volatile", "restrict", "__restrict", "__restrict__",
-	"__const", "__const__", "__volatile", "__volatile__", "static",
-	"inline", "__inline", "__inline__", "register", "auto", "_Noreturn",
-	"__extension__", "_Thread_local", "__thread", "_Atomic", "__user",
-	"__kernel", "__iomem", "__percpu", "__rcu", "__force", "__must_check",
-	"__nonnull", "_Nonnull", "_Nullable", "__unaligned", NULL,
-};
-
-static const char *const base_words[] = {
-	"void", "char", "short", "int", "long", "signed", "__signed",
-	"__signed__", "unsigned", "_Bool", "float", "double", "__int128",
-	"__int128_t", "__uint128_t", "_Complex", "__complex__", "_Float128",
-	"__float128", "_Float64", "_Float32", "_Float16", "_Float32x",
-	"_Float64x", "__fp16", "_Decimal32", "_Decimal64", "_Decimal128",
-	"__builtin_va_list", NULL,
-};
-
-static const char *const attr_words[] = {
-	"__attribute__", "__attribute", NULL,
-};
-
-static const char *const asm_words[] = {
-	"asm", "__asm__", "__asm", NULL,
-};
-
-static bool is_typedef_name(struct cdecl *c, const struct ptok *t,
-			    const struct ctype **out)
-{
-	if (t->kind != PT_IDENT)
-		return false;
-	char name[256];
-	if (t->len >= sizeof(name))
-		return false;
-	memcpy(name, t->text, t->len);
-	name[t->len] = 0;
-	const struct ctype *ty = ctypes_declared_typedef(c->reg, name);
-	if (ty) {
-		*out = ty;
-		return true;
-	}
-	return false;
-}
-
-bool cd_type_start(struct cdecl *c, size_t k)
-{
-	const struct ptok *t = cd_peek(c, k);
-	const struct ctype *ty;
-	return in_list(t, base_words) || in_list(t, ignored_words) ||
-	       ptok_is(t, "struct") || ptok_is(t, "union") ||
-	       ptok_is(t, "enum") || ptok_is(t, "typeof") ||
-	       ptok_is(t, "__typeof__") || ptok_is(t, "__typeof") ||
-	       in_list(t, attr_words) || is_typedef_name(c, t, &ty);
-}
-
-/* ---- attributes -------------------------------------------------------- */
-
-/* The word without GNU's __x__ spelling. */
-static bool attr_is(const struct ptok *t, const char *w)
-{
-	size_t n = strlen(w);
-	if (t->len == n && !memcmp(t->text, w, n))
-		return true;
-	return t->len == n + 4 && !memcmp(t->text, "__", 2) &&
-	       !memcmp(t->text + 2, w, n) && !memcmp(t->text + n + 2, "__", 2);
-}
-
-static uint32_t mode_bytes(const struct ptok *t)
-{
-	static const struct { const char *m; uint32_t bytes; } modes[] = {
-		{ "QI", 1 }, { "HI", 2 }, { "SI", 4 }, { "DI", 8 }, { "TI", 16 },
-		{ "word", 8 }, { "pointer", 8 }, { "byte", 1 },
-	};
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-		if (attr_is(t, modes[i].m))
-			return modes[i].bytes;
-	return 0;
-}
-
-/* __attribute__((a, b(x), ...)) as often as they come; _Alignas too. */
-static void attributes(struct cdecl *c, struct attrs *at)
-{
-	for (;;) {
-		const struct ptok *t = cd_peek(c, 0);
-		if (ptok_is(t, "_Alignas") && t->kind == PT_IDENT) {
-			c->i++;
-			if (!cd_expect(c, "(", "_Alignas"))
-				return;
-			int64_t v = 0;
-			if (cd_type_start(c, 0)) {
-				const struct ctype *ty = cd_type_name(c);
-				v = ty ? ty->align : 0;
-			} else if (!cd_const_expr(c, &v)) {
-				return;
-			}
-			if (v > (int64_t)at->aligned && v <= (1 << 28))
-				at->aligned = (uint32_t)v;
-			cd_expect(c, ")", "_Alignas");
-			continue;
-		}
-		if (!in_list(t, attr_words))
-			return;
-		c->i++;
-		if (!cd_expect(c, "(", "__attribute__") ||
-		    !cd_expect(c, "(", "__attribute__"))
-			return;
-		while (!cd_is(c, 0, ")") && !c->bad) {
-			const struct ptok *a = cd_peek(c, 0);
-			if (a->kind == PT_EOF) {
-				cd_expect(c, ")", "__attribute__");
-				return;
-			}
-			c->i++;
-			if (attr_is(a, "packed")) {
-				at->packed = true;
-			} else if (attr_is(a, "aligned") && cd_is(c, 0, "(")) {
-				c->i++;
-				int64_t v;
-				if (!cd_const_cond(c, &v))
-					return;
-				if (v <= 0 || (v & (v - 1)) || v > (1 << 28)) {
-					cd_error(c, a, "BAD_DECL", "requested "
-						 "alignment %lld is not a power "
-						 "of two", (long long)v);
-					return;
-				}
-				if ((uint32_t)v > at->aligned)
-					at->aligned = (uint32_t)v;
-				cd_expect(c, ")", "aligned(...)");
-			} else if (attr_is(a, "aligned")) {
-				at->aligned = at->aligned > 16 ? at->aligned : 16;
-			} else if (attr_is(a, "mode") && cd_is(c, 0, "(")) {
-				at->mode = mode_bytes(cd_peek(c, 1));
-				cd_skip_group(c);
-			} else if (cd_is(c, 0, "(")) {
-				cd_skip_group(c);
-			}
-			if (!cd_accept(c, ","))
-				break;
-		}
-		if (!cd_expect(c, ")", "__attribute__") ||
-		    !cd_expect(c, ")", "__attribute__"))
-			return;
-	}
-}
-
-/* Attributes and asm labels after a declarator. */
-static void after_declarator(struct cdecl *c, struct attrs *at)
-{
-	for (;;) {
-		if (in_list(cd_peek(c, 0), asm_words)) {
-			c->i++;
-			while (in_list(cd_peek(c, 0), ignored_words))
-				c->i++; /* asm volatile */
-			if (cd_is(c, 0, "("))
-				cd_skip_group(c);
-			continue;
-		}
-		if (in_list(cd_peek(c, 0), attr_words) ||
-		    cd_is(c, 0, "_Alignas")) {
-			attributes(c, at);
-			if (c->bad)
-				return;
-			continue;
-		}
-		return;
-	}
-}
-
 /* ---- specifiers --------------------------------------------------------- */
 
 struct dspec {
@@ -291,129 +105,9 @@ struct dspec {
 	struct attrs attrs;
 };
 
-static struct ctype *new_int(struct cdecl *c, uint32_t size, bool is_signed,
-			     const char *name)
-{
-	struct ctype *t = ctype_new(c->a, CT_INT, name);
-	t->size = t->align = size;
-	t->is_signed = is_signed;
-	t->is_char = size == 1 && strstr(name, "char");
-	t->is_bool = !strcmp(name, "_Bool");
-	t->complete = true;
-	return t;
-}
-
-static struct ctype *new_float(struct cdecl *c, uint32_t size,
-			       uint32_t align, const char *name)
-{
-	struct ctype *t = ctype_new(c->a, CT_FLOAT, name);
-	t->size = size;
-	t->align = align;
-	t->complete = true;
-	return t;
-}
-
-/* __builtin_va_list on x86-64: struct __va_list_tag[1]. */
-static const struct ctype *va_list_type(struct cdecl *c)
-{
-	struct ctype *tag = ctype_new(c->a, CT_STRUCT, "__va_list_tag");
-	tag->size = 24;
-	tag->align = 8;
-	tag->complete = true;
-	return ctype_array(c->a, tag, 1);
-}
-
-enum { W_VOID, W_CHAR, W_SHORT, W_INT, W_LONG, W_SIGNED, W_UNSIGNED,
-       W_BOOL, W_FLOAT, W_DOUBLE, W_INT128, W_COMPLEX, W_F128, W_F16,
-       W_VA, W_COUNT };
-
-static int word_index(const struct ptok *t)
-{
-	static const struct { const char *w; int idx; } words[] = {
-		{ "void", W_VOID }, { "char", W_CHAR }, { "short", W_SHORT },
-		{ "int", W_INT }, { "long", W_LONG }, { "signed", W_SIGNED },
-		{ "__signed", W_SIGNED }, { "__signed__", W_SIGNED },
-		{ "unsigned", W_UNSIGNED }, { "_Bool", W_BOOL },
-		{ "float", W_FLOAT }, { "double", W_DOUBLE },
-		{ "__int128", W_INT128 }, { "_Complex", W_COMPLEX },
-		{ "__complex__", W_COMPLEX }, { "_Float128", W_F128 },
-		{ "__float128", W_F128 }, { "_Float64", W_DOUBLE },
-		{ "_Float32", W_FLOAT }, { "_Float16", W_F16 },
-		{ "__fp16", W_F16 }, { "_Float32x", W_DOUBLE },
-		{ "_Float64x", W_F128 }, { "_Decimal32", W_FLOAT },
-		{ "_Decimal64", W_DOUBLE }, { "_Decimal128", W_F128 },
-		{ "__builtin_va_list", W_VA },
-	};
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (ptok_is(t, words[i].w))
-			return words[i].idx;
-	return -1;
-}
-
-/* The type the counted words name, gcc's sizes on x86-64. */
-static const struct ctype *base_type(struct cdecl *c, const int *w,
-				     const struct ptok *at)
-{
-	bool u = w[W_UNSIGNED] > 0;
-	if (w[W_SIGNED] && w[W_UNSIGNED])
-		goto bad;
-	if (w[W_VA])
-		return va_list_type(c);
-	if (w[W_VOID])
-		return ctype_void();
-	if (w[W_BOOL])
-		return new_int(c, 1, false, "_Bool");
-	if (w[W_COMPLEX]) {
-		uint32_t s = w[W_FLOAT] ? 4 : w[W_LONG] ? 16 : 8;
-		return new_float(c, s * 2, s, "_Complex");
-	}
-	if (w[W_F16])
-		return new_float(c, 2, 2, "_Float16");
-	if (w[W_F128])
-		return new_float(c, 16, 16, "_Float128");
-	if (w[W_FLOAT])
-		return new_float(c, 4, 4, "float");
-	if (w[W_DOUBLE])
-		return w[W_LONG] ? new_float(c, 16, 16, "long double") :
-			new_float(c, 8, 8, "double");
-	if (w[W_INT128])
-		return new_int(c, 16, !u, u ? "unsigned __int128" : "__int128");
-	if (w[W_CHAR])
-		return new_int(c, 1, !u, u ? "unsigned char" :
-			       w[W_SIGNED] ? "signed char" : "char");
-	if (w[W_SHORT])
-		return new_int(c, 2, !u, u ? "unsigned short" : "short");
-	if (w[W_LONG] >= 2)
-		return new_int(c, 8, !u, u ? "unsigned long long" :
-			       "long long");
-	if (w[W_LONG])
-		return new_int(c, 8, !u, u ? "unsigned long" : "long");
-	return new_int(c, 4, !u, u ? "unsigned int" : "int");
-bad:
-	cd_error(c, at, "BAD_DECL", "both 'signed' and 'unsigned' in one "
-		 "type");
-	return NULL;
-}
-
 static const struct ctype *struct_spec(struct cdecl *c, enum ctype_kind k);
 static const struct ctype *enum_spec(struct cdecl *c);
 
-/* __attribute__((mode(QI))) and friends: an integer of that size. */
-static const struct ctype *apply_mode(struct cdecl *c, const struct ctype *t,
-				      uint32_t mode)
-{
-	if (!mode || t->kind != CT_INT || mode == t->size)
-		return t;
-	static const char *const names[2][5] = {
-		{ "unsigned char", "unsigned short", "unsigned int",
-		  "unsigned long", "unsigned __int128" },
-		{ "signed char", "short", "int", "long", "__int128" },
-	};
-	bool s = t->is_signed;
-	int idx = mode == 1 ? 0 : mode == 2 ? 1 : mode == 4 ? 2 :
-		mode == 8 ? 3 : 4;
-	return new_int(c, mode, s, names[s][idx]);
-}
 static const struct ctype *declarator(struct cdecl *c,
 				      const struct ctype *base,
 				      const struct ptok **name, bool abstract);
@@ -425,7 +119,7 @@ static const struct ctype *resolve_typedef(struct cdecl *c,
 {
 	if (c->quiet)
 		return NULL;
-	char *name = name_of(c, t);
+	char *name = cd_name(c, t);
 	return ctypes_find_typedef(c->reg, name);
 }
 
@@ -467,11 +161,11 @@ static bool decl_specs(struct cdecl *c, struct dspec *ds)
 		} else if (ptok_is(t, "extern")) {
 			ds->is_extern = true;
 			c->i++;
-		} else if (in_list(t, ignored_words)) {
+		} else if (cd_is_ignored(t)) {
 			c->i++;
-		} else if (in_list(t, attr_words) || ptok_is(t, "_Alignas")) {
-			attributes(c, &ds->attrs);
-		} else if ((wi = word_index(t)) >= 0) {
+		} else if (cd_is_attr(t) || ptok_is(t, "_Alignas")) {
+			cd_attributes(c, &ds->attrs);
+		} else if ((wi = cd_word_index(t)) >= 0) {
 			if (ds->type)
 				break;
 			w[wi]++;
@@ -505,7 +199,7 @@ static bool decl_specs(struct cdecl *c, struct dspec *ds)
 			ds->type = typeof_spec(c);
 			if (!ds->type)
 				return false;
-		} else if (!ds->type && !words && is_typedef_name(c, t, &td)) {
+		} else if (!ds->type && !words && cd_is_typedef_name(c, t, &td)) {
 			ds->type = td;
 			c->i++;
 		} else if (!ds->type && !words) {
@@ -532,7 +226,7 @@ static bool decl_specs(struct cdecl *c, struct dspec *ds)
 	if (c->bad)
 		return false;
 	if (words)
-		ds->type = base_type(c, w, first);
+		ds->type = cd_base_type(c, w, first);
 	if (!ds->type) {
 		if (!c->bad)
 			cd_error(c, first, "BAD_DECL", "type expected, not "
@@ -541,7 +235,7 @@ static bool decl_specs(struct cdecl *c, struct dspec *ds)
 				 "<end>" : first->text);
 		return false;
 	}
-	ds->type = apply_mode(c, ds->type, ds->attrs.mode);
+	ds->type = cd_apply_mode(c, ds->type, ds->attrs.mode);
 	return true;
 }
 
@@ -599,7 +293,7 @@ static const struct ctype *suffix(struct cdecl *c, const struct ctype *base)
 	const struct ctype *r = base;
 	const struct ptok *at = cd_peek(c, 0);
 	if (cd_accept(c, "[")) {
-		while (in_list(cd_peek(c, 0), ignored_words))
+		while (cd_is_ignored(cd_peek(c, 0)))
 			c->i++; /* [static 4], [const] */
 		int64_t n = 0;
 		bool flexible = cd_accept(c, "]");
@@ -637,11 +331,11 @@ out:
 static void pointer_quals(struct cdecl *c)
 {
 	for (;;) {
-		if (in_list(cd_peek(c, 0), ignored_words)) {
+		if (cd_is_ignored(cd_peek(c, 0))) {
 			c->i++;
-		} else if (in_list(cd_peek(c, 0), attr_words)) {
+		} else if (cd_is_attr(cd_peek(c, 0))) {
 			struct attrs ignore = { 0 };
-			attributes(c, &ignore);
+			cd_attributes(c, &ignore);
 			if (c->bad)
 				return;
 		} else {
@@ -674,7 +368,7 @@ static const struct ctype *declarator(struct cdecl *c,
 	bool nested = cd_is(c, 0, "(") &&
 		(!abstract || ptok_is(n1, "*") || ptok_is(n1, "(") ||
 		 ptok_is(n1, "[") || ptok_is(n1, "^") ||
-		 in_list(n1, attr_words));
+		 cd_is_attr(n1));
 	if (nested) {
 		/* the inner declarator applies to what follows the ')' */
 		size_t start = ++c->i;
@@ -692,8 +386,8 @@ static const struct ctype *declarator(struct cdecl *c,
 		goto out;
 	}
 	const struct ptok *t = cd_peek(c, 0);
-	if (t->kind == PT_IDENT && !in_list(t, attr_words) &&
-	    !in_list(t, asm_words)) {
+	if (t->kind == PT_IDENT && !cd_is_attr(t) &&
+	    !cd_is_asm(t)) {
 		if (abstract) {
 			cd_error(c, t, "BAD_DECL", "unexpected name '%.*s' in a "
 				 "type name", (int)t->len, t->text);
@@ -715,7 +409,7 @@ out:
 static const struct ctype *tag_ref(struct cdecl *c, enum ctype_kind k,
 				   const struct ptok *name)
 {
-	char *n = name_of(c, name);
+	char *n = cd_name(c, name);
 	const struct ctype *t = ctypes_declared_tag(c->reg, k, n);
 	if (t)
 		return t;
@@ -741,7 +435,7 @@ static struct ctype *tag_def(struct cdecl *c, enum ctype_kind k,
 	*skip = false;
 	if (!name)
 		return ctype_new(c->a, k, NULL);
-	char *n = name_of(c, name);
+	char *n = cd_name(c, name);
 	struct ctype *t;
 	int err = ctypes_declare_tag(c->reg, k, n, &t);
 	if (err == -EEXIST) {
@@ -801,12 +495,14 @@ static bool member_decl(struct cdecl *c, member_vec *m)
 			if (!t)
 				return false;
 		}
-		after_declarator(c, &mb.attrs);
+		cd_after_declarator(c, &mb.attrs);
 		if (c->bad)
 			return false;
 		if (name)
 			mb.at = name;
-		t = apply_mode(c, t, mb.attrs.mode);
+		t = cd_apply_mode(c, t, mb.attrs.mode);
+		if (!(t = cd_apply_vector(c, t, mb.attrs.vector_size, mb.at)))
+			return false;
 		if (cd_accept(c, ":")) {
 			int64_t w;
 			const struct ptok *wt = cd_peek(c, 0);
@@ -815,7 +511,7 @@ static bool member_decl(struct cdecl *c, member_vec *m)
 			if (!is_integer(t)) {
 				cd_error(c, mb.at, "BAD_DECL", "bitfield '%s' "
 					 "has a type that is not an integer",
-					 name ? name_of(c, name) : "");
+					 name ? cd_name(c, name) : "");
 				return false;
 			}
 			if (w < 0 || w > (int64_t)t->size * 8 ||
@@ -826,19 +522,19 @@ static bool member_decl(struct cdecl *c, member_vec *m)
 				return false;
 			}
 			mb.bits = (int)w;
-			after_declarator(c, &mb.attrs);
+			cd_after_declarator(c, &mb.attrs);
 		} else {
 			bool last_flexible = t->kind == CT_ARRAY &&
 				!t->nelems && !t->size;
 			if (!last_flexible &&
 			    !(t = complete(c, t, mb.at, name ?
 					   arena_printf(c->a, "field '%s'",
-							name_of(c, name)) :
+							cd_name(c, name)) :
 					   "a field")))
 				return false;
 		}
 		mb.type = t;
-		mb.name = name ? name_of(c, name) : NULL;
+		mb.name = name ? cd_name(c, name) : NULL;
 		if (vec_push(m, mb))
 			return false;
 		if (cd_accept(c, ","))
@@ -853,14 +549,13 @@ static const struct ctype *struct_spec(struct cdecl *c, enum ctype_kind k)
 {
 	c->i++;
 	struct attrs sa = { 0 };
-	attributes(c, &sa);
+	cd_attributes(c, &sa);
 	const struct ptok *name = NULL;
-	if (cd_peek(c, 0)->kind == PT_IDENT && !in_list(cd_peek(c, 0),
-							 attr_words)) {
+	if (cd_peek(c, 0)->kind == PT_IDENT && !cd_is_attr(cd_peek(c, 0))) {
 		name = cd_peek(c, 0);
 		c->i++;
 	}
-	attributes(c, &sa);
+	cd_attributes(c, &sa);
 	if (c->bad)
 		return NULL;
 	if (!cd_is(c, 0, "{")) {
@@ -878,7 +573,7 @@ static const struct ctype *struct_spec(struct cdecl *c, enum ctype_kind k)
 		return NULL;
 	if (skip) {
 		cd_skip_group(c);
-		attributes(c, &sa);
+		cd_attributes(c, &sa);
 		return s;
 	}
 	if (++c->depth > CDECL_MAX_DEPTH) {
@@ -901,7 +596,7 @@ static const struct ctype *struct_spec(struct cdecl *c, enum ctype_kind k)
 	}
 	c->depth--;
 	if (ok) {
-		attributes(c, &sa);
+		cd_attributes(c, &sa);
 		ok = !c->bad && cd_layout(c, s, m.v, (uint32_t)m.n, &sa) == 0;
 	}
 	vec_free(&m);
@@ -913,13 +608,13 @@ static const struct ctype *enum_spec(struct cdecl *c)
 {
 	c->i++;
 	struct attrs ea = { 0 };
-	attributes(c, &ea);
+	cd_attributes(c, &ea);
 	const struct ptok *name = NULL;
 	if (cd_peek(c, 0)->kind == PT_IDENT) {
 		name = cd_peek(c, 0);
 		c->i++;
 	}
-	attributes(c, &ea);
+	cd_attributes(c, &ea);
 	if (c->bad)
 		return NULL;
 	if (!cd_is(c, 0, "{")) {
@@ -936,7 +631,7 @@ static const struct ctype *enum_spec(struct cdecl *c)
 		return NULL;
 	if (skip) {
 		cd_skip_group(c);
-		attributes(c, &ea);
+		cd_attributes(c, &ea);
 		return e;
 	}
 	c->i++;
@@ -950,10 +645,10 @@ static const struct ctype *enum_spec(struct cdecl *c)
 		}
 		c->i++;
 		struct attrs ignore = { 0 };
-		attributes(c, &ignore);
+		cd_attributes(c, &ignore);
 		if (cd_accept(c, "=") && !cd_const_cond(c, &next))
 			return NULL;
-		char *n = name_of(c, t);
+		char *n = cd_name(c, t);
 		if (ctype_add_value(c->a, e, n, next) < 0 ||
 		    ctypes_add_const(c->reg, n, next) < 0)
 			return NULL;
@@ -970,7 +665,7 @@ static const struct ctype *enum_spec(struct cdecl *c)
 			break;
 		}
 	}
-	attributes(c, &ea);
+	cd_attributes(c, &ea);
 	/* gcc: unsigned int unless a value is negative; 8 bytes when a value
 	 * does not fit 32 bits; packed: the smallest that holds them */
 	e->is_signed = lo < 0;
@@ -998,11 +693,13 @@ static const struct ctype *enum_spec(struct cdecl *c)
 static void add_typedef(struct cdecl *c, const struct ptok *name,
 			const struct ctype *t, const struct attrs *at)
 {
-	t = apply_mode(c, t, at->mode);
+	t = cd_apply_mode(c, t, at->mode);
+	if (!(t = cd_apply_vector(c, t, at->vector_size, name)))
+		return;
 	if (at->aligned && at->aligned != t->align)
 		t = cd_with_align(c, t, at->aligned > t->align || !at->packed ?
 				  at->aligned : t->align);
-	ctypes_add_typedef(c->reg, name_of(c, name), t);
+	ctypes_add_typedef(c->reg, cd_name(c, name), t);
 }
 
 /* Skip an initializer: to the ',' or ';' that ends it. */
@@ -1030,8 +727,8 @@ static void external_decl(struct cdecl *c)
 		cd_expect(c, ";", "_Static_assert");
 		return;
 	}
-	if (in_list(cd_peek(c, 0), asm_words)) {
-		after_declarator(c, &(struct attrs){ 0 });
+	if (cd_is_asm(cd_peek(c, 0))) {
+		cd_after_declarator(c, &(struct attrs){ 0 });
 		cd_accept(c, ";");
 		return;
 	}
@@ -1057,7 +754,7 @@ static void external_decl(struct cdecl *c)
 		if (!t)
 			return;
 		struct attrs da = ds.attrs;
-		after_declarator(c, &da);
+		cd_after_declarator(c, &da);
 		if (c->bad)
 			return;
 		if (cd_is(c, 0, "{")) {

@@ -37,6 +37,22 @@ void lexer_start_at(struct lexer *lx, size_t off, unsigned line, unsigned col)
 	lx->col = col;
 }
 
+
+static void lex_error(struct lexer *lx, struct pos pos, const char *tag,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void lex_error(struct lexer *lx, struct pos pos, const char *tag,
+		      const char *fmt, ...)
+{
+	if (lx->quiet)
+		return;
+	lx->nerrors++;
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(lx->diags, DIAG_ERROR, pos, tag, fmt, ap);
+	va_end(ap);
+}
+
 /* Is `name` being expanded already (C's rule: a macro's own name in its
  * replacement stays a name)? */
 static bool expanding(const struct lexer *lx, const char *name)
@@ -51,12 +67,21 @@ static bool expanding(const struct lexer *lx, const char *name)
  * goes back through the lexer, so a macro naming another expands too. */
 static bool push_macro(struct lexer *lx, const char *name, struct pos at)
 {
-	if (!lx->macro || lx->nframes >= LEX_MAX_EXPANSION ||
-	    lx->expansions >= LEX_MAX_EXPANSIONS || expanding(lx, name))
+	if (!lx->macro || expanding(lx, name))
 		return false;
 	const char *text = lx->macro(lx->macro_ctx, name, strlen(name));
 	if (!text)
 		return false;
+	if (lx->nframes >= LEX_MAX_EXPANSION ||
+	    lx->expansions >= LEX_MAX_EXPANSIONS) {
+		if (!lx->expansion_failed)
+			lex_error(lx, lx->nframes ? lx->expansion : at,
+				  "PP_LIMIT", "macro '%s' expands too deep or "
+				  "too often (%d nested, %d in a script)", name,
+				  LEX_MAX_EXPANSION, LEX_MAX_EXPANSIONS);
+		lx->expansion_failed = true;
+		return false;
+	}
 	if (!lx->nframes)
 		lx->expansion = at;
 	lx->expansions++;
@@ -79,21 +104,6 @@ static void pop_macro(struct lexer *lx)
 	lx->off = f->off;
 	lx->line = f->line;
 	lx->col = f->col;
-}
-
-static void lex_error(struct lexer *lx, struct pos pos, const char *tag,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void lex_error(struct lexer *lx, struct pos pos, const char *tag,
-		      const char *fmt, ...)
-{
-	if (lx->quiet)
-		return;
-	lx->nerrors++;
-	va_list ap;
-	va_start(ap, fmt);
-	diag_vadd(lx->diags, DIAG_ERROR, pos, tag, fmt, ap);
-	va_end(ap);
 }
 
 static int peek(const struct lexer *lx, size_t k)

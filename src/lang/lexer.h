@@ -37,6 +37,7 @@ struct lexer {
 	struct lex_frame frames[LEX_MAX_EXPANSION]; /* the texts lexed */
 	unsigned nframes;        /*   before src: macros being expanded */
 	unsigned long expansions;
+	bool expansion_failed;   /* reported once */
 	struct pos expansion;    /* where the outermost macro was named */
 };
 

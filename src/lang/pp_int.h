@@ -15,7 +15,7 @@
 #define PP_MAX_FILE_BYTES   (16u << 20) /* one file */
 #define PP_MAX_TOTAL_BYTES  (128u << 20)/* every file read */
 #define PP_MAX_FILES        8192        /* files opened */
-#define PP_MAX_TOKENS       (6u << 20)  /* tokens made, read or expanded */
+#define PP_MAX_TOKENS       (4u << 20)  /* tokens made, read or expanded */
 #define PP_MAX_MACRO_ARGS   256
 #define PP_MAX_SECONDS      20          /* wall time of one run */
 #define PP_MAX_ERRORS       20

@@ -143,6 +143,41 @@ static int kprobe_attach(const struct probe *p, struct attach_req *req)
 	return 1;
 }
 
+/* override() needs the function in the kernel's error-injection list
+ * (ALLOW_ERROR_INJECTION) and the probe at its entry; the kernel checks
+ * both when attaching, this says which is missing first. */
+#define ERROR_INJECTION_LIST "/sys/kernel/debug/error_injection/list"
+
+static int kprobe_check_override(const struct probe *p, char *why, size_t len)
+{
+	if (p->provider != &provider_kprobe || p->freq) {
+		snprintf(why, len, "override() works at a function's entry "
+			 "only (a kprobe without an offset)");
+		return -EINVAL;
+	}
+	char *text = probe_read_file(ERROR_INJECTION_LIST);
+	if (!text) {
+		int err = errno ? errno : ENOENT;
+		snprintf(why, len, "this kernel cannot override returns: no "
+			 "error-injection list (%s: %s; it needs "
+			 "CONFIG_FUNCTION_ERROR_INJECTION and "
+			 "CONFIG_BPF_KPROBE_OVERRIDE, and debugfs mounted)",
+			 ERROR_INJECTION_LIST, strerror(err));
+		return -err;
+	}
+	struct kfuncs list;
+	kfuncs_parse_text(&list, text, 0);       /* "func\tERRNO" lines */
+	bool ok = kfuncs_has(&list, p->func);
+	kfuncs_free(&list);
+	if (!ok) {
+		snprintf(why, len, "%s is not in the kernel's error-injection "
+			 "list (%s), so override() cannot change its return",
+			 p->func, ERROR_INJECTION_LIST);
+		return -EPERM;
+	}
+	return 0;
+}
+
 /* -l: the traceable functions, as bpftrace lists them */
 static int kprobe_list_common(const struct provider *pv, const char *pattern,
 			      FILE *out)
@@ -185,6 +220,7 @@ const struct provider provider_kprobe = {
 	.caps = PROBE_ARGN | PROBE_SARGN | PROBE_FUNC | PROBE_REGS |
 		PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM | PROBE_OVERRIDE,
 	.attach = kprobe_attach,
+	.check_override = kprobe_check_override,
 	.list = kprobe_list,
 };
 

@@ -130,6 +130,11 @@ struct provider {
 	/* What its probes offer (enum probe_cap, program.h). Probes in
 	 * user space (PROBE_USER_MEM) are the ones `-l -p PID` lists. */
 	uint32_t caps;
+	/* override(): may this probe's program change the probed function's
+	 * return? 0, or -errno with the reason in why (the engine asks
+	 * before loading a program that calls bpf_override_return). NULL:
+	 * never (sema already refuses override() without PROBE_OVERRIDE). */
+	int (*check_override)(const struct probe *p, char *why, size_t len);
 	/* -l: print every probe matching pattern; NULL pattern lists all. */
 	int (*list)(const char *pattern, int pid, FILE *out);
 };

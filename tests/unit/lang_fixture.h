@@ -12,6 +12,7 @@
 
 #include "compile.h"
 #include "kernel/btf.h"
+#include "lang/cdefs.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "probes/provider.h"
@@ -58,7 +59,10 @@ static int lang_fx_run(struct lang_fx *f, const char *text, char **pos,
 	/* C types as compile() sets them up: the kernel's BTF behind */
 	f->prog.ctypes = ctypes_new(&f->a);
 	ctypes_add_resolver(f->prog.ctypes, kbtf_resolver(&f->a));
-	f->root = parse_program(&f->a, text, &f->d);
+	/* the script's definitions declare their types in the program's
+	 * registry, as compile() does */
+	f->root = cdefs_parse_script(&f->a, text, NULL, f->prog.ctypes,
+				     &f->d);
 	if (!f->root || f->d.nerrors)
 		return f->rc = -1;
 	uint32_t n = 0;

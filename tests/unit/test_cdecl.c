@@ -335,8 +335,23 @@ int main(void)
 			 "#include <sys/un.h>\n#include <netdb.h>\n"
 			 "#include <sys/time.h>\n#include <poll.h>\n"
 			 "#include <sys/utsname.h>\n#include <sys/statfs.h>\n"
-			 "#include <termios.h>\n#include <ucontext.h>\n",
-			 NULL, 60);
+			 "#include <termios.h>\n#include <ucontext.h>\n"
+			 "#include <sys/sem.h>\n#include <sys/shm.h>\n"
+			 "#include <sys/msg.h>\n#include <aio.h>\n"
+			 "#include <glob.h>\n#include <regex.h>\n"
+			 "#include <search.h>\n#include <link.h>\n"
+			 "#include <elf.h>\n#include <sys/user.h>\n"
+			 "#include <sys/procfs.h>\n#include <sys/inotify.h>\n"
+			 "#include <mqueue.h>\n#include <spawn.h>\n"
+			 "#include <sched.h>\n#include <fenv.h>\n"
+			 "#include <ifaddrs.h>\n#include <net/if.h>\n"
+			 "#include <netinet/tcp.h>\n#include <netinet/ip.h>\n"
+			 "#include <arpa/inet.h>\n#include <grp.h>\n"
+			 "#include <pwd.h>\n#include <utmp.h>\n"
+			 "#include <sys/timex.h>\n#include <sys/sysinfo.h>\n"
+			 "#include <sys/vfs.h>\n#include <wchar.h>\n"
+			 "#include <stdlib.h>\n#include <setjmp.h>\n",
+			 NULL, 190);
 	compare_with_gcc("linux uapi", "#include <linux/bpf.h>\n"
 			 "#include <linux/perf_event.h>\n"
 			 "#include <linux/ptrace.h>\n#include <linux/tcp.h>\n"
@@ -350,8 +365,22 @@ int main(void)
 			 "#include <linux/io_uring.h>\n#include <linux/input.h>\n"
 			 "#include <linux/if_packet.h>\n#include <linux/virtio_net.h>\n"
 			 "#include <linux/usbdevice_fs.h>\n#include <linux/fuse.h>\n"
-			 "#include <linux/sctp.h>\n#include <linux/kvm.h>\n",
-			 NULL, 300);
+			 "#include <linux/sctp.h>\n#include <linux/kvm.h>\n"
+			 "#include <linux/seccomp.h>\n#include <linux/audit.h>\n"
+			 "#include <linux/can.h>\n#include <linux/vhost.h>\n"
+			 "#include <linux/videodev2.h>\n#include <linux/dm-ioctl.h>\n"
+			 "#include <linux/cdrom.h>\n#include <linux/ethtool.h>\n"
+			 "#include <linux/nl80211.h>\n#include <linux/if_tun.h>\n"
+			 "#include <linux/userfaultfd.h>\n#include <linux/openat2.h>\n"
+			 "#include <linux/fanotify.h>\n#include <linux/inotify.h>\n"
+			 "#include <linux/signalfd.h>\n#include <linux/if_bridge.h>\n"
+			 "#include <linux/netfilter.h>\n#include <linux/pkt_sched.h>\n"
+			 "#include <linux/blktrace_api.h>\n#include <linux/cn_proc.h>\n"
+			 "#include <linux/taskstats.h>\n#include <linux/vfio.h>\n"
+			 "#include <linux/media.h>\n#include <linux/hidraw.h>\n"
+			 "#include <linux/uinput.h>\n#include <linux/loop.h>\n"
+			 "#include <linux/nbd.h>\n#include <linux/watchdog.h>\n",
+			 NULL, 500);
 	test_errors();
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);

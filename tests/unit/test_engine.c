@@ -596,6 +596,53 @@ static void test_failures(void)
 	CHECK(fds_none(), "late attach failure: nothing left behind");
 }
 
+/* A program that calls bpf_override_return asks its provider first: a
+ * tracepoint cannot override; a kprobe needs the error-injection list
+ * (which kernels without CONFIG_FUNCTION_ERROR_INJECTION lack). */
+static struct bpf_insn prog_override[] = {
+	MOV_IMM(R2, -12),
+	CALL(BPF_FUNC_override_return),
+	MOV_IMM(R0, 0),
+	EXIT(),
+};
+
+static void test_override(void)
+{
+	uint32_t n = sizeof(prog_override) / sizeof(prog_override[0]);
+	struct probe tp[] = {
+		mkprobe("tracepoint", "tracepoint:syscalls:sys_enter_getpid",
+			"syscalls", "sys_enter_getpid", 0, prog_override, n),
+	};
+	struct program prog = mkprogram(tp, 1);
+	int r;
+	char *err = with_stderr(load_and_attach, &prog, &r);
+	CHECK(r < 0 && err && strstr(err, "probe tracepoint:syscalls:"
+				     "sys_enter_getpid: this probe type cannot "
+				     "override a return"),
+	      "override: a tracepoint cannot, said before loading");
+	free(err);
+	struct probe kp[] = {
+		mkprobe("kprobe", "kprobe:vfs_read", NULL, "vfs_read", 0,
+			prog_override, n),
+	};
+	prog = mkprogram(kp, 1);
+	err = with_stderr(load_and_attach, &prog, &r);
+	if (access("/sys/bus/event_source/devices/kprobe", F_OK) != 0)
+		CHECK(r < 0 && err && strstr(err, "this kernel has no kprobes"),
+		      "override: without kprobes, said");
+	else if (access("/sys/kernel/debug/error_injection/list", R_OK) != 0)
+		CHECK(r < 0 && err && strstr(err, "probe kprobe:vfs_read: this "
+					     "kernel cannot override returns: no "
+					     "error-injection list"),
+		      "override: without an error-injection list, said");
+	else
+		CHECK(r < 0 && err && strstr(err, "vfs_read is not in the "
+					     "kernel's error-injection list"),
+		      "override: a function not in the list, said");
+	free(err);
+	CHECK(fds_none(), "override: nothing left behind");
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -610,5 +657,6 @@ int main(void)
 	test_software();
 	test_many();
 	test_failures();
+	test_override();
 	return UNIT_DONE();
 }

@@ -70,3 +70,6 @@ struct t_union_in { char c; union t_union_aligned u; char d; };
 struct t_deep { struct { struct { struct { char a; long b; } l3; char c; } l2; char d; } l1; char e; };
 struct t_bits_cross { unsigned a : 20; unsigned b : 20; unsigned c : 20; unsigned long long d : 50; unsigned e : 14; };
 struct t_char_bits { char a : 3; char b : 6; char c : 7; char d : 8; };
+typedef float t_v4sf __attribute__((vector_size(16)));
+typedef int t_v8si __attribute__((__vector_size__(32), __aligned__(16)));
+struct t_vectors { char c; t_v4sf a; t_v8si b; double d __attribute__((vector_size(64))); };

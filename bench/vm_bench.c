@@ -1,8 +1,8 @@
 /* vm_bench.c - what one run of a probe's program costs in the VM
  * (src/vm), interpreted and JIT-compiled: the programs sonde's compiler
  * emits for a USDT site of <sonde/sdt.h> (bench/uprobe_bench's
- * bench:sonde_site) with the bodies bench/uprobes measures, plus a
- * printf. Helpers are stubs that do almost nothing (a map lookup returns
+ * bench:sonde_site) with the bodies bench/uprobes measures, a printf,
+ * and a loop of 100 iterations (where the helpers hardly count). Helpers are stubs that do almost nothing (a map lookup returns
  * one fixed slot, the ring hands out one fixed record), so the figures
  * are the VM's share of a hit: the process engine's real helpers and its
  * trampoline come on top.
@@ -163,6 +163,9 @@ static const struct bench_case cases[] = {
 	{ "hist", "{ @h = hist(arg0); }" },
 	{ "sum", "{ @m[tid] = sum(arg0); }" },
 	{ "printf", "{ printf(\"%d %d\\n\", tid, arg0); }" },
+	/* 100 iterations of 9 instructions: the engines without helpers */
+	{ "loop", "{ $i = 0; $s = 0; while ($i < 100) { $s += $i * arg0; $i++; } "
+		  "@c = sum($s); }" },
 };
 
 int main(int argc, char **argv)

@@ -195,6 +195,11 @@ _Static_assert(sizeof(struct fprobe_regs) == sizeof(struct agent_regs),
 	       "fprobe_regs and agent_regs are both struct pt_regs");
 void agent_fprobe_run(uint32_t prog, struct fprobe_regs *regs)
 {
+	/* with -p sonde patches the functions before the agent's session
+	 * starts (and its first attach initializes the agent): a hit then
+	 * runs nothing */
+	if (__builtin_expect(!agent_live, 0))
+		return;
 	hit((struct agent_regs *)regs, UINT32_MAX, prog);
 }
 

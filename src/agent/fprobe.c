@@ -21,6 +21,11 @@
  * (__cxa_begin_catch, FPROBE_CATCH) the frames still alive, those above
  * the catcher's stack pointer, are hooked again.
  *
+ * Stacks: a probe that walks the user stack would meet the trampoline's
+ * address where a hooked frame's caller is; for sites whose probes read
+ * stacks (FPROBE_F_STACKS) the thread's hooked frames get their return
+ * addresses back while the probes run, the same unhook and rehook.
+ *
  * Signals: a handler may run probes between any two instructions here,
  * on the same shadow stack. A push reserves its slot (marked alive) before
  * filling it and a pop takes its entry off before running probes, so the
@@ -258,8 +263,13 @@ void sonde_fprobe_entry(const struct fprobe_site *site, struct fprobe_regs *regs
 	uint32_t nr = __atomic_load_n(&site->nret, __ATOMIC_RELAXED);
 	if (ne > FPROBE_MAX_PROBES || nr > FPROBE_MAX_PROBES - ne)
 		return;
+	bool stacks = ne && (site->flags & FPROBE_F_STACKS);
+	if (stacks)
+		unhook_all(regs->sp);
 	for (uint32_t i = 0; i < ne; i++)
 		agent_fprobe_run(site->probes[i], regs);
+	if (stacks)
+		rehook(regs->sp);
 	if (nr)
 		hook_return(site, regs);
 }
@@ -272,6 +282,12 @@ void sonde_fprobe_entry(const struct fprobe_site *site, struct fprobe_regs *regs
  * writes read-only code as a debugger does. Async-signal-safe. */
 void fprobe_restore_child(void)
 {
+	/* its thread has a new id: its shadow stack (a copy) is its own,
+	 * not that of a thread of the parent which a new thread here could
+	 * take for gone */
+	if (tls_shadow)
+		__atomic_store_n(&tls_shadow->owner,
+				 (int32_t)sys(SYS_gettid, 0, 0, 0), __ATOMIC_RELEASE);
 	static const char path[] = "/proc/self/mem";
 	long fd = sys(SYS_open, path, 02000002 /* O_RDWR | O_CLOEXEC */, 0);
 	if (fd < 0)
@@ -338,15 +354,22 @@ uint64_t sonde_fprobe_return(struct fprobe_regs *regs)
 	regs->ip = ret;
 	uint32_t ne = __atomic_load_n(&site->nentry, __ATOMIC_RELAXED);
 	uint32_t nr = __atomic_load_n(&site->nret, __ATOMIC_RELAXED);
-	if (ne <= FPROBE_MAX_PROBES && nr <= FPROBE_MAX_PROBES - ne)
-		for (uint32_t i = 0; i < nr; i++)
-			agent_fprobe_run(site->probes[ne + i], regs);
+	if (ne > FPROBE_MAX_PROBES || nr > FPROBE_MAX_PROBES - ne || !nr)
+		return ret;
+	bool stacks = site->flags & FPROBE_F_STACKS;
+	if (stacks)
+		unhook_all(at);
+	for (uint32_t i = 0; i < nr; i++)
+		agent_fprobe_run(site->probes[ne + i], regs);
+	if (stacks)
+		rehook(at);
 	return ret;
 }
 
 /* The return trampoline: a hooked function returns here (sp just above
  * where its return address was). The registers are saved as pt_regs
- * (retval is ax) with xmm0 and xmm1 (floating-point return values),
+ * (retval is ax; the flags, which no caller expects kept across a call,
+ * as 0) with xmm0 and xmm1 (floating-point return values),
  * sonde_fprobe_return gives the real return address, and everything is
  * put back but r11, which a return leaves free, to jump there. 128 bytes
  * below sp are left alone, as everywhere in sonde's trampolines. */
@@ -368,7 +391,7 @@ __asm__(
 	"  movq $-1, 120(%rsp)\n"
 	"  movq $0, 128(%rsp)\n"
 	"  movq $0x33, 136(%rsp)\n"
-	"  pushfq\n  pop %rax\n  mov %rax, 144(%rsp)\n"
+	"  movq $0, 144(%rsp)\n"   /* flags: dead at a return (ABI) */
 	"  lea (128 + " STR(RT_FRAME) ")(%rsp), %rax\n  mov %rax, 152(%rsp)\n"
 	"  movq $0x2b, 160(%rsp)\n"
 	"  movdqu %xmm0, 168(%rsp)\n  movdqu %xmm1, 184(%rsp)\n"

@@ -41,6 +41,11 @@ enum fprobe_kind {
 				(__cxa_begin_catch): hook them again */
 };
 
+/* The site's probes read the user stack (ustack): the hooked return
+ * addresses of the thread are put back while they run, so a stack walk
+ * sees the real callers, not the return trampoline. */
+#define FPROBE_F_STACKS 1u
+
 enum fprobe_state {
 	FPROBE_WRITING = 1,  /* sonde is writing it */
 	FPROBE_PATCHED,      /* the function jumps here */
@@ -64,6 +69,8 @@ struct fprobe_site {
 	uint8_t pad_orig[8];
 	uint8_t patch[FPROBE_MAX_PATCH];  /* what was written at addr */
 	uint64_t session;            /* the sonde run that patched it */
+	uint32_t flags;              /* FPROBE_F_* */
+	uint32_t pad2;
 	uint32_t nentry, nret;       /* probes[0..nentry), then nret more */
 	uint32_t probes[FPROBE_MAX_PROBES];
 };

@@ -48,6 +48,9 @@ struct elf_sym {
  * -ENOEXEC (not an ELF file), -EINVAL (malformed), -ENOMEM. */
 int elf_open(const char *path, struct elf_file **out);
 void elf_close(struct elf_file *ef);
+/* The same with the file's own symbol tables only (no separate debug
+ * file): quicker, for the exported functions of a library. */
+int elf_open_own(const char *path, struct elf_file **out);
 
 const char *elf_path(const struct elf_file *ef);
 /* ET_DYN (PIE executable or shared library) rather than ET_EXEC. */

@@ -230,7 +230,7 @@ static int read_symtab(struct elf_file *ef, Elf *e, Elf_Scn *scn,
 	return 0;
 }
 
-static int read_symbols(struct elf_file *ef)
+static int read_symbols(struct elf_file *ef, bool debug_file)
 {
 	size_t cap = 0;
 	Elf_Scn *scn = NULL;
@@ -247,7 +247,7 @@ static int read_symbols(struct elf_file *ef)
 			return err;
 	}
 	/* Stripped: the debug file's .symtab, when one is installed. */
-	if (!symtab && ef->nsegs &&
+	if (!symtab && debug_file && ef->nsegs &&
 	    elf__debug_open(ef->elf, ef->path, &ef->dbg_fd, &ef->dbg_elf) == 0) {
 		scn = NULL;
 		while ((scn = elf_nextscn(ef->dbg_elf, scn))) {
@@ -288,7 +288,7 @@ static int read_symbols(struct elf_file *ef)
 	return 0;
 }
 
-int elf_open(const char *path, struct elf_file **out)
+static int open_file(const char *path, bool debug_file, struct elf_file **out)
 {
 	*out = NULL;
 	int err = elf_lib_init();
@@ -323,13 +323,23 @@ int elf_open(const char *path, struct elf_file **out)
 		err = -ENOEXEC;
 		goto fail;
 	}
-	if ((err = read_segments(ef)) || (err = read_symbols(ef)))
+	if ((err = read_segments(ef)) || (err = read_symbols(ef, debug_file)))
 		goto fail;
 	*out = ef;
 	return 0;
 fail:
 	elf_close(ef);
 	return err;
+}
+
+int elf_open(const char *path, struct elf_file **out)
+{
+	return open_file(path, true, out);
+}
+
+int elf_open_own(const char *path, struct elf_file **out)
+{
+	return open_file(path, false, out);
 }
 
 const char *elf_path(const struct elf_file *ef) { return ef->path; }

@@ -97,6 +97,10 @@ struct process_req {
 		PROCESS_TIMER,      /* in sonde, every period_ns */
 		PROCESS_USDT,       /* at a USDT site of the traced process: the
 				     * nop the note's address names */
+		PROCESS_FUNC,       /* at a function's entry (or an instruction
+				     * in it), or its return (uprobe->retprobe):
+				     * patched by sonde over ptrace
+				     * (src/process/fprobes.c) */
 	} how;
 	uint64_t period_ns;        /* PROCESS_TIMER */
 };

@@ -296,6 +296,15 @@ static int uprobe_list(const char *pattern, int pid, FILE *out)
 	return list_common(&provider_uprobe, pattern, pid, out);
 }
 
+/* The process engine patches the function in the traced process. */
+static int uprobe_process(const struct probe *p, struct process_req *req)
+{
+	if (!p->uprobe || p->uprobe->usdt)
+		return -EINVAL;
+	req->how = PROCESS_FUNC;
+	return 0;
+}
+
 const struct provider provider_uprobe = {
 	.name = "uprobe",
 	.alias = "u",
@@ -306,6 +315,7 @@ const struct provider provider_uprobe = {
 	.caps = PROBE_ARGN | PROBE_SARGN | PROBE_FUNC | PROBE_REGS |
 		PROBE_USTACK | PROBE_KSTACK | PROBE_USER_MEM | PROBE_ARGS,
 	.attach = user_attach,
+	.process = uprobe_process,
 	.list = uprobe_list,
 };
 
@@ -318,5 +328,6 @@ const struct provider provider_uretprobe = {
 	.caps = PROBE_RETVAL | PROBE_FUNC | PROBE_REGS | PROBE_USTACK |
 		PROBE_KSTACK | PROBE_USER_MEM,
 	.attach = user_attach,
+	.process = uprobe_process,
 	.list = NULL,      /* bpftrace lists functions under uprobe only */
 };

@@ -17,6 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "../base/file.h"
 #include "../base/log.h"
 
 
@@ -88,6 +89,38 @@ static int proc_exe(int pid, char *out, size_t len)
 	return elf_proc_path(pid, exe, out, len);
 }
 
+/* The files of the -p process could not be reached (through
+ * /proc/PID/root or /proc/PID/exe): say why when the process is the
+ * reason, a zombie or another user's. Returns the diagnostic's -errno,
+ * or 0 when the process is not the reason. */
+static int proc_unreachable(const struct node *attach, struct expand_ctx *ctx,
+			    int err)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/status", ctx->pid);
+	char *st = file_read(path, NULL);
+	if (!st)
+		return 0;
+	const char *state = strstr(st, "\nState:");
+	const char *uidl = strstr(st, "\nUid:");
+	char z = state ? state[strspn(state + 7, " \t") + 7] : '?';
+	long uid = uidl ? strtol(uidl + 5, NULL, 10) : -1;
+	free(st);
+	if (z == 'Z' || z == 'X')
+		return user_error(attach, ctx, "NO_PROCESS", -ESRCH,
+				  "process %d has exited (a zombie waiting for "
+				  "its parent): there is nothing left to trace",
+				  ctx->pid);
+	if ((err == -EACCES || err == -EPERM) && uid >= 0 &&
+	    (uid_t)uid != geteuid() && geteuid() != 0)
+		return user_error(attach, ctx, "NO_PERMISSION", err,
+				  "cannot read the files of process %d: it "
+				  "belongs to uid %ld, not to you (uid %u): trace "
+				  "your own processes, or run sonde as root",
+				  ctx->pid, uid, (unsigned)geteuid());
+	return 0;
+}
+
 /* Find the file; fill t->path and t->shown. */
 static int user_locate(const struct node *attach, struct expand_ctx *ctx,
 		       const char *kind, const char *target,
@@ -104,6 +137,9 @@ static int user_locate(const struct node *attach, struct expand_ctx *ctx,
 		if (r == -ESRCH)
 			return user_error(attach, ctx, "NO_PROCESS", r,
 					  "process %d does not exist", pid);
+		int why = r < 0 ? proc_unreachable(attach, ctx, r) : 0;
+		if (why < 0)
+			return why;
 		if (r < 0)
 			return user_error(attach, ctx, "NO_PERMISSION", r,
 					  "cannot read the executable of process "
@@ -155,6 +191,9 @@ int user_open(const struct node *attach, struct expand_ctx *ctx,
 	struct stat st;
 	if (stat(t->path, &st) < 0) {
 		r = -errno;
+		int why = ctx->pid > 0 ? proc_unreachable(attach, ctx, r) : 0;
+		if (why < 0)
+			return why;
 		if (r == -EACCES || r == -EPERM)
 			return user_error(attach, ctx, "NO_PERMISSION", r,
 					  "%s target file '%s': permission denied",

@@ -19,11 +19,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "../agent/fprobe.h"
 #include "../elf/elf.h"
@@ -44,14 +46,17 @@ struct pfile {
 struct pattach {
 	int pid;
 	struct tracee *t;        /* NULL while the process runs */
-	struct inject_libc lc;
-	uint64_t handle;
+	struct inject_libc lc;   /* found when first needed */
+	bool have_lc;
+	struct elf_file *agent_ef;
+	uint64_t agent_bias;
 	struct lp_agent agent;
 	struct livepatch *lp;
 	struct pfile files[MAX_FILES];
 	size_t nfiles;
 	bool unwind_hooked;
 	bool committed;
+	uint32_t site_flags;
 };
 
 static void say(char *why, size_t whylen, const char *fmt, ...)
@@ -65,7 +70,52 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 }
 
 int pattach_pid(const struct pattach *pa) { return pa->pid; }
+void pattach_set_flags(struct pattach *pa, uint32_t f) { pa->site_flags = f; }
+
+static int libc_of(struct pattach *pa, char *why, size_t whylen)
+{
+	if (pa->have_lc)
+		return 0;
+	int r = inject_find_libc(pa->pid, &pa->lc, why, whylen);
+	pa->have_lc = r == 0;
+	return r;
+}
 size_t pattach_nsites(const struct pattach *pa) { return lp_nsites(pa->lp); }
+
+/* The agent as the process maps it: its path there and load bias.
+ * -ENOENT if it is not loaded. */
+static int agent_mapping(int pid, const char *agent_path, struct elf_file *ef,
+			 uint64_t *bias)
+{
+	struct stat st;
+	char real[PATH_MAX];
+	if (stat(agent_path, &st) < 0 || !realpath(agent_path, real))
+		return -errno;
+	struct elf_map *maps;
+	size_t n;
+	int r = elf_proc_maps(pid, &maps, &n);
+	if (r < 0)
+		return r;
+	r = -ENOENT;
+	/* the same file: by device and inode, or (an overlay file system
+	 * shows another device in maps than stat does) by its path */
+	for (size_t i = 0; i < n && r < 0; i++)
+		if (((maps[i].inode == st.st_ino &&
+		      maps[i].dev_major == major(st.st_dev) &&
+		      maps[i].dev_minor == minor(st.st_dev)) ||
+		     strcmp(maps[i].path, real) == 0) &&
+		    elf_map_bias(ef, &maps[i], bias) == 0)
+			r = 0;
+	elf_maps_free(maps, n);
+	return r;
+}
+
+/* An exported symbol of the agent, at its run-time address. */
+static uint64_t agent_sym(const struct pattach *pa, const char *sym)
+{
+	uint64_t v;
+	return elf_symbol_addr(pa->agent_ef, sym, &v) == 0 ? v + pa->agent_bias : 0;
+}
 
 int pattach_open(int pid, const char *agent_path, struct pattach **out,
 		 char *why, size_t whylen)
@@ -76,21 +126,36 @@ int pattach_open(int pid, const char *agent_path, struct pattach **out,
 	if (!pa)
 		return -ENOMEM;
 	pa->pid = pid;
-	int r = tracee_attach(pid, &pa->t, why, whylen);
-	if (r < 0)
+	int r = elf_open(agent_path, &pa->agent_ef);
+	if (r < 0) {
+		say(why, whylen, "the agent library %s: %s", agent_path,
+		    strerror(-r));
 		goto fail;
-	if ((r = inject_find_libc(pid, &pa->lc, why, whylen)) < 0 ||
-	    (r = inject_dlopen(pa->t, &pa->lc, agent_path, &pa->handle, why,
-			       whylen)) < 0)
+	}
+	if ((r = tracee_attach(pid, &pa->t, why, whylen)) < 0)
 		goto fail;
-	if ((r = inject_dlsym(pa->t, &pa->lc, pa->handle, FPROBE_SYM_ENTRY,
-			      &pa->agent.entry)) < 0 ||
-	    (r = inject_dlsym(pa->t, &pa->lc, pa->handle, FPROBE_SYM_REGISTRY,
-			      &pa->agent.registry)) < 0) {
-		say(why, whylen, "%s loaded in process %d lacks the function-probe "
-		    "entry points (%s, %s): not sonde's agent, or another "
-		    "version's", agent_path, pid, FPROBE_SYM_ENTRY,
-		    FPROBE_SYM_REGISTRY);
+	/* loaded already (LD_PRELOAD, an earlier sonde): nothing to call */
+	r = agent_mapping(pid, agent_path, pa->agent_ef, &pa->agent_bias);
+	if (r == -ENOENT) {
+		uint64_t handle;
+		if ((r = libc_of(pa, why, whylen)) < 0 ||
+		    (r = inject_dlopen(pa->t, &pa->lc, agent_path, &handle, why,
+				       whylen)) < 0)
+			goto fail;
+		r = agent_mapping(pid, agent_path, pa->agent_ef, &pa->agent_bias);
+	}
+	if (r < 0) {
+		say(why, whylen, "cannot find the agent library %s in process "
+		    "%d: %s", agent_path, pid, strerror(-r));
+		goto fail;
+	}
+	pa->agent.entry = agent_sym(pa, FPROBE_SYM_ENTRY);
+	pa->agent.registry = agent_sym(pa, FPROBE_SYM_REGISTRY);
+	if (!pa->agent.entry || !pa->agent.registry) {
+		r = -ENOENT;
+		say(why, whylen, "%s lacks the function-probe entry points (%s, "
+		    "%s): not sonde's agent, or another version's", agent_path,
+		    FPROBE_SYM_ENTRY, FPROBE_SYM_REGISTRY);
 		goto fail;
 	}
 	if ((r = lp_begin(pa->t, &pa->agent, &pa->lp, why, whylen)) < 0)
@@ -104,10 +169,7 @@ fail:
 
 uint64_t pattach_agent_sym(struct pattach *pa, const char *sym)
 {
-	uint64_t a = 0;
-	if (!pa->t || inject_dlsym(pa->t, &pa->lc, pa->handle, sym, &a) < 0)
-		return 0;
-	return a;
+	return agent_sym(pa, sym);
 }
 
 int pattach_call(struct pattach *pa, const char *sym, const uint64_t *args,
@@ -118,7 +180,7 @@ int pattach_call(struct pattach *pa, const char *sym, const uint64_t *args,
 		say(why, whylen, "process %d is not held", pa->pid);
 		return -EINVAL;
 	}
-	uint64_t fn = pattach_agent_sym(pa, sym);
+	uint64_t fn = agent_sym(pa, sym);
 	if (!fn) {
 		say(why, whylen, "the agent in process %d has no %s", pa->pid, sym);
 		return -ENOENT;
@@ -127,6 +189,42 @@ int pattach_call(struct pattach *pa, const char *sym, const uint64_t *args,
 	if (r < 0)
 		say(why, whylen, "%s in process %d: %s", sym, pa->pid, pa->t->why);
 	return r;
+}
+
+int pattach_start(struct pattach *pa, const char *sym, const char *arg,
+		  char *why, size_t whylen)
+{
+	if (!pa->t) {
+		say(why, whylen, "process %d is not held", pa->pid);
+		return -EINVAL;
+	}
+	uint64_t fn = agent_sym(pa, sym), at;
+	if (!fn) {
+		say(why, whylen, "the agent in process %d has no %s", pa->pid, sym);
+		return -ENOENT;
+	}
+	int r = libc_of(pa, why, whylen);
+	if (r < 0)
+		return r;
+	if (!pa->lc.pthread_create) {
+		say(why, whylen, "process %d: no pthread_create in %s", pa->pid,
+		    pa->lc.path);
+		return -ENOENT;
+	}
+	/* the argument must outlive the call: kept with the trampolines */
+	if ((r = lp_put_data(pa->lp, pa->t, fn, arg, strlen(arg) + 1, &at, why,
+			     whylen)) < 0)
+		return r;
+	uint64_t thread_id = 0, ret = 0;
+	uint64_t args[4] = { TRACEE_ARG_DATA, 0, fn, at };
+	r = tracee_call(pa->t, pa->lc.pthread_create, args, 4, &thread_id,
+			sizeof(thread_id), 5000, &ret);
+	if (r < 0 || ret) {
+		say(why, whylen, "pthread_create in process %d: %s", pa->pid,
+		    r < 0 ? pa->t->why : strerror((int)ret));
+		return r < 0 ? r : -(int)ret;
+	}
+	return 0;
 }
 
 /* "/proc/PID/root/usr/lib/x.so" names "/usr/lib/x.so" in the process. */
@@ -161,7 +259,9 @@ static int map_bias(int pid, const struct elf_file *ef, const char *path,
 	return r;
 }
 
-static struct pfile *file_get(struct pattach *pa, const char *path)
+/* An opened file (its own symbols only, or with its debug file's). */
+static struct pfile *file_get_as(struct pattach *pa, const char *path,
+				 bool own_only)
 {
 	for (size_t i = 0; i < pa->nfiles; i++)
 		if (strcmp(pa->files[i].path, path) == 0)
@@ -172,15 +272,22 @@ static struct pfile *file_get(struct pattach *pa, const char *path)
 	if (!(f->path = strdup(path)))
 		return NULL;
 	pa->nfiles++;
-	f->err = elf_open(path, &f->ef);
+	f->err = own_only ? elf_open_own(path, &f->ef) : elf_open(path, &f->ef);
 	if (f->err == 0) {
 		f->err = map_bias(pa->pid, f->ef, path, &f->bias);
 		if (f->err < 0 && !elf_is_dyn(f->ef)) {
 			f->bias = 0;   /* a program at its link-time address */
 			f->err = 0;
 		}
+		if (f->err == -ENOENT)
+			f->err = -ENXIO;   /* not (yet) loaded by the process */
 	}
 	return f;
+}
+
+static struct pfile *file_get(struct pattach *pa, const char *path)
+{
+	return file_get_as(pa, path, false);
 }
 
 /* Fill an lp_site for vaddr of f: its bounds from the symbols. */
@@ -201,12 +308,24 @@ static int add_site(struct pattach *pa, struct pfile *f, uint64_t vaddr,
 		    const char *name, uint32_t kind, bool ret, uint32_t probe,
 		    char *why, size_t whylen)
 {
-	struct lp_site s = { .name = name, .addr = vaddr + f->bias, .kind = kind };
+	struct lp_site s = { .addr = vaddr + f->bias, .kind = kind,
+			     .flags = kind == FPROBE_PROBES ? pa->site_flags : 0 };
 	site_bounds(f, vaddr, &s);
 	if (ret && s.mid_function) {
 		say(why, whylen, "%s: a return probe needs a function's entry", name);
 		return -EINVAL;
 	}
+	/* messages name the function as the symbols do: f, f+0x10 */
+	char label[256];
+	const struct elf_sym *sym = elf_sym_at(f->ef, vaddr);
+	const char *fn = sym ? (sym->demangled ? sym->demangled : sym->name) : NULL;
+	if (!sym)
+		snprintf(label, sizeof(label), "0x%" PRIx64, vaddr);
+	else if (sym->addr == vaddr)
+		snprintf(label, sizeof(label), "%s", fn);
+	else
+		snprintf(label, sizeof(label), "%s+0x%" PRIx64, fn, vaddr - sym->addr);
+	s.name = label;
 	if (kind == FPROBE_PROBES) {
 		s.nentry = ret ? 0 : 1;
 		s.nret = ret ? 1 : 0;
@@ -250,7 +369,8 @@ static int hook_unwinders(struct pattach *pa, char *why, size_t whylen)
 		else if (!unwinder_object(objs[i]) ||
 			 elf_proc_path(pa->pid, objs[i], path, sizeof(path)) < 0)
 			continue;
-		struct pfile *f = file_get(pa, path);
+		/* exported functions: the file's own symbols are enough */
+		struct pfile *f = file_get_as(pa, path, i < n);
 		if (!f || f->err < 0)
 			continue;
 		for (size_t k = 0; k < sizeof(hooks) / sizeof(hooks[0]) && r == 0; k++) {
@@ -279,9 +399,10 @@ int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
 		return -ENOMEM;
 	}
 	if (f->err < 0) {
-		say(why, whylen, "%s: %s %s", name, path,
-		    f->err == -ENOENT ? "is not mapped by the process" :
-					strerror(-f->err));
+		say(why, whylen, "%s %s", path,
+		    f->err == -ENXIO ? "is not loaded in the process (the process "
+		    "engine patches code that is loaded: this probe will not "
+		    "fire)" : strerror(-f->err));
 		return f->err;
 	}
 	int r = add_site(pa, f, vaddr, name, FPROBE_PROBES, ret, probe, why, whylen);
@@ -317,11 +438,30 @@ int pattach_detach(struct pattach *pa, char *why, size_t whylen)
 		if (r < 0)
 			return r;
 	}
+	/* a process that ran another program (exec) has none of what was
+	 * patched: its agent is not where it was, and nothing is touched */
+	uint64_t bias;
+	if (agent_mapping(pa->pid, elf_path(pa->agent_ef), pa->agent_ef,
+			  &bias) < 0 || bias != pa->agent_bias) {
+		tracee_detach(pa->t);
+		pa->t = NULL;
+		say(why, whylen, "process %d runs another program now", pa->pid);
+		return -ESRCH;
+	}
 	int r = lp_restore(pa->lp, pa->t, why, whylen);
 	tracee_detach(pa->t);
 	pa->t = NULL;
 	pa->committed = false;
 	return r;
+}
+
+void pattach_free_gone(struct pattach *pa)
+{
+	if (pa && pa->t) {
+		tracee_detach(pa->t);
+		pa->t = NULL;
+	}
+	pattach_free(pa);
 }
 
 void pattach_free(struct pattach *pa)
@@ -336,6 +476,7 @@ void pattach_free(struct pattach *pa)
 		tracee_detach(pa->t);
 	}
 	lp_free(pa->lp);
+	elf_close(pa->agent_ef);
 	for (size_t i = 0; i < pa->nfiles; i++) {
 		free(pa->files[i].path);
 		elf_close(pa->files[i].ef);

@@ -3,9 +3,11 @@
  * loaded, by LD_PRELOAD or by an earlier sonde), patch functions to call
  * it, let the process go; later hold it again and put every byte back.
  *
- *   pattach_open      ptrace the process, dlopen the agent, find its
- *                     entry points, clean up after a killed sonde
- *   pattach_call      call a function of the agent (its set-up)
+ *   pattach_open      ptrace the process, dlopen the agent (unless it is
+ *                     loaded), find its entry points, clean up after a
+ *                     killed sonde
+ *   pattach_call      call a function of the agent
+ *   pattach_start     run one in a thread of its own (its session)
  *   pattach_add       a probe on a function entry or return
  *   pattach_commit    patch, and let the process run
  *   pattach_detach    hold it again, restore every byte, let it go
@@ -34,13 +36,24 @@ int pattach_call(struct pattach *pa, const char *sym, const uint64_t *args,
 		 int nargs, const void *data, size_t datalen, uint64_t *ret,
 		 char *why, size_t whylen);
 
+/* Start sym(arg) in a new thread of the held process (pthread_create),
+ * arg a string that stays in the process's memory: the agent's session
+ * with sonde, which must answer it while the thread runs. */
+int pattach_start(struct pattach *pa, const char *sym, const char *arg,
+		  char *why, size_t whylen);
+
 /* A probe at vaddr (link-time address, as uprobe_info has it) in file
  * `path` (as sonde opens it: /proc/PID/root/... is fine), run with
  * `probe` as its id at the function's entry (ret false) or its return.
- * name is how messages call the function ("uprobe:/bin/x:f"). */
+ * name is how messages call the probe. -ENXIO when the process has not
+ * loaded that file (a library it has not opened yet). */
 int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
 		const char *name, bool ret, uint32_t probe, char *why,
 		size_t whylen);
+
+/* FPROBE_F_* for the sites added from now on (FPROBE_F_STACKS: their
+ * probes read user stacks). */
+void pattach_set_flags(struct pattach *pa, uint32_t site_flags);
 
 /* Make the probes live and let the process run. */
 int pattach_commit(struct pattach *pa, char *why, size_t whylen);
@@ -54,6 +67,9 @@ int pattach_detach(struct pattach *pa, char *why, size_t whylen);
  * process still held is let go first (with its patches restored if they
  * were made). */
 void pattach_free(struct pattach *pa);
+/* Free it, the process's image being gone (it exec'd or exited): nothing
+ * is touched there. NULL is a no-op. */
+void pattach_free_gone(struct pattach *pa);
 
 /* The process's pid; the number of patched sites. */
 int pattach_pid(const struct pattach *pa);

@@ -23,8 +23,7 @@
 /* How long detaching waits for the agents to say they are done. */
 #define DETACH_WAIT_MS 3000
 
-/* The agent library: $SONDE_AGENT_LIB, else beside sonde's executable. */
-static int agent_path(char *out, size_t len)
+int proc_agent_path(char *out, size_t len)
 {
 	const char *env = getenv("SONDE_AGENT_LIB");
 	if (env && *env) {
@@ -53,7 +52,7 @@ static int agent_path(char *out, size_t len)
 static int make_env(struct engine *e)
 {
 	char lib[PATH_MAX];
-	int r = agent_path(lib, sizeof(lib));
+	int r = proc_agent_path(lib, sizeof(lib));
 	if (r < 0) {
 		log_error("the process engine's agent library (%s) cannot be "
 			  "used: %s%s", AGENT_LIB, strerror(-r),
@@ -155,7 +154,9 @@ static const char *site_probe_name(struct engine *e, uint32_t site)
 	return "?";
 }
 
-static void on_hello(struct engine *e, struct proc_conn *c)
+/* 0, or -ECANCELED when the function probes could not be patched (the
+ * process is told to run untraced, and the run fails). */
+static int on_hello(struct engine *e, struct proc_conn *c)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -166,17 +167,27 @@ static void on_hello(struct engine *e, struct proc_conn *c)
 	 * starts is not traced (as the kernel engine binds USDT probes);
 	 * -p the process named */
 	int traced = e->opts.pid > 0 ? e->opts.pid : e->opts.cpid;
-	if (e->attached && cred.pid > 0 && cred.pid == traced &&
-	    send_setup(e, c->fd) == 0) {
+	bool ours = e->attached && cred.pid > 0 && cred.pid == traced;
+	/* a -c command: its functions are patched while it waits for its
+	 * region in the agent's constructor, before main() (with -p they
+	 * were patched when the agent was loaded) */
+	if (ours && e->nfuncs && e->opts.pid <= 0 &&
+	    proc_fprobes_attach(e, cred.pid, false) < 0) {
+		send_plain(c->fd, PROTO_INERT);
+		c->state = CONN_INERT;
+		return -ECANCELED;
+	}
+	if (ours && send_setup(e, c->fd) == 0) {
 		c->state = CONN_ATTACHING;
 		e->traced++;
 		log_info("process engine: process %d connected; attaching",
 			 c->pid);
-		return;
+		return 0;
 	}
 	send_plain(c->fd, PROTO_INERT);
 	c->state = CONN_INERT;
 	log_info("process engine: process %d is not traced", c->pid);
+	return 0;
 }
 
 /* One message from an agent; -ECANCELED when its attach failed. */
@@ -188,10 +199,8 @@ static int on_message(struct engine *e, struct proc_conn *c, const void *buf,
 		return 0;
 	memcpy(&type, buf, sizeof(type));
 	if (type == PROTO_HELLO && c->state == CONN_HELLO &&
-	    n >= sizeof(struct proto_hello)) {
-		on_hello(e, c);
-		return 0;
-	}
+	    n >= sizeof(struct proto_hello))
+		return on_hello(e, c);
 	if (type == PROTO_REPORT && n >= sizeof(struct proto_report)) {
 		struct proto_report r;
 		memcpy(&r, buf, sizeof(r));

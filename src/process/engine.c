@@ -4,9 +4,12 @@
  * Probes that run in sonde itself (BEGIN, END, interval timers) run here,
  * through src/vm/ with the user-space helpers of src/runtime/. Probes at
  * sites of the traced process (USDT) run in that process: the agent
- * library (src/agent/), preloaded into the -c command, maps the region
+ * library (src/agent/), preloaded into the -c command or loaded into a
+ * running -p process over ptrace (fprobes.c, attach.c), maps the region
  * sonde built (layout.c), patches the sites and runs their bytecode when
- * they are reached. Both sides write the same maps and the same event
+ * they are reached. Function entries and returns (uprobe, uretprobe) run
+ * there too, but sonde patches them itself, with the process stopped
+ * (fprobes.c). Both sides write the same maps and the same event
  * ring in shared memory, which sonde reads as it reads the kernel's: the
  * ring into the same event handler, the maps through a map_reader
  * (reader.c). What the providers say (their `process` hook) decides what
@@ -77,14 +80,11 @@ static int process_check(const struct program *prog,
 			bad++;
 			continue;
 		}
-		if (req.how == PROCESS_USDT && opts->pid > 0) {
-			say("probe %s: --engine=process does not attach to a "
-			    "running process (-p) yet: start it with -c CMD, or "
-			    "use the kernel engine", p->name);
-			bad++;
-		} else if (req.how == PROCESS_USDT && !opts->cpid) {
+		if ((req.how == PROCESS_USDT || req.how == PROCESS_FUNC) &&
+		    !opts->cpid && opts->pid <= 0) {
 			say("probe %s: the process engine runs it inside the "
-			    "traced program: name it with -c CMD", p->name);
+			    "traced program: name it with -c CMD or -p PID",
+			    p->name);
 			bad++;
 		}
 		int h = missing_helper(p);
@@ -121,7 +121,8 @@ static int load_programs(struct engine *e)
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct proc_probe *pp = &e->probes[i];
 		const struct probe *p = pp->probe;
-		bool here = pp->req.how != PROCESS_USDT;
+		bool here = pp->req.how != PROCESS_USDT &&
+			    pp->req.how != PROCESS_FUNC;
 		struct vm_env env;
 		vm_env_of(e, &env, !here);
 		char err[256] = "";
@@ -175,6 +176,7 @@ static int process_load(const struct program *prog,
 			goto fail;
 		}
 		e->nsites += pp->req.how == PROCESS_USDT;
+		e->nfuncs += pp->req.how == PROCESS_FUNC;
 	}
 	if ((r = proc_region_create(e)) < 0)
 		goto fail;
@@ -186,7 +188,7 @@ static int process_load(const struct program *prog,
 	rt_self.regs = NULL;
 	if ((r = load_programs(e)) < 0)
 		goto fail;
-	if (e->nsites && (r = proc_control_open(e)) < 0)
+	if (proc_uses_agent(e) && (r = proc_control_open(e)) < 0)
 		goto fail;
 	proc_reader_init(e);
 	*out = e;
@@ -198,11 +200,21 @@ fail:
 
 static const char *const *process_child_env(struct engine *e)
 {
-	return e->nsites ? (const char *const *)e->env : NULL;
+	return proc_uses_agent(e) ? (const char *const *)e->env : NULL;
 }
 
 static int process_attach(struct engine *e)
 {
+	/* the sites are patched by the agents as they come; a -c command's
+	 * functions when its agent says hello (control.c) */
+	e->attached = true;
+	/* -p: the agent is loaded into the running process now (before the
+	 * timers start, as the kernel engine's start once attached) */
+	if (e->opts.pid > 0 && proc_uses_agent(e)) {
+		int r = proc_fprobes_attach(e, e->opts.pid, true);
+		if (r < 0)
+			return r;
+	}
 	int n = 0;
 	uint64_t now = now_ns();
 	for (uint32_t i = 0; i < e->nprobes; i++) {
@@ -210,12 +222,11 @@ static int process_attach(struct engine *e)
 		if (pp->req.how == PROCESS_TIMER) {
 			pp->next_ns = now + pp->req.period_ns;
 			n++;
-		} else if (pp->req.how == PROCESS_USDT) {
+		} else if (pp->req.how == PROCESS_USDT ||
+			   pp->req.how == PROCESS_FUNC) {
 			n++;
 		}
 	}
-	/* the sites are patched by the agents as they come */
-	e->attached = true;
 	return n;
 }
 
@@ -303,9 +314,10 @@ static void say_stats(struct engine *e)
 
 static int process_run_end(struct engine *e)
 {
+	proc_fprobes_detach(e);
 	proc_control_detach(e);
 	say_stats(e);
-	if (e->nsites && !e->traced && e->opts.cpid > 0)
+	if (proc_uses_agent(e) && !e->traced && e->opts.cpid > 0)
 		log_warn("process engine: the command never loaded the agent "
 			 "library (a statically linked or set-user-ID program "
 			 "ignores LD_PRELOAD): its probes did not run");
@@ -405,6 +417,7 @@ static void process_free(struct engine *e)
 	if (!e)
 		return;
 	/* closing the channel detaches any agent still attached */
+	proc_fprobes_detach(e);
 	proc_control_close(e);
 	for (uint32_t i = 0; i < e->nprobes; i++)
 		vm_prog_free(e->probes[i].vm);

@@ -59,7 +59,7 @@ int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen)
 		char file[4096];
 		struct elf_file *ef;
 		if (elf_proc_path(pid, maps[i].path, file, sizeof(file)) < 0 ||
-		    elf_open(file, &ef) < 0)
+		    elf_open_own(file, &ef) < 0)
 			continue;
 		uint64_t bias;
 		if (elf_map_bias(ef, &maps[i], &bias) == 0) {
@@ -73,6 +73,7 @@ int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen)
 			}
 			out->mmap = sym_at(ef, bias, "mmap");
 			out->munmap = sym_at(ef, bias, "munmap");
+			out->pthread_create = sym_at(ef, bias, "pthread_create");
 			snprintf(out->path, sizeof(out->path), "%s", maps[i].path);
 			if (out->dlopen && out->dlsym)
 				r = 0;

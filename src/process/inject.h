@@ -15,6 +15,7 @@ struct tracee;
 struct inject_libc {
 	uint64_t dlopen, dlsym, dlerror;   /* 0 if absent */
 	uint64_t mmap, munmap;
+	uint64_t pthread_create;           /* 0 if absent (glibc < 2.34) */
 	int dlopen_flags_extra;            /* __RTLD_DLOPEN for __libc_dlopen_mode */
 	char path[512];                    /* the C library, as the process maps it */
 };

@@ -28,7 +28,7 @@
 static uint64_t ring_size(const struct engine *e, const struct map_spec *m)
 {
 	uint64_t want = m->max_entries ? m->max_entries :
-		e->nsites ? RING_DEFAULT : RING_ONCE;
+		proc_uses_agent(e) ? RING_DEFAULT : RING_ONCE;
 	uint64_t size = PAGE;
 	while (size < want && size < RING_MAX)
 		size <<= 1;
@@ -110,8 +110,12 @@ static int site_bytes(const struct probe *p, struct proto_site *site)
 	return 0;
 }
 
+/* A probe the agents run: its bytecode, and (USDT) the site they patch;
+ * a function probe's site is sonde's to patch (fprobes.c). Its index in
+ * the section goes into *section_index. */
 static int section_add_probe(struct section *s, const struct probe *p,
-			     uint32_t index)
+			     uint32_t index, bool site_too,
+			     uint32_t *section_index)
 {
 	struct proto_probe pp = { .ninsns = p->ninsns, .index = index };
 	int r = add_string(s, p->name, &pp.name_off);
@@ -127,6 +131,9 @@ static int section_add_probe(struct section *s, const struct probe *p,
 	for (size_t i = 0; i < (size_t)p->ninsns * sizeof(*p->insns); i++)
 		if ((r = vec_push(&s->bytes, code[i])) < 0)
 			return r;
+	*section_index = (uint32_t)s->probes.n;
+	if (!site_too)
+		return vec_push(&s->probes, pp);
 	struct proto_site site = { .probe = (uint32_t)s->probes.n,
 				   .kind = PROTO_SITE_USDT,
 				   .offset = p->uprobe->offset,
@@ -218,9 +225,13 @@ int proc_region_create(struct engine *e)
 	struct rt_map_desc *descs = calloc(prog->nmaps ? prog->nmaps : 1,
 					   sizeof(*descs));
 	int r = descs ? 0 : -ENOMEM;
-	for (uint32_t i = 0; r == 0 && i < e->nprobes; i++)
-		if (e->probes[i].req.how == PROCESS_USDT)
-			r = section_add_probe(&sec, e->probes[i].probe, i);
+	for (uint32_t i = 0; r == 0 && i < e->nprobes; i++) {
+		struct proc_probe *pp = &e->probes[i];
+		if (pp->req.how == PROCESS_USDT || pp->req.how == PROCESS_FUNC)
+			r = section_add_probe(&sec, pp->probe, i,
+					      pp->req.how == PROCESS_USDT,
+					      &pp->section_index);
+	}
 	if (r < 0)
 		goto out;
 

@@ -61,6 +61,7 @@ struct livepatch {
 	struct lp_agent agent;
 	struct fprobe_registry reg;
 	struct inject_libc lc;
+	bool have_lc;
 	struct elf_map *maps;
 	size_t nmaps;
 	struct lp_region regions[FPROBE_MAX_REGIONS];
@@ -195,7 +196,6 @@ int lp_begin(struct tracee *t, const struct lp_agent *agent,
 		g->index = i;
 	}
 	if ((r = write_registry(lp, t)) < 0 ||
-	    (r = inject_find_libc(t->pid, &lp->lc, why, whylen)) < 0 ||
 	    (r = elf_proc_maps(t->pid, &lp->maps, &lp->nmaps)) < 0) {
 		if (!why[0])
 			say(why, whylen, "process %d: %s", t->pid, strerror(-r));
@@ -239,6 +239,12 @@ static int region_new(struct livepatch *lp, struct tracee *t, uint64_t addr,
 		return -ENOSPC;
 	}
 	const uint64_t len = REGION_LEN;
+	if (!lp->have_lc) {   /* its mmap: found when first needed */
+		int r = inject_find_libc(t->pid, &lp->lc, why, whylen);
+		if (r < 0)
+			return r;
+		lp->have_lc = true;
+	}
 	for (int tries = 0; tries < 16; tries++) {
 		uint64_t best = 0;
 		for (size_t i = 0; i + 1 < lp->nmaps; i++) {
@@ -320,6 +326,16 @@ static int region_take(struct livepatch *lp, struct tracee *t, uint64_t addr,
 	return write_registry(lp, t);
 }
 
+int lp_put_data(struct livepatch *lp, struct tracee *t, uint64_t near,
+		const void *data, size_t len, uint64_t *at, char *why,
+		size_t whylen)
+{
+	if (len > 4096)
+		return -E2BIG;
+	int r = region_take(lp, t, near, len, at, why, whylen);
+	return r < 0 ? r : tracee_write(t, *at, data, len);
+}
+
 static struct lp_entry *find_site(struct livepatch *lp, uint64_t addr)
 {
 	for (size_t i = 0; i < lp->nsites; i++)
@@ -333,6 +349,7 @@ static int merge_site(struct lp_entry *e, const struct lp_site *s,
 		      char *why, size_t whylen)
 {
 	struct fprobe_site *fs = &e->site;
+	fs->flags |= s->flags;
 	if (fs->kind != s->kind) {
 		say(why, whylen, "%s is patched for two purposes", s->name);
 		return -EINVAL;
@@ -438,6 +455,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	fs->addr = s->addr;
 	fs->tramp = at + site_len;
 	fs->session = lp->session;
+	fs->flags = s->flags;
 	fs->patch_len = (uint32_t)plan.patch_len;
 	fs->via_pad = plan.via_pad;
 	fs->pad_addr = plan.pad_addr;

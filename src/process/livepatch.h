@@ -32,6 +32,7 @@ struct lp_site {
 	 * the padding before the function (0 if none or unknown). */
 	uint64_t func_len, room, pad_before;
 	bool mid_function;       /* not a function's entry */
+	uint32_t flags;          /* FPROBE_F_* */
 	uint32_t kind;           /* enum fprobe_kind */
 	uint32_t nentry, nret;   /* probe ids: entry ones, then return ones */
 	const uint32_t *probes;
@@ -48,6 +49,11 @@ int lp_begin(struct tracee *t, const struct lp_agent *agent,
  * naming the site and the reason when it cannot be patched safely. */
 int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	   char *why, size_t whylen);
+/* Copy data into trampoline memory near `near` (read-only to the
+ * process, never freed: for what must outlive a call). */
+int lp_put_data(struct livepatch *lp, struct tracee *t, uint64_t near,
+		const void *data, size_t len, uint64_t *at, char *why,
+		size_t whylen);
 /* Make every added site live: threads are stopped (they are: the tracee
  * holds them); those inside bytes about to change move to the copies. */
 int lp_commit(struct livepatch *lp, struct tracee *t, char *why, size_t whylen);

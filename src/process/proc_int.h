@@ -6,6 +6,7 @@
 #define SONDE_PROC_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../agent/proto.h"
@@ -14,6 +15,7 @@
 #include "../runtime/rt.h"
 
 struct vm_prog;
+struct pattach;
 
 #define PROTO_SOCKET_NAME_MAX 108   /* sun_path */
 
@@ -21,6 +23,9 @@ struct proc_probe {
 	const struct probe *probe;
 	struct process_req req;
 	struct vm_prog *vm;        /* the probes sonde runs itself */
+	uint32_t section_index;    /* the agents' probes: their index in the
+				    * program section (layout.c) */
+	bool patched;              /* a function probe patched at least once */
 	uint64_t next_ns;          /* PROCESS_TIMER: when it runs next */
 };
 
@@ -42,6 +47,8 @@ struct engine {
 	struct proc_probe *probes;
 	uint32_t nprobes;
 	uint32_t nsites;           /* site probes: what agents patch */
+	uint32_t nfuncs;           /* function probes: what sonde patches */
+	struct pattach *fattach;   /* the process they are patched in */
 	/* the region: sonde's mapping, the memfd agents get */
 	int memfd;
 	uint64_t region_size;
@@ -66,11 +73,20 @@ struct engine {
 	uint64_t stalled;          /* ring records skipped (writer died) */
 };
 
+/* Does the traced process need the agent (site or function probes)? */
+static inline bool proc_uses_agent(const struct engine *e)
+{
+	return e->nsites || e->nfuncs;
+}
+
 /* layout.c: create the memfd with every map, the ring and the program
  * section (the agents' probes and sites); 0 or -errno, said. */
 int proc_region_create(struct engine *e);
 
 /* control.c */
+/* The agent library: $SONDE_AGENT_LIB, else beside sonde's executable;
+ * 0 or -errno (-EINVAL: a path LD_PRELOAD cannot take). */
+int proc_agent_path(char *out, size_t len);
 int proc_control_open(struct engine *e);
 void proc_control_close(struct engine *e);
 /* Serve the agents' connections: accept, answer, read reports. Returns
@@ -81,6 +97,18 @@ int proc_control_poll(struct engine *e, const short *revents, uint32_t n);
 uint32_t proc_control_fds(struct engine *e, int *fds, uint32_t max);
 /* Ask every attached agent to detach and wait for them (bounded). */
 void proc_control_detach(struct engine *e);
+
+/* fprobes.c: function probes, patched by sonde in the traced process
+ * (over ptrace: src/process/attach.h). */
+/* Patch them in process pid; with start_agent (-p), load the agent and
+ * start its session too, and wait until it has attached. A -c command
+ * says hello again after each exec: what was patched in its old image
+ * is forgotten (the image is gone) and its new one patched. 0, or -errno
+ * with the probe and the reason said. */
+int proc_fprobes_attach(struct engine *e, int pid, bool start_agent);
+/* Put their bytes back (the process may be gone); warn about probes
+ * never patched (a -c command that never loaded their file). */
+void proc_fprobes_detach(struct engine *e);
 
 /* reader.c */
 void proc_reader_init(struct engine *e);

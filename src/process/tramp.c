@@ -4,8 +4,10 @@
  *
  *   lea -(128 + FRAME)(%rsp), %rsp     the red zone is left alone
  *   mov %REG, OFF(%rsp)  x15           struct pt_regs, as the kernel's
- *   ip = the site, sp = the site's sp, flags, orig_ax = -1, cs, ss
- *   movdqu %xmmN, ...                  xmm0-7 (every one mid-function)
+ *   ip = the site, sp = the site's sp, orig_ax = -1, cs, ss, and the
+ *   flags inside a function (at an entry they are dead: 0)
+ *   movdqu %xmmN, ...                  xmm0-7 (every one mid-function),
+ *                                      for a handler that may use them
  *   movabs $site, %rdi; mov %rsp, %rsi
  *   mov %rsp, %rbx; and $-16, %rsp     the ABI's alignment, whatever sp was
  *   movabs $handler, %rax; call *%rax
@@ -115,7 +117,7 @@ int tramp_emit_entry(const struct tramp_params *p, uint8_t *out, char *why,
 		     size_t whylen)
 {
 	struct code c = { out, 0 };
-	int nxmm = p->mid_function ? 16 : 8;
+	int nxmm = !p->keep_vectors ? 0 : p->mid_function ? 16 : 8;
 	const int32_t xmm_at = FPROBE_REGS_SIZE;
 	/* 16n + 8 keeps an entry site's 16-byte alignment for the pt_regs
 	 * (not needed: the call realigns; but cheap) */
@@ -134,9 +136,15 @@ int tramp_emit_entry(const struct tramp_params *p, uint8_t *out, char *why,
 	mov_to_stack(&c, RAX, offsetof(struct fprobe_regs, ip));
 	lea_rsp(&c, RAX, below);
 	mov_to_stack(&c, RAX, offsetof(struct fprobe_regs, sp));
-	b1(&c, 0x9c);                          /* pushfq */
-	b1(&c, 0x58);                          /* pop %rax */
-	mov_to_stack(&c, RAX, offsetof(struct fprobe_regs, flags));
+	if (p->mid_function) {
+		b1(&c, 0x9c);                  /* pushfq */
+		b1(&c, 0x58);                  /* pop %rax */
+		mov_to_stack(&c, RAX, offsetof(struct fprobe_regs, flags));
+	} else {
+		/* at an entry the flags are dead (the ABI keeps none across
+		 * a call): not worth a pushfq on every hit */
+		movq_imm_to_stack(&c, 0, offsetof(struct fprobe_regs, flags));
+	}
 	for (int x = 0; x < nxmm; x++)
 		movdqu(&c, x, xmm_at + 16 * x, true);
 	movabs(&c, RDI, p->site);

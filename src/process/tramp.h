@@ -2,7 +2,9 @@
  * the patched jump leads to. It saves the registers as a struct pt_regs
  * (src/agent/fprobe.h) below the red zone, calls the agent's handler with
  * the site and the registers, restores them, runs the displaced
- * instructions (relocated by x86reloc) and jumps back. */
+ * instructions (relocated by x86reloc) and jumps back. A jump, not a
+ * call, leads there, and nothing touches the 128 bytes below the
+ * interrupted stack pointer. */
 #ifndef SONDE_PROCESS_TRAMP_H
 #define SONDE_PROCESS_TRAMP_H
 
@@ -23,6 +25,11 @@ struct tramp_params {
 	 * vector register may be live there, and are kept; at an entry only
 	 * the argument registers xmm0-7 are. */
 	bool mid_function;
+	/* The handler may use vector registers: keep xmm0-7 (every one
+	 * mid-function) around it. The agent is built with
+	 * -mgeneral-regs-only and calls nothing that uses them, so sonde's
+	 * trampolines leave them out; a handler in plain C needs them. */
+	bool keep_vectors;
 	struct x86_plan *plan; /* the site, planned: its instructions follow */
 };
 

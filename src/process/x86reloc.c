@@ -470,15 +470,20 @@ int x86_relocate(struct x86_plan *p, uint64_t dest, uint8_t *out, size_t cap,
 	for (int pass = 0; pass < 2; pass++) {
 		size_t at = 0;
 		for (int i = 0; i < p->ninsns; i++) {
-			if (at + 16 > cap)
-				return -ENOSPC;
 			if (pass == 0)
 				p->new_off[i] = (uint16_t)at;
+			/* its size first: nothing is written past cap */
 			int n = emit_insn(p, &ins[i], p->orig + p->insn_off[i],
 					  p->addr + p->insn_off[i], dest + at, dest,
-					  out + at, pass == 1, why, whylen);
+					  out + at, false, why, whylen);
 			if (n < 0)
 				return n;
+			if (at + (size_t)n + 14 > cap)
+				return -ENOSPC;
+			if (pass == 1)
+				emit_insn(p, &ins[i], p->orig + p->insn_off[i],
+					  p->addr + p->insn_off[i], dest + at, dest,
+					  out + at, true, why, whylen);
 			at += (size_t)n;
 		}
 		if (pass == 1) {

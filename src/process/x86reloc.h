@@ -15,9 +15,10 @@
 #define X86_SHORT_JMP_LEN 2    /* jmp rel8 */
 #define X86_MAX_PATCH 24       /* bytes a patch may displace, at most */
 /* Bytes x86_relocate may write: every displaced instruction grown to its
- * longest form (16 bytes each, at most one per displaced byte) plus the
+ * longest form (a jrcxz or loop with 13 prefixes and its rel8: 15 bytes,
+ * then 2 + 14: 31; at most one instruction per displaced byte) plus the
  * jump back. */
-#define X86_RELOC_MAX (X86_MAX_PATCH * 16 + 14)
+#define X86_RELOC_MAX (X86_MAX_PATCH * 31 + 14)
 
 /* What is known about the place to patch. */
 struct x86_site {

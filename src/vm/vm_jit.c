@@ -54,6 +54,7 @@ struct jit {
 	uint32_t *addr;       /* previous pass: where insn pc starts; [n] is
 			       * the epilogue, [n + 1] the out-of-budget stub */
 	uint32_t *cur;        /* the same, this pass */
+	bool *target;         /* [pc]: some jump lands here */
 	bool long_only;       /* use long jumps everywhere */
 	bool misfit;          /* a displacement did not fit its form */
 	int saved[5];         /* callee-saved registers pushed */
@@ -455,6 +456,16 @@ static void emit_insn(struct jit *j, uint32_t pc)
 	j->misfit = true;
 }
 
+/* "rD = rS; rD += imm" (how codegen makes a stack address) is one lea,
+ * unless a jump lands on the add. */
+static bool fuse_lea(const struct jit *j, uint32_t pc)
+{
+	const struct vm_insn *i = &j->p->insns[pc];
+	if (i->op != VM_OP_MOV64_X || pc + 1 >= j->p->ninsns || j->target[pc + 1])
+		return false;
+	return i[1].op == VM_OP_ADD64_K && i[1].dst == i->dst && i->dst != i->src;
+}
+
 static void emit_pass(struct jit *j)
 {
 	uint32_t n = j->p->ninsns;
@@ -465,6 +476,13 @@ static void emit_pass(struct jit *j)
 	for (uint32_t pc = 0; pc < n; pc++) {
 		j->cur[pc] = (uint32_t)j->b.len;
 		size_t before = j->b.len;
+		if (fuse_lea(j, pc)) {
+			const struct vm_insn *i = &j->p->insns[pc];
+			x_mem(&j->b, false, false, true, 0x8d, reg_map[i->dst],
+			      reg_map[i->src], (int32_t)i[1].imm, false);
+			j->cur[++pc] = (uint32_t)j->b.len;
+			continue;
+		}
 		emit_insn(j, pc);
 		if (j->b.len - before > MAX_INSN_BYTES)
 			j->misfit = true;          /* SHORT_REACH would lie */
@@ -476,14 +494,19 @@ static void emit_pass(struct jit *j)
 		emit_budget_stub(j);
 }
 
-/* Which callee-saved registers the program needs, and the frame. */
-static void plan_frame(struct jit *j)
+/* Which callee-saved registers the program needs, the frame, and where
+ * jumps land. */
+static void plan(struct jit *j)
 {
 	const struct vm_prog *p = j->p;
 	bool used[11] = { false };
 	for (uint32_t pc = 0; pc < p->ninsns; pc++) {
-		used[p->insns[pc].dst] = true;
-		used[p->insns[pc].src] = true;
+		const struct vm_insn *i = &p->insns[pc];
+		used[i->dst] = true;
+		used[i->src] = true;
+		if (i->op == VM_OP_JA || (i->op >= VM_OP_JEQ_K &&
+					  i->op < VM_OP_AADD_W))
+			j->target[(int64_t)pc + 1 + i->off] = true;
 	}
 	for (int r = 6; r <= 9; r++)
 		if (used[r])
@@ -529,11 +552,12 @@ int vm_jit_compile(struct vm_prog *p)
 	j.b.p = malloc(j.b.cap);
 	j.addr = calloc(n + 2, sizeof(*j.addr));
 	j.cur = calloc(n + 2, sizeof(*j.cur));
-	if (!j.b.p || !j.addr || !j.cur) {
+	j.target = calloc(n, sizeof(*j.target));
+	if (!j.b.p || !j.addr || !j.cur || !j.target) {
 		p->jit_error = "out of memory";
 		goto out;
 	}
-	plan_frame(&j);
+	plan(&j);
 	/* pass 0: long jumps; then shrink until the addresses hold */
 	bool done = false;
 	j.long_only = true;
@@ -559,6 +583,7 @@ out:
 	free(j.b.p);
 	free(j.addr);
 	free(j.cur);
+	free(j.target);
 	return err;
 }
 

@@ -44,18 +44,28 @@ __asm__(
 	FN(tiny_fn)     /* x + 2, 4 bytes, padding after */
 	"  lea 2(%rdi), %eax\n  ret\n"
 	END(tiny_fn)
+	".p2align 4, 0xcc\n"
+	FN(before_nopad)  /* x, and right after it ... */
+	"  mov %rdi, %rax\n  ret\n"
+	END(before_nopad)
+	FN(loop_nopad)    /* ... a loop head at +2 and no padding before */
+	"  xor %eax, %eax\n1: add %edi, %eax\n  dec %edi\n  jg 1b\n  ret\n"
+	END(loop_nopad)
 	".p2align 4, 0xcc\n");
 
 long hammer(long x);
 long riprel_first(long x);
 int loop_head(int x);
 int tiny_fn(int x);
+int loop_nopad(int x);
 
+/* Each worker passes its calls' sequence numbers: a tracer that counts
+ * every call between its first and its last sees hi - lo + 1 of them. */
 static void *worker(void *arg)
 {
-	long x = (long)arg;
-	while (!stop)
-		if (hammer(x) != x + 1)
+	(void)arg;
+	for (long seq = 0; !stop; seq++)
+		if (hammer(seq) != seq + 1)
 			bad = 1;
 	return NULL;
 }
@@ -72,10 +82,19 @@ static void on_usr1(int sig)
 	fork_asked = 1;
 }
 
+/* fork() from a function a return probe may hook: the child returns
+ * through the hooked frame too. */
+__attribute__((noinline)) pid_t forker(void)
+{
+	pid_t pid = fork();
+	__asm__ volatile("" ::: "memory");
+	return pid;
+}
+
 /* A child: is hammer() the original code (lock incq hammer_calls(%rip))? */
 static void fork_check(void)
 {
-	pid_t pid = fork();
+	pid_t pid = forker();
 	if (pid == 0) {
 		const unsigned char *p = (const unsigned char *)(void *)hammer;
 		_exit(p[0] == 0xf0 && p[1] == 0x48 && p[2] == 0xff && p[3] == 0x05 &&
@@ -106,6 +125,7 @@ int main(int argc, char **argv)
 	struct timespec ms = { 0, 1000000 };
 	for (long i = 0; !stop; i++) {
 		if (riprel_first(i) != 1000 + i || tiny_fn((int)i) != (int)i + 2 ||
+		    loop_nopad((int)(i % 10)) != (int)((i % 10) * (i % 10 + 1) / 2) ||
 		    loop_head((int)(i % 100)) != (int)((i % 100) * (i % 100 + 1) / 2))
 			bad = 1;
 		if (fork_asked) {

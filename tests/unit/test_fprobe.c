@@ -162,6 +162,7 @@ static int patch(const char *name, uint8_t *fn, uint8_t *end, uint8_t *at,
 		.site = (uint64_t)(uintptr_t)pt->site,
 		.handler = (uint64_t)(uintptr_t)sonde_fprobe_entry,
 		.mid_function = at != fn,
+		.keep_vectors = true,   /* this file's handler is plain C */
 		.plan = &pt->plan,
 	};
 	int n = tramp_emit_entry(&tp, code, why, sizeof(why));

@@ -312,6 +312,10 @@ static void test_shapes(void)
 	r = hs ? pattach_add(pa, target, hs->addr, "hammer", false, 5, why,
 			     sizeof(why)) : -ENOENT;
 	CHECK(r == 0, "hammer planned too");
+	hs = elf_find_sym(ef, "forker");
+	r = hs ? pattach_add(pa, target, hs->addr, "forker", true, 6, why,
+			     sizeof(why)) : -ENOENT;
+	CHECK(r == 0, "a return probe on the function that forks");
 	r = pattach_commit(pa, why, sizeof(why));
 	CHECK(r == 0, "committed: the process runs patched");
 	usleep(50000);
@@ -340,7 +344,8 @@ static void test_shapes(void)
 	pattach_free(pa);
 	CHECK(finish(pid) == 0, "the shapes computed right all along");
 	CHECK(strstr(last_words, "forks 1 0") != NULL,
-	      "a child forked while patched runs the original code");
+	      "a child forked while patched runs the original code, and returns "
+	      "through the frame hooked before the fork");
 	elf_close(ef);
 }
 

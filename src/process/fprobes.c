@@ -1,0 +1,176 @@
+/* fprobes.c - the process engine's function probes (uprobe, uretprobe)
+ * and its -p: what it does in the traced process over ptrace.
+ *
+ * The agent patches USDT sites itself: a 5-byte nop is one instruction,
+ * which it replaces safely while the program runs. A function's first
+ * instructions are several, and a thread may be stopped between them, so
+ * sonde patches functions itself with the process stopped and every
+ * thread inside the bytes moved (attach.c, livepatch.c); the trampolines
+ * call the agent, which runs the probe's program from the region like a
+ * USDT site's (its index in the program section, layout.c).
+ *
+ *   -c CMD   the command's agent (LD_PRELOAD) says hello from its
+ *            constructor, before main(); sonde patches the functions
+ *            then, and only afterwards hands it the region (control.c).
+ *   -p PID   sonde stops the process, loads the agent into it (dlopen
+ *            from inside), patches, starts the agent's session in a new
+ *            thread of the process, lets it run, and waits for the agent
+ *            to say it is attached.
+ *
+ * At the end, before the agents detach, sonde stops the process again and
+ * puts every byte back. If sonde is killed instead, the agent's session
+ * ends when its connection does, the trampolines call an agent with no
+ * program to run, and the next sonde to attach puts the bytes back. */
+#include <errno.h>
+#include <limits.h>
+#include <linux/bpf.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../base/log.h"
+#include "../agent/fprobe.h"
+#include "attach.h"
+#include "proc_int.h"
+
+#define ATTACH_WAIT_MS 5000
+
+/* -p: wait until the agent of pid has attached (serving the channel). */
+static int wait_attached(struct engine *e, int pid)
+{
+	double deadline = log_now_ms() + ATTACH_WAIT_MS;
+	while (log_now_ms() < deadline) {
+		for (uint32_t i = 0; i < e->nconns; i++)
+			if (e->conns[i].pid == pid &&
+			    e->conns[i].state == CONN_ATTACHED)
+				return e->failed ? -ECANCELED : 0;
+		struct pollfd p[1 + PROC_CONNS_MAX];
+		int fds[1 + PROC_CONNS_MAX];
+		uint32_t n = proc_control_fds(e, fds, 1 + PROC_CONNS_MAX);
+		for (uint32_t i = 0; i < n; i++)
+			p[i] = (struct pollfd){ fds[i], POLLIN, 0 };
+		if (poll(p, n, 50) < 0)
+			continue;
+		short rev[1 + PROC_CONNS_MAX];
+		for (uint32_t i = 0; i < n; i++)
+			rev[i] = p[i].revents;
+		if (proc_control_poll(e, rev, n) < 0)
+			return -ECANCELED;   /* control.c said why */
+	}
+	log_error("-p %d: the agent loaded into the process did not attach "
+		  "within %d ms", pid, ATTACH_WAIT_MS);
+	return -ETIMEDOUT;
+}
+
+/* Do the function probes read user stacks (ustack: the registers and
+ * stack bytes copied, or a frame-pointer walk)? */
+static bool reads_stacks(const struct engine *e)
+{
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		const struct probe *p = e->probes[i].probe;
+		if (e->probes[i].req.how != PROCESS_FUNC)
+			continue;
+		for (uint32_t k = 0; k < p->ninsns; k++) {
+			const struct bpf_insn *in = &p->insns[k];
+			if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == 0 &&
+			    (in->imm == BPF_FUNC_get_stackid ||
+			     in->imm == BPF_FUNC_get_stack ||
+			     in->imm == BPF_FUNC_task_pt_regs))
+				return true;
+		}
+	}
+	return false;
+}
+
+int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
+{
+	char agent[PATH_MAX], why[512] = "";
+	int r = proc_agent_path(agent, sizeof(agent));
+	if (r < 0) {
+		log_error("the process engine's agent library cannot be used: "
+			  "%s (set SONDE_AGENT_LIB to its path)", strerror(-r));
+		return r;
+	}
+	double t0 = log_now_ms();
+	/* a new image of the -c command (it exec'd): the old one's patches
+	 * went with it */
+	pattach_free_gone(e->fattach);
+	e->fattach = NULL;
+	r = pattach_open(pid, agent, &e->fattach, why, sizeof(why));
+	if (r < 0) {
+		log_error("%s %d: %s", start_agent ? "-p" : "-c: process", pid, why);
+		return r;
+	}
+	pattach_set_flags(e->fattach, reads_stacks(e) ? FPROBE_F_STACKS : 0);
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct proc_probe *pp = &e->probes[i];
+		const struct uprobe_info *u = pp->probe->uprobe;
+		if (pp->req.how != PROCESS_FUNC || !u)
+			continue;
+		why[0] = 0;
+		r = pattach_add(e->fattach, u->path, u->vaddr, pp->probe->name,
+				u->retprobe, pp->section_index, why, sizeof(why));
+		if (r == -ENXIO) {
+			/* a -c command may load it later (an exec, say): said
+			 * at the end if it never did */
+			if (start_agent)
+				log_warn("probe %s: %s", pp->probe->name, why);
+			continue;
+		}
+		pp->patched = true;
+		if (r < 0) {
+			log_error("probe %s: cannot attach in process %d: %s",
+				  pp->probe->name, pid, why);
+			goto fail;
+		}
+		if (why[0])
+			log_warn("probe %s: %s", pp->probe->name, why);
+	}
+	if (start_agent &&
+	    (r = pattach_start(e->fattach, "sonde_agent_attach", e->sock_name,
+			       why, sizeof(why))) < 0) {
+		log_error("-p %d: cannot start the agent: %s", pid, why);
+		goto fail;
+	}
+	if ((r = pattach_commit(e->fattach, why, sizeof(why))) < 0) {
+		log_error("-p %d: %s", pid, why);
+		goto fail;
+	}
+	double t1 = log_now_ms();
+	if (start_agent && (r = wait_attached(e, pid)) < 0)
+		return r;   /* the patches are undone at the end, as usual */
+	log_info("process engine: %zu functions patched in process %d in "
+		 "%.1f ms%s", pattach_nsites(e->fattach), pid, t1 - t0,
+		 start_agent ? "; its agent attached" : "");
+	return 0;
+fail:
+	pattach_free(e->fattach);   /* nothing is left patched */
+	e->fattach = NULL;
+	return r;
+}
+
+void proc_fprobes_detach(struct engine *e)
+{
+	if (e->opts.pid <= 0 && e->traced)
+		for (uint32_t i = 0; i < e->nprobes; i++) {
+			struct proc_probe *pp = &e->probes[i];
+			if (pp->req.how == PROCESS_FUNC && !pp->patched) {
+				log_warn("probe %s: the command never loaded %s: "
+					 "it did not fire", pp->probe->name,
+					 pp->probe->uprobe->path);
+				pp->patched = true;   /* said once */
+			}
+		}
+	if (!e->fattach)
+		return;
+	char why[512] = "";
+	if (pattach_nsites(e->fattach)) {
+		int r = pattach_detach(e->fattach, why, sizeof(why));
+		if (r < 0 && r != -ESRCH)
+			log_warn("process engine: process %d: %s (its function "
+				 "probes stay patched, inert)",
+				 pattach_pid(e->fattach), why);
+	}
+	pattach_free(e->fattach);
+	e->fattach = NULL;
+}

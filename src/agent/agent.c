@@ -18,7 +18,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../program.h"
@@ -631,11 +633,17 @@ static void session_end(struct agent_session *s, bool reply)
 	agent_free(s, sizeof(*s));
 }
 
+/* The control thread's tid once it runs (0 before): sonde_agent_attach
+ * waits until that thread is blocked in recv() (control_wait). */
+static uint32_t control_tid;
+
 /* Waits for DETACH, or for the channel to end (sonde died). */
 static void *control_main(void *arg)
 {
 	struct agent_session *s = arg;
 	ssize_t n;
+	__atomic_store_n(&control_tid, (uint32_t)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
 	for (;;) {
 		struct proto_plain m = { 0 };
 		n = recv(s->sock, &m, sizeof(m), 0);
@@ -669,6 +677,43 @@ static int control_start(struct agent_session *s)
 	if (r == 0)
 		pthread_setname_np(t, "sonde-agent");
 	return -r;
+}
+
+/* Whether thread tid is blocked in recv() (recvfrom), as
+ * /proc/self/task/TID/syscall says; true when that cannot be read. */
+static bool in_recv(uint32_t tid)
+{
+	char path[64], buf[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%u/syscall", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10) == SYS_recvfrom;
+}
+
+/* Before the program's main() runs, the control thread's recv() must be
+ * under way: a program that closes every descriptor first thing (as
+ * daemons do) would otherwise close the channel before it, and the
+ * session would end at once, its probes never run. A recv() already
+ * blocked keeps its socket (close() does not interrupt it) until sonde
+ * speaks or goes. Bounded: a thread not there in time is not waited
+ * for. */
+#define CONTROL_WAIT_MS 2000
+
+static void control_wait(void)
+{
+	struct timespec nap = { 0, 100 * 1000 };
+	for (uint32_t waited = 0; waited < CONTROL_WAIT_MS * 10; waited++) {
+		uint32_t tid = __atomic_load_n(&control_tid, __ATOMIC_ACQUIRE);
+		if (tid && in_recv(tid))
+			return;
+		nanosleep(&nap, NULL);
+	}
 }
 
 int sonde_agent_attach(const char *name) __attribute__((visibility("default")));
@@ -722,6 +767,7 @@ int sonde_agent_attach(const char *name)
 	agent_patch_unlock();
 	close(s->memfd);     /* the mapping keeps the memory */
 	s->memfd = -1;
+	__atomic_store_n(&control_tid, 0, __ATOMIC_RELEASE);
 	if (r == 0 && (r = control_start(s)) < 0)
 		snprintf(a.text, sizeof(a.text), "cannot start its thread: %s",
 			 strerror(-r));
@@ -730,6 +776,8 @@ int sonde_agent_attach(const char *name)
 	send_msg(fd, &a, sizeof(a));
 	if (r < 0)
 		session_end(s, false);
+	else
+		control_wait();      /* s may be gone by now: not used */
 	return r;
 }
 

@@ -633,6 +633,20 @@ static void session_end(struct agent_session *s, bool reply)
 	agent_free(s, sizeof(*s));
 }
 
+/* A system call made directly: what control_wait does runs after the
+ * program's functions are patched, and a probe on the C library's
+ * nanosleep() or read() must not see the agent's own. */
+static long raw_syscall(long nr, long a, long b, long c, long d)
+{
+	long ret;
+	register long r10 __asm__("r10") = d;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
 /* The control thread's tid once it runs (0 before): sonde_agent_attach
  * waits until that thread is blocked in recv() (control_wait). */
 static uint32_t control_tid;
@@ -642,7 +656,7 @@ static void *control_main(void *arg)
 {
 	struct agent_session *s = arg;
 	ssize_t n;
-	__atomic_store_n(&control_tid, (uint32_t)syscall(SYS_gettid),
+	__atomic_store_n(&control_tid, (uint32_t)raw_syscall(SYS_gettid, 0, 0, 0, 0),
 			 __ATOMIC_RELEASE);
 	for (;;) {
 		struct proto_plain m = { 0 };
@@ -683,17 +697,26 @@ static int control_start(struct agent_session *s)
  * /proc/self/task/TID/syscall says; true when that cannot be read. */
 static bool in_recv(uint32_t tid)
 {
-	char path[64], buf[64];
-	snprintf(path, sizeof(path), "/proc/self/task/%u/syscall", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char path[48] = "/proc/self/task/", digits[12], buf[32];
+	size_t len = strlen(path), nd = 0;
+	do
+		digits[nd++] = (char)('0' + tid % 10);
+	while ((tid /= 10) && nd < sizeof(digits));
+	while (nd)
+		path[len++] = digits[--nd];
+	memcpy(path + len, "/syscall", sizeof("/syscall"));
+	long fd = raw_syscall(SYS_openat, AT_FDCWD, (long)path,
+			      O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return true;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	long n = raw_syscall(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0);
+	raw_syscall(SYS_close, fd, 0, 0, 0);
 	if (n <= 0)
 		return true;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10) == SYS_recvfrom;
+	long nr = 0;
+	for (long i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		nr = nr * 10 + (buf[i] - '0');
+	return buf[0] >= '0' && buf[0] <= '9' && nr == SYS_recvfrom;
 }
 
 /* Before the program's main() runs, the control thread's recv() must be
@@ -712,7 +735,7 @@ static void control_wait(void)
 		uint32_t tid = __atomic_load_n(&control_tid, __ATOMIC_ACQUIRE);
 		if (tid && in_recv(tid))
 			return;
-		nanosleep(&nap, NULL);
+		raw_syscall(SYS_nanosleep, (long)&nap, 0, 0, 0);
 	}
 }
 

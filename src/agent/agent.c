@@ -18,7 +18,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../program.h"
@@ -335,6 +337,9 @@ static int site_prepare(const struct proto_site *t, uint64_t addr,
 
 /* ---- a session ---- */
 
+/* site_patch[i] of a site whose patch could not be made (reported) */
+#define SITE_GIVEN_UP (UINT32_MAX - 1)
+
 static void *take(uint8_t **cur, size_t bytes)
 {
 	void *p = *cur;
@@ -342,8 +347,130 @@ static void *take(uint8_t **cur, size_t bytes)
 	return p;
 }
 
-/* Everything but the waiting: build the session, patch, report. On
- * failure `why` says it for sonde (the session is then ended). */
+/* Find the sites of the session not patched yet among what the process
+ * maps now, patch them, raise their semaphores, report each. At the
+ * start of a session, and again after each dlopen() (a library that
+ * carries sites may come later: a JVM's libjvm.so). Under the patch lock,
+ * with the session published. */
+static int session_scan(struct agent_session *s)
+{
+	struct section sec;
+	int r = section_read(&sec, s->section, s->section_size);
+	if (r < 0)
+		return r;
+	uint32_t ns = sec.h.nsites;
+	struct agent_maps maps;
+	if ((r = agent_maps_read(&maps)) < 0)
+		return r;
+	/* the sites found now, with their patches */
+	uint32_t *found = agent_alloc((ns + 2 * AGENT_PATCH_MAX) * sizeof(uint32_t));
+	if (!found) {
+		agent_maps_free(&maps);
+		return -ENOMEM;
+	}
+	uint32_t *count = found + ns, *cursor = count + AGENT_PATCH_MAX;
+	uint32_t nfound = 0, semas_before = s->nsemas;
+	for (uint32_t i = 0; i < ns; i++) {
+		uint32_t was = s->site_patch[i];
+		struct agent_patch *old = was < SITE_GIVEN_UP ? agent_patch_get(was) :
+			NULL;
+		/* patched already, or given up; or its code went with a
+		 * library (dlclose) and is looked for again */
+		if (was == SITE_GIVEN_UP || (old && !old->gone))
+			continue;
+		const struct proto_site *t = &sec.sites[i];
+		const struct proto_file *f = &sec.files[t->file];
+		uint64_t addr = address_of(&maps, f, t->offset, PROT_EXEC);
+		if (!addr)
+			continue;          /* not in this process (yet) */
+		uint32_t id;
+		char text[160];
+		r = site_prepare(t, addr, &id, text, sizeof(text));
+		bool again = r == 0 && id == was && s->sites[id];
+		if (r < 0 || (!again && s->sites[id] && !count[id])) {
+			if (r >= 0)
+				snprintf(text, sizeof(text), "its address is "
+					 "another site's already");
+			report(s, i, r < 0 ? r : -EEXIST, addr, text);
+			s->site_patch[i] = SITE_GIVEN_UP;
+			continue;
+		}
+		s->site_patch[i] = id;
+		found[nfound++] = i;
+		if (!again)
+			count[id]++;     /* new in this session's table */
+		uint64_t sema = t->sema_offset ?
+			address_of(&maps, f, t->sema_offset, PROT_READ | PROT_WRITE) : 0;
+		bool seen = false;
+		for (uint32_t k = 0; k < s->nsemas; k++)
+			seen |= (uint64_t)(uintptr_t)s->semas[k] == sema;
+		if (sema && !seen && !(sema & 1) && s->nsemas < ns)
+			s->semas[s->nsemas++] = (uint16_t *)(uintptr_t)sema;
+	}
+	agent_maps_free(&maps);
+
+	/* which programs run at which patch, in site order: a counting sort
+	 * of the new sites by patch, appended to the session's table; a
+	 * patch's entry is published last (hits read it first) */
+	uint32_t at = s->nsite_progs;
+	for (uint32_t k = 0; k < nfound; k++) {
+		uint32_t id = s->site_patch[found[k]];
+		if (cursor[id] || !count[id])
+			continue;
+		cursor[id] = at + 1;
+		at += count[id];
+	}
+	for (uint32_t k = 0; k < nfound; k++) {
+		uint32_t i = found[k], id = s->site_patch[i];
+		if (!count[id])
+			continue;
+		uint32_t slot = cursor[id]++ - 1;
+		s->site_progs[slot] = sec.sites[i].probe;
+		s->site_fns[slot] = s->fns[sec.sites[i].probe];
+	}
+	__atomic_store_n(&s->nsite_progs, at, __ATOMIC_RELEASE);
+	for (uint32_t k = 0; k < nfound; k++) {
+		uint32_t id = s->site_patch[found[k]];
+		if (s->sites[id] || !count[id])
+			continue;
+		uint32_t first = cursor[id] - 1 - count[id];
+		__atomic_store_n(&s->sites[id], (uint64_t)first << 32 | count[id],
+				 __ATOMIC_RELEASE);
+	}
+
+	agent_tramp_seal();
+	for (uint32_t k = 0; k < nfound; k++) {
+		uint32_t i = found[k], id = s->site_patch[i];
+		struct agent_patch *p = agent_patch_get(id);
+		bool mine = false;
+		for (uint32_t j = 0; j < s->napplied && !mine; j++)
+			mine = s->applied[j] == id;
+		if (mine && p->applied) {
+			report(s, i, 0, p->addr, NULL);    /* a shared address */
+			continue;
+		}
+		r = agent_patch_apply(p);
+		if (r < 0) {
+			char text[160];
+			snprintf(text, sizeof(text), "cannot write the code at "
+				 "0x%llx: %s", (unsigned long long)p->addr,
+				 strerror(-r));
+			report(s, i, r, p->addr, text);
+			continue;
+		}
+		if (!mine)
+			s->applied[s->napplied++] = id;
+		report(s, i, 0, p->addr, NULL);
+	}
+	for (uint32_t k = semas_before; k < s->nsemas; k++)
+		__atomic_add_fetch(s->semas[k], 1, __ATOMIC_SEQ_CST);
+	agent_free(found, (ns + 2 * AGENT_PATCH_MAX) * sizeof(uint32_t));
+	return 0;
+}
+
+/* Everything but the waiting: build the session, publish it, patch,
+ * report. On failure `why` says it for sonde (the session is then
+ * ended). */
 static int session_build(struct agent_session *s, const struct proto_setup *m,
 			 char *why, size_t whylen)
 {
@@ -353,16 +480,17 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 			 strerror(-r));
 		return r;
 	}
-	/* the section is copied first: sonde's side may write the region */
+	/* the section is copied first (sonde's side may write the region)
+	 * and kept for the scans after dlopen() */
 	uint64_t psize = s->rt.hdr.prog_size;
-	uint8_t *copy = agent_alloc(psize);
+	s->section = agent_alloc(psize);
+	s->section_size = psize;
 	struct section sec;
-	if (!copy)
+	if (!s->section)
 		return -ENOMEM;
-	memcpy(copy, s->rt.base + s->rt.hdr.prog_off, psize);
-	if ((r = section_read(&sec, copy, psize)) < 0) {
+	memcpy(s->section, s->rt.base + s->rt.hdr.prog_off, psize);
+	if ((r = section_read(&sec, s->section, psize)) < 0) {
 		snprintf(why, whylen, "the program section is malformed");
-		agent_free(copy, psize);
 		return r;
 	}
 	uint32_t np = sec.h.nprobes, ns = sec.h.nsites;
@@ -372,18 +500,18 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 		      sizeof(uint16_t *)) + 16 * 16;
 	uint8_t *cur = s->mem = agent_alloc(bytes);
 	s->mem_bytes = bytes;
-	if (!cur) {
-		agent_free(copy, psize);
+	if (!cur)
 		return -ENOMEM;
-	}
 	s->progs = take(&cur, np * sizeof(*s->progs));
 	s->fns = take(&cur, np * sizeof(*s->fns));
 	s->sites = take(&cur, AGENT_PATCH_MAX * sizeof(uint64_t));
 	s->site_progs = take(&cur, ns * sizeof(uint32_t));
 	s->site_fns = take(&cur, ns * sizeof(vm_native_fn));
 	s->applied = take(&cur, ns * sizeof(uint32_t));
-	uint32_t *site_patch = take(&cur, ns * sizeof(uint32_t));
+	s->site_patch = take(&cur, ns * sizeof(uint32_t));
 	s->semas = take(&cur, ns * sizeof(uint16_t *));
+	for (uint32_t i = 0; i < ns; i++)
+		s->site_patch[i] = UINT32_MAX;
 
 	/* the programs */
 	struct vm_env env = {
@@ -399,82 +527,14 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 		if (!s->progs[i]) {
 			snprintf(why, whylen, "probe %s: cannot load: %s",
 				 sec.strings + p->name_off, err);
-			agent_free(copy, psize);
 			return -EINVAL;
 		}
 		s->nprogs = i + 1;
 		s->fns[i] = vm_prog_native(s->progs[i]);
 	}
-
-	/* the sites this process maps */
-	struct agent_maps maps;
-	if ((r = agent_maps_read(&maps)) < 0) {
-		snprintf(why, whylen, "cannot read /proc/self/maps: %s",
-			 strerror(-r));
-		agent_free(copy, psize);
-		return r;
-	}
-	for (uint32_t i = 0; i < ns; i++) {
-		const struct proto_site *t = &sec.sites[i];
-		const struct proto_file *f = &sec.files[t->file];
-		site_patch[i] = UINT32_MAX;
-		uint64_t addr = address_of(&maps, f, t->offset, PROT_EXEC);
-		if (!addr)
-			continue;          /* not in this process (yet) */
-		uint32_t id;
-		char text[160];
-		r = site_prepare(t, addr, &id, text, sizeof(text));
-		if (r < 0) {
-			report(s, i, r, addr, text);
-			continue;
-		}
-		site_patch[i] = id;
-		uint64_t sema = t->sema_offset ?
-			address_of(&maps, f, t->sema_offset, PROT_READ | PROT_WRITE) : 0;
-		bool seen = false;
-		for (uint32_t k = 0; k < s->nsemas; k++)
-			seen |= (uint64_t)(uintptr_t)s->semas[k] == sema;
-		if (sema && !seen && !(sema & 1))
-			s->semas[s->nsemas++] = (uint16_t *)(uintptr_t)sema;
-	}
-	agent_maps_free(&maps);
-
-	/* which programs run at which patch, in site order: a counting
-	 * sort of the sites by patch */
-	uint32_t *count = agent_alloc(2 * AGENT_PATCH_MAX * sizeof(uint32_t));
-	if (!count) {
-		agent_free(copy, psize);
-		return -ENOMEM;
-	}
-	uint32_t *cursor = count + AGENT_PATCH_MAX;
-	for (uint32_t i = 0; i < ns; i++)
-		if (site_patch[i] != UINT32_MAX)
-			count[site_patch[i]]++;
-	uint32_t at = 0;
-	for (uint32_t i = 0; i < ns; i++) {
-		uint32_t id = site_patch[i];
-		if (id == UINT32_MAX || cursor[id])
-			continue;
-		s->sites[id] = (uint64_t)at << 32 | count[id];
-		cursor[id] = at + 1;
-		at += count[id];
-	}
-	for (uint32_t i = 0; i < ns; i++) {
-		uint32_t id = site_patch[i];
-		if (id == UINT32_MAX)
-			continue;
-		uint32_t k = cursor[id]++ - 1;
-		s->site_progs[k] = sec.sites[i].probe;
-		s->site_fns[k] = s->fns[sec.sites[i].probe];
-	}
-	s->nsite_progs = at;
-	agent_free(count, 2 * AGENT_PATCH_MAX * sizeof(uint32_t));
-
-	agent_tramp_seal();
 	if ((r = agent_signals_init()) < 0) {
 		snprintf(why, whylen, "cannot install its signal handlers: %s",
 			 strerror(-r));
-		agent_free(copy, psize);
 		return r;
 	}
 	/* published before the patches go in, so the first hit runs */
@@ -485,34 +545,45 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 	current = s;
 	__atomic_store_n(&agent_live->session, s, __ATOMIC_RELEASE);
 	agent_live->pid = rt_proc.pid;
-	for (uint32_t i = 0; i < ns; i++) {
-		uint32_t id = site_patch[i];
-		if (id == UINT32_MAX)
-			continue;
-		struct agent_patch *p = agent_patch_get(id);
-		bool mine = p->applied;
-		for (uint32_t k = 0; k < s->napplied && mine; k++)
-			mine = s->applied[k] != id;
-		if (p->applied && !mine) {
-			report(s, i, 0, p->addr, NULL);    /* shared address */
-			continue;
+	if ((r = session_scan(s)) < 0)
+		snprintf(why, whylen, "cannot find its sites: %s", strerror(-r));
+	return r;
+}
+
+/* After the program unloaded a library: the patches it took away are
+ * forgotten, and their sites looked for again at the next scan. */
+void agent_unmapped(void)
+{
+	if (!agent_live)
+		return;
+	agent_patch_lock();
+	agent_patch_forget_unmapped();
+	agent_patch_unlock();
+}
+
+/* After the program loaded a library: its sites, if it has any. */
+void agent_rescan(void)
+{
+	if (!agent_live || !__atomic_load_n(&agent_live->session, __ATOMIC_ACQUIRE))
+		return;
+	agent_patch_lock();
+	struct agent_session *s = current;
+	struct section sec;
+	bool pending = false;
+	if (s && agent_live->session == s &&
+	    section_read(&sec, s->section, s->section_size) == 0) {
+		/* a site not found yet, or whose library went away: the
+		 * maps are read only then (Python loads dozens of modules) */
+		for (uint32_t i = 0; i < sec.h.nsites && !pending; i++) {
+			uint32_t id = s->site_patch[i];
+			struct agent_patch *p = id < SITE_GIVEN_UP ?
+				agent_patch_get(id) : NULL;
+			pending = id == UINT32_MAX || (p && p->gone);
 		}
-		r = agent_patch_apply(p);
-		if (r < 0) {
-			char text[160];
-			snprintf(text, sizeof(text), "cannot write the code at "
-				 "0x%llx: %s", (unsigned long long)p->addr,
-				 strerror(-r));
-			report(s, i, r, p->addr, text);
-			continue;
-		}
-		s->applied[s->napplied++] = id;
-		report(s, i, 0, p->addr, NULL);
 	}
-	for (uint32_t i = 0; i < s->nsemas; i++)
-		__atomic_add_fetch(s->semas[i], 1, __ATOMIC_SEQ_CST);
-	agent_free(copy, psize);
-	return 0;
+	if (pending)
+		session_scan(s);
+	agent_patch_unlock();
 }
 
 /* Undo a session: code, semaphores, then (once no thread is inside it)
@@ -558,14 +629,35 @@ static void session_end(struct agent_session *s, bool reply)
 		vm_prog_free(s->progs[i]);
 	rt_close(&s->rt);
 	agent_free(s->mem, s->mem_bytes);
+	agent_free(s->section, s->section_size);
 	agent_free(s, sizeof(*s));
 }
+
+/* A system call made directly: what control_wait does runs after the
+ * program's functions are patched, and a probe on the C library's
+ * nanosleep() or read() must not see the agent's own. */
+static long raw_syscall(long nr, long a, long b, long c, long d)
+{
+	long ret;
+	register long r10 __asm__("r10") = d;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* The control thread's tid once it runs (0 before): sonde_agent_attach
+ * waits until that thread is blocked in recv() (control_wait). */
+static uint32_t control_tid;
 
 /* Waits for DETACH, or for the channel to end (sonde died). */
 static void *control_main(void *arg)
 {
 	struct agent_session *s = arg;
 	ssize_t n;
+	__atomic_store_n(&control_tid, (uint32_t)raw_syscall(SYS_gettid, 0, 0, 0, 0),
+			 __ATOMIC_RELEASE);
 	for (;;) {
 		struct proto_plain m = { 0 };
 		n = recv(s->sock, &m, sizeof(m), 0);
@@ -599,6 +691,52 @@ static int control_start(struct agent_session *s)
 	if (r == 0)
 		pthread_setname_np(t, "sonde-agent");
 	return -r;
+}
+
+/* Whether thread tid is blocked in recv() (recvfrom), as
+ * /proc/self/task/TID/syscall says; true when that cannot be read. */
+static bool in_recv(uint32_t tid)
+{
+	char path[48] = "/proc/self/task/", digits[12], buf[32];
+	size_t len = strlen(path), nd = 0;
+	do
+		digits[nd++] = (char)('0' + tid % 10);
+	while ((tid /= 10) && nd < sizeof(digits));
+	while (nd)
+		path[len++] = digits[--nd];
+	memcpy(path + len, "/syscall", sizeof("/syscall"));
+	long fd = raw_syscall(SYS_openat, AT_FDCWD, (long)path,
+			      O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return true;
+	long n = raw_syscall(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0);
+	raw_syscall(SYS_close, fd, 0, 0, 0);
+	if (n <= 0)
+		return true;
+	long nr = 0;
+	for (long i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		nr = nr * 10 + (buf[i] - '0');
+	return buf[0] >= '0' && buf[0] <= '9' && nr == SYS_recvfrom;
+}
+
+/* Before the program's main() runs, the control thread's recv() must be
+ * under way: a program that closes every descriptor first thing (as
+ * daemons do) would otherwise close the channel before it, and the
+ * session would end at once, its probes never run. A recv() already
+ * blocked keeps its socket (close() does not interrupt it) until sonde
+ * speaks or goes. Bounded: a thread not there in time is not waited
+ * for. */
+#define CONTROL_WAIT_MS 2000
+
+static void control_wait(void)
+{
+	struct timespec nap = { 0, 100 * 1000 };
+	for (uint32_t waited = 0; waited < CONTROL_WAIT_MS * 10; waited++) {
+		uint32_t tid = __atomic_load_n(&control_tid, __ATOMIC_ACQUIRE);
+		if (tid && in_recv(tid))
+			return;
+		raw_syscall(SYS_nanosleep, (long)&nap, 0, 0, 0);
+	}
 }
 
 int sonde_agent_attach(const char *name) __attribute__((visibility("default")));
@@ -651,6 +789,8 @@ int sonde_agent_attach(const char *name)
 	int r = session_build(s, &m, a.text, sizeof(a.text));
 	agent_patch_unlock();
 	close(s->memfd);     /* the mapping keeps the memory */
+	s->memfd = -1;
+	__atomic_store_n(&control_tid, 0, __ATOMIC_RELEASE);
 	if (r == 0 && (r = control_start(s)) < 0)
 		snprintf(a.text, sizeof(a.text), "cannot start its thread: %s",
 			 strerror(-r));
@@ -659,6 +799,8 @@ int sonde_agent_attach(const char *name)
 	send_msg(fd, &a, sizeof(a));
 	if (r < 0)
 		session_end(s, false);
+	else
+		control_wait();      /* s may be gone by now: not used */
 	return r;
 }
 

@@ -30,7 +30,12 @@
  * inert and restores its copy of every patched byte (pthread_atfork, and
  * a MADV_WIPEONFORK page for children created without it).
  *
- * Everything is hidden (not exported) except sonde_agent_attach. */
+ * Everything is hidden (not exported) except the entry points
+ * (sonde_agent_attach, and issue 12's sonde_fprobe_*) and the C library
+ * functions the preloaded agent deliberately interposes: sigaction,
+ * signal, sigprocmask, pthread_sigmask (agent_trap.c: its handlers stay
+ * first, its signals unblocked) and dlopen, dlclose (agent_dl.c: sites
+ * of libraries loaded later). */
 #ifndef SONDE_AGENT_H
 #define SONDE_AGENT_H
 
@@ -89,6 +94,7 @@ struct agent_patch {
 					* past a nop */
 	void *tramp;                   /* JMP: its trampoline */
 	bool applied;
+	bool gone;                     /* its code was unmapped while applied */
 };
 
 /* Find or add the patch at addr. For a new one the caller gives the

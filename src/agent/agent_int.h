@@ -24,6 +24,11 @@ struct agent_session {
 	uint32_t *site_progs;
 	vm_native_fn *site_fns;
 	uint32_t nsite_progs;
+	/* the program section (a checked private copy), and per site its
+	 * patch id (UINT32_MAX: not found yet; UINT32_MAX - 1: given up) */
+	uint8_t *section;
+	uint64_t section_size;
+	uint32_t *site_patch;
 	/* what it applied and raised, to undo */
 	uint32_t *applied;
 	uint32_t napplied;
@@ -62,6 +67,12 @@ extern bool agent_fence_hits;
 /* agent_patch.c */
 void agent_patch_init(void);
 void agent_patch_restore_all_child(void);
+void agent_patch_forget_unmapped(void);
+
+/* agent.c: after dlopen(), patch the sites of what it mapped; after
+ * dlclose(), forget the patches it took away */
+void agent_rescan(void);
+void agent_unmapped(void);
 
 /* agent_hit.c */
 int agent_threads_init(void);

@@ -259,8 +259,10 @@ int agent_patch_apply(struct agent_patch *p)
 	if (p->applied)
 		return 0;
 	int r = code_write(p->addr, p->orig, p->code, p->len);
-	if (r == 0)
+	if (r == 0) {
 		p->applied = true;
+		p->gone = false;
+	}
 	return r;
 }
 
@@ -272,6 +274,23 @@ int agent_patch_restore(struct agent_patch *p)
 	if (r == 0)
 		p->applied = false;
 	return r;
+}
+
+/* After dlclose(): patches whose code is no longer there (unmapped, or
+ * something else mapped in its place) are forgotten as applied. */
+void agent_patch_forget_unmapped(void)
+{
+	for (uint32_t i = 0; i < npatches; i++) {
+		struct agent_patch *p = &patches[i];
+		uint8_t now[AGENT_PATCH_BYTES];
+		if (!p->applied)
+			continue;
+		if (rt_read(now, (const void *)p->addr, p->len) < 0 ||
+		    !rt_memeq(now, p->code, p->len)) {
+			p->applied = false;
+			p->gone = true;
+		}
+	}
 }
 
 /* In a fork()ed child (one thread): put every byte back, plainly. */

@@ -19,7 +19,10 @@
 #define CHUNKS_MAX 4096
 #define REACH ((int64_t)0x7fff0000)     /* a little under 2 GiB */
 #define ADDR_MIN (1ull << 20)
-#define ADDR_MAX 0x7ff000000000ull
+/* the top of user space with 4-level page tables: with ASLR the shared
+ * libraries are often mapped above 0x7ff000000000, and their gaps count */
+#define ADDR_MAX 0x7ffffffff000ull
+#define TRIES 8                /* gaps tried, nearest first */
 
 struct chunk {
 	uint8_t *base;
@@ -37,20 +40,17 @@ static bool reaches(uint64_t a, uint64_t b, uint64_t len)
 	return d1 > -REACH && d1 < REACH && d2 > -REACH && d2 < REACH;
 }
 
-/* A new chunk as near `near` as the free gaps allow. */
-static struct chunk *chunk_new(uint64_t near)
+/* The start of the free gap nearest `near` within reach, other than
+ * those in `skip`; 0 if none. */
+static uint64_t gap_nearest(const struct agent_maps *maps, uint64_t near,
+			    const uint64_t *skip, uint32_t nskip)
 {
-	if (nchunks == CHUNKS_MAX)
-		return NULL;
-	struct agent_maps maps;
-	if (agent_maps_read(&maps) < 0)
-		return NULL;
 	uint64_t best = 0, best_dist = UINT64_MAX;
 	uint64_t prev_end = ADDR_MIN;
-	for (size_t i = 0; i <= maps.n; i++) {
-		uint64_t g0 = prev_end, g1 = i < maps.n ? maps.v[i].start : ADDR_MAX;
-		if (i < maps.n && maps.v[i].end > prev_end)
-			prev_end = maps.v[i].end;
+	for (size_t i = 0; i <= maps->n; i++) {
+		uint64_t g0 = prev_end, g1 = i < maps->n ? maps->v[i].start : ADDR_MAX;
+		if (i < maps->n && maps->v[i].end > prev_end)
+			prev_end = maps->v[i].end;
 		if (g1 > ADDR_MAX)
 			g1 = ADDR_MAX;
 		g0 = (g0 + 4095) & ~4095ull;
@@ -59,22 +59,45 @@ static struct chunk *chunk_new(uint64_t near)
 		uint64_t cand = near < g0 ? g0 : near + CHUNK > g1 ? g1 - CHUNK :
 			near & ~4095ull;
 		uint64_t dist = cand > near ? cand - near : near - cand;
-		if (dist < best_dist && reaches(near, cand, CHUNK)) {
+		bool skipped = false;
+		for (uint32_t k = 0; k < nskip; k++)
+			skipped |= skip[k] == cand;
+		if (!skipped && dist < best_dist && reaches(near, cand, CHUNK)) {
 			best = cand;
 			best_dist = dist;
 		}
 	}
-	agent_maps_free(&maps);
-	if (!best)
+	return best;
+}
+
+/* A new chunk as near `near` as the free gaps allow. A gap the kernel
+ * refuses (the guard gap below a stack, a mapping made since the maps
+ * were read) is passed over for the next nearest. */
+static struct chunk *chunk_new(uint64_t near)
+{
+	if (nchunks == CHUNKS_MAX)
 		return NULL;
-	void *p = mmap((void *)best, CHUNK, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	struct agent_maps maps;
+	if (agent_maps_read(&maps) < 0)
+		return NULL;
+	uint64_t tried[TRIES];
+	void *p = MAP_FAILED;
+	for (uint32_t t = 0; t < TRIES && p == MAP_FAILED; t++) {
+		uint64_t at = gap_nearest(&maps, near, tried, t);
+		if (!at)
+			break;
+		tried[t] = at;
+		p = mmap((void *)at, CHUNK, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED && p != (void *)at) {
+			munmap(p, CHUNK);    /* a kernel without FIXED_NOREPLACE */
+			p = MAP_FAILED;
+			break;
+		}
+	}
+	agent_maps_free(&maps);
 	if (p == MAP_FAILED)
 		return NULL;
-	if (p != (void *)best) {     /* a kernel without FIXED_NOREPLACE */
-		munmap(p, CHUNK);
-		return NULL;
-	}
 	struct chunk *c = &chunks[nchunks++];
 	c->base = p;
 	c->used = 0;

@@ -1,10 +1,12 @@
 /* usdt_threads.c - threads hammering one sonde/sdt.h site, for exact
  * counts under concurrency and for the process engine's detach while
  * threads run.
- *   usdt_threads [THREADS [HITS [MS]]]   each of THREADS threads (default
- *   4) passes thr:hit HITS times (default 250000) with its index and the
- *   iteration, then sleeps MS ms (default 0) and does it all again once
- *   more if MS is not 0; "done THREADS x HITS" at the end. */
+ *   usdt_threads [THREADS [HITS [MS [WAVES]]]]   each of THREADS threads
+ *   (default 4) passes thr:hit HITS times (default 250000) with its index
+ *   and the iteration, then sleeps MS ms (default 0) and does it all again
+ *   once more if MS is not 0; with WAVES (default 1), that many waves of
+ *   THREADS threads, each wave started when the last one has exited;
+ *   "done THREADS x HITS" at the end. */
 #include <sonde/sdt.h>
 
 #include <pthread.h>
@@ -36,12 +38,15 @@ int main(int argc, char **argv)
 	pause_ms = argc > 3 ? atoi(argv[3]) : 0;
 	if (n < 1 || n > THREADS_MAX)
 		n = 4;
+	int waves = argc > 4 ? atoi(argv[4]) : 1;
 	pthread_t t[THREADS_MAX];
-	for (long i = 0; i < n; i++)
-		if (pthread_create(&t[i], NULL, worker, (void *)i) != 0)
-			return 1;
-	for (int i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
+	for (int w = 0; w < waves; w++) {
+		for (long i = 0; i < n; i++)
+			if (pthread_create(&t[i], NULL, worker, (void *)i) != 0)
+				return 1;
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+	}
 	printf("done %d x %ld\n", n, hits);
 	return 0;
 }

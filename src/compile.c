@@ -243,6 +243,9 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	ctypes_add_resolver(prog->ctypes, kbtf_resolver(a));
 	prog->ustack_copy = o->ustack_fp ? 0 :
 		o->ustack_copy ? o->ustack_copy : SONDE_USTACK_COPY_DEFAULT;
+	prog->helper_check = o->helper_check;
+	prog->src_name = arena_strdup(a, o->name ? o->name : "stdin");
+	prog->src_text = o->text ? arena_strdup(a, o->text) : NULL;
 
 	struct sema_opts sopts = { .positional = o->positional,
 				   .npositional = o->npositional,

@@ -27,6 +27,7 @@ struct compile_opts {
 	size_t ninclude_files;
 	bool ustack_fp;        /* ustack walks frame pointers in the kernel */
 	uint32_t ustack_copy;  /* else bytes of stack copied (0: default) */
+	int helper_check;      /* -k 1, -kk 2: helper errors become warnings */
 };
 
 /* Returns the program, or NULL with every diagnostic in `d`. The caller

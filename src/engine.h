@@ -29,6 +29,8 @@ struct engine_opts {
 	/* Called for each ring-buffer record; return 1 to stop polling. */
 	int (*on_event)(void *ctx, const void *data, size_t size);
 	void *event_ctx;
+	uint64_t log_size;    /* verifier log bytes (BPFTRACE_LOG_SIZE), 0:
+			       * the engine's default */
 };
 
 struct engine_ops {

@@ -21,6 +21,7 @@
 #include "codegen/codegen.h"
 #include "compile.h"
 #include "engine.h"
+#include "info.h"
 #include "options.h"
 #include "output/output.h"
 #include "preflight.h"
@@ -29,6 +30,7 @@
 /* Process-wide: set by the signal handler, read by the event loop (a
  * stop signal sets base/cancel.h's cancel_signal). */
 static volatile sig_atomic_t child_exited;
+static volatile sig_atomic_t maps_requested;   /* SIGUSR1 */
 
 /* run()'s result when a signal stopped it before the run began: main
  * releases everything, then dies of that signal (cancel_die). */
@@ -44,6 +46,8 @@ static void on_signal(int sig)
 {
 	if (sig == SIGCHLD)
 		child_exited = 1;
+	else if (sig == SIGUSR1)
+		maps_requested = 1;
 	else
 		cancel_request(sig);
 }
@@ -60,6 +64,8 @@ static void install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
+	/* bpftrace prints every map on SIGUSR1 (handled in the run loop) */
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -395,7 +401,8 @@ static int run(const struct options *o, const struct program *prog)
 		goto cancelled;
 
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
-				  .on_event = on_event, .event_ctx = &rc };
+				  .on_event = on_event, .event_ctx = &rc,
+				  .log_size = o->env.log_size };
 	double t0 = log_now_ms();
 	int lr = eng->load(prog, &eo, &e);
 	if (lr == -EPERM && geteuid() != 0 && eng != &engine_process &&
@@ -407,8 +414,13 @@ static int run(const struct options *o, const struct program *prog)
 	if (lr < 0)
 		goto failed;
 	double t1 = log_now_ms();
-	struct output_opts oo = { .format = o->format, .out = outf,
-				  .unsafe = o->unsafe };
+	struct output_opts oo = {
+		.format = o->format, .out = outf, .unsafe = o->unsafe,
+		.cat_bytes_max = o->env.cat_bytes_max,
+		.no_cpp_demangle = o->env.no_cpp_demangle,
+		.no_user_symbols = o->env.no_user_symbols,
+		.no_warnings = o->no_warnings,
+	};
 	out = output_new(prog, &oo, eng->map_reader(e));
 	if (!out) {
 		log_error("output: %s", strerror(errno));
@@ -455,6 +467,10 @@ static int run(const struct options *o, const struct program *prog)
 			ret = output_failed(oerr, o);
 			leave_child = true;
 			goto out;
+		}
+		if (maps_requested) {
+			maps_requested = 0;
+			output_print_maps_now(out);
 		}
 		/* A full map says so once, soon after it fills. */
 		if (log_now_ms() - last_check >= 1000) {
@@ -546,6 +562,8 @@ int main(int argc, char **argv)
 	int r = options_parse(argc, argv, &o);
 	if (r)
 		return r;
+	if (o.info)
+		return info_print(stdout) < 0 ? EXIT_RUNTIME : EXIT_OK;
 	/* What would fail only after attaching fails now. */
 	if (o.pid && preflight_pid(o.pid) < 0)
 		return EXIT_RUNTIME;
@@ -570,6 +588,7 @@ int main(int argc, char **argv)
 	};
 	struct diags d;
 	diags_init(&d, &src);
+	d.no_warnings = o.no_warnings;
 	if (file_text && diag_check_nul(&d, file_text, file_len)) {
 		diags_print(&d, stderr);
 		diags_free(&d);
@@ -580,10 +599,11 @@ int main(int argc, char **argv)
 		.name = src.name, .text = src.text,
 		.positional = o.positional, .npositional = o.npositional,
 		.pid = o.pid, .child = o.cmd != NULL, .unsafe = o.unsafe,
-		.strlen = options_env_strlen(),
-		.map_keys_max = options_env_map_keys_max(),
+		.strlen = o.env.strlen,
+		.map_keys_max = o.env.map_keys_max,
 		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,
 		.ustack_fp = o.ustack_fp, .ustack_copy = o.ustack_copy,
+		.helper_check = o.helper_check,
 		.include_dirs = o.include_dirs,
 		.ninclude_dirs = o.ninclude_dirs,
 		.include_files = o.include_files,
@@ -598,6 +618,12 @@ int main(int argc, char **argv)
 	int ret;
 	if (!prog)   /* a valid script naming what this system lacks: 2 */
 		ret = provider_env_errors(&d) ? EXIT_RUNTIME : EXIT_SCRIPT;
+	else if (o.env.max_bpf_progs && prog->nprobes > o.env.max_bpf_progs) {
+		log_error("the program has %u BPF programs, more than "
+			  "BPFTRACE_MAX_BPF_PROGS (%u)", prog->nprobes,
+			  o.env.max_bpf_progs);
+		ret = EXIT_SCRIPT;
+	}
 	else if (o.dump && strcmp(o.dump, "bpf") == 0) {
 		program_dump_bpf(stdout, prog);
 		ret = EXIT_OK;

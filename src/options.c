@@ -6,48 +6,81 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/log.h"
 
+/* bpftrace 0.17's -h, naming sonde, with sonde's own options after. */
 void options_usage(FILE *f)
 {
-	fputs("usage: sonde [options] (-e 'PROGRAM' | FILE) [--] [ARGS...]\n"
-	      "       sonde -l ['PATTERN']\n"
+	fputs("USAGE:\n"
+	      "    sonde [options] filename\n"
+	      "    sonde [options] - <stdin input>\n"
+	      "    sonde [options] -e 'program'\n"
 	      "\n"
-	      "options:\n"
-	      "  -e PROGRAM        program text\n"
-	      "  -p PID            trace that process\n"
-	      "  -c CMD            run CMD once every probe is attached; exit with it\n"
-	      "  -o FILE           write output to FILE\n"
-	      "  -f text|json      output format\n"
-	      "  -B line|full|none output buffering: flushed after every batch of\n"
-	      "                    events (line, the default), when the buffer is\n"
-	      "                    full, or not buffered\n"
-	      "  -q                no 'Attaching' line\n"
-	      "  -v                verbose: what is attached, verifier logs\n"
-	      "  -l [PATTERN]      list probes\n"
-	      "  -d, --dump=ast|bpf  print the AST or the bytecode, then exit\n"
-	      "  --dry-run         compile and check, attach nothing\n"
-	      "  --engine=kernel|process\n"
-	      "                    where the probes run: in the kernel (BPF, root;\n"
-	      "                    the default), or inside the traced process (-c\n"
-	      "                    CMD; usdt, BEGIN, END and interval probes; no\n"
-	      "                    root needed for one's own programs)\n"
-	      "  --unsafe          allow system() and signal()\n"
-	      "  -I DIR            search DIR for #include files (before the\n"
-	      "                    system directories; repeatable)\n"
-	      "  --include FILE    #include FILE before the script (repeatable)\n"
-	      "  --flamegraph=FILE write an interactive SVG flame graph of the maps\n"
-	      "                    keyed by kstack/ustack (counts) to FILE at exit\n"
-	      "  --folded=FILE     the same stacks as folded text (flamegraph.pl,\n"
-	      "                    speedscope, inferno)\n"
-	      "  --ustack=dwarf[:BYTES]|fp\n"
-	      "                    how ustack walks user stacks: copy BYTES of stack\n"
-	      "                    (default 8192) and unwind them with the binaries'\n"
-	      "                    CFI, whole even without frame pointers (default);\n"
-	      "                    or follow frame pointers in the kernel (cheaper)\n"
-	      "  -V, --version     print the version\n"
-	      "  -h, --help        this text\n", f);
+	      "OPTIONS:\n"
+	      "    -B MODE        output buffering mode ('line', 'full', 'none')\n"
+	      "    -f FORMAT      output format ('text', 'json')\n"
+	      "    -o file        redirect sonde output to file\n"
+	      "    -e 'program'   execute this program\n"
+	      "    -h, --help     show this help message\n"
+	      "    -I DIR         add the directory to the include search path\n"
+	      "    --include FILE add an #include file before preprocessing\n"
+	      "    -l [search]    list probes\n"
+	      "    -p PID         enable USDT probes on PID\n"
+	      "    -c 'CMD'       run CMD and enable USDT probes on resulting process\n"
+	      "    --usdt-file-activation\n"
+	      "                   activate usdt semaphores based on file path\n"
+	      "    --unsafe       allow unsafe builtin functions\n"
+	      "    -q             keep messages quiet\n"
+	      "    --info         Print information about kernel BPF support\n"
+	      "    -k             emit a warning when a bpf helper returns an error (except read functions)\n"
+	      "    -kk            check all bpf helper functions\n"
+	      "    -V, --version  sonde version\n"
+	      "    --no-warnings  disable all warning messages\n"
+	      "\n"
+	      "TROUBLESHOOTING OPTIONS:\n"
+	      "    -v                      verbose messages\n"
+	      "    -d, --dump=ast|bpf      (dry run) print the AST or the BPF bytecode\n"
+	      "    --dry-run               (dry run) compile and check, attach nothing\n"
+	      "\n"
+	      "SONDE OPTIONS:\n"
+	      "    --engine=kernel|process where the probes run: in the kernel (BPF,\n"
+	      "                            root; the default), or inside the traced\n"
+	      "                            process (-c CMD; usdt, BEGIN, END and\n"
+	      "                            interval probes; no root needed for one's\n"
+	      "                            own programs)\n"
+	      "    --flamegraph=FILE       write an interactive SVG flame graph of the\n"
+	      "                            maps keyed by kstack/ustack to FILE at exit\n"
+	      "    --folded=FILE           the same stacks as folded text\n"
+	      "                            (flamegraph.pl, speedscope, inferno)\n"
+	      "    --ustack=dwarf[:BYTES]|fp\n"
+	      "                            how ustack walks user stacks: copy BYTES of\n"
+	      "                            stack (default 8192) and unwind them with\n"
+	      "                            the binaries' CFI (default), or follow frame\n"
+	      "                            pointers in the kernel\n"
+	      "\n"
+	      "ENVIRONMENT:\n"
+	      "    BPFTRACE_STRLEN             [default: 64] bytes on BPF stack per str()\n"
+	      "    BPFTRACE_NO_CPP_DEMANGLE    [default: 0] disable C++ symbol demangling\n"
+	      "    BPFTRACE_MAP_KEYS_MAX       [default: 4096] max keys in a map\n"
+	      "    BPFTRACE_CAT_BYTES_MAX      [default: 10k] maximum bytes read by cat builtin\n"
+	      "    BPFTRACE_MAX_PROBES         [default: 512] max number of probes\n"
+	      "    BPFTRACE_MAX_BPF_PROGS      [default: 512] max number of generated BPF programs\n"
+	      "    BPFTRACE_LOG_SIZE           [default: 1000000] log size in bytes\n"
+	      "    BPFTRACE_PERF_RB_PAGES      [default: 64] pages per CPU to allocate for ring buffer\n"
+	      "    BPFTRACE_NO_USER_SYMBOLS    [default: 0] disable user symbol resolution\n"
+	      "    BPFTRACE_CACHE_USER_SYMBOLS [default: auto] enable user symbol cache\n"
+	      "    BPFTRACE_VMLINUX            [default: none] vmlinux path used for kernel symbol resolution\n"
+	      "    BPFTRACE_BTF                [default: none] BTF file\n"
+	      "\n"
+	      "EXAMPLES:\n"
+	      "sonde -l '*sleep*'\n"
+	      "    list probes containing \"sleep\"\n"
+	      "sonde -e 'kprobe:do_nanosleep { printf(\"PID %d sleeping...\\n\", pid); }'\n"
+	      "    trace processes calling sleep\n"
+	      "sonde -e 'tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }'\n"
+	      "    count syscalls by process name\n", f);
 }
 
 /* --ustack=fp | dwarf | dwarf:BYTES (a multiple of 4096, 4 KiB to
@@ -80,7 +113,8 @@ static int parse_ustack(const char *arg, struct options *o)
 int options_parse(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP, OPT_USTACK,
-	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE, OPT_INCLUDE };
+	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE, OPT_INFO,
+	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -91,12 +125,16 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 		{ "folded", required_argument, NULL, OPT_FOLDED },
 		{ "engine", required_argument, NULL, OPT_ENGINE },
+		{ "info", no_argument, NULL, OPT_INFO },
+		{ "no-warnings", no_argument, NULL, OPT_NO_WARNINGS },
+		{ "usdt-file-activation", no_argument, NULL,
+		  OPT_USDT_FILE_ACTIVATION },
 		{ "include", required_argument, NULL, OPT_INCLUDE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	/* '+': stop at the first non-option so script ARGS are left alone. */
-	while ((c = getopt_long(argc, argv, "+e:p:c:o:f:B:qvld:hVI:", longopts,
+	while ((c = getopt_long(argc, argv, "+e:p:c:o:f:B:qvld:hVkI:", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program_text = optarg; break;
@@ -119,6 +157,20 @@ int options_parse(int argc, char **argv, struct options *o)
 		case 'v': log_verbose = 1; break;
 		case 'l': o->list = true; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;
+		case OPT_INFO: o->info = true; break;
+		case OPT_NO_WARNINGS:
+			o->no_warnings = true;
+			log_no_warnings = 1;
+			break;
+		/* sonde raises semaphores through the uprobe's reference
+		 * counter (every kernel since 4.20): every process is
+		 * activated, so, as in bpftrace with uprobe refcounts,
+		 * this changes nothing. */
+		case OPT_USDT_FILE_ACTIVATION: o->usdt_file_activation = true; break;
+		case 'k':
+			if (o->helper_check < 2)
+				o->helper_check++;
+			break;
 		case OPT_UNSAFE: o->unsafe = true; break;
 		case OPT_FLAMEGRAPH: o->flamegraph = optarg; break;
 		case 'I':
@@ -186,6 +238,10 @@ int options_parse(int argc, char **argv, struct options *o)
 		default: options_usage(stderr); return EXIT_SCRIPT;
 		}
 	}
+	if (options_env(&o->env) < 0)
+		return EXIT_SCRIPT;
+	if (o->info)
+		return 0;
 	if (o->list) {
 		if (optind < argc)
 			o->list_pattern = argv[optind++];
@@ -206,32 +262,86 @@ int options_parse(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-uint32_t options_env_strlen(void)
-{
-	const char *s = getenv("BPFTRACE_STRLEN");
-	if (!s)
-		return 0;
-	long v = strtol(s, NULL, 10);
-	if (v < 1 || v > 200) {
-		log_warn("BPFTRACE_STRLEN=%s ignored (1..200)", s);
-		return 0;
-	}
-	return (uint32_t)v;
-}
+/* ---- BPFTRACE_* ----------------------------------------------------- */
 
-/* bpftrace's BPFTRACE_MAP_KEYS_MAX: the most keys a map holds. */
-uint32_t options_env_map_keys_max(void)
+/* An unsigned number in [min, max], or an error naming the variable. */
+static int env_uint(const char *name, uint64_t min, uint64_t max,
+		    uint64_t *out)
 {
-	const char *s = getenv("BPFTRACE_MAP_KEYS_MAX");
+	const char *s = getenv(name);
 	if (!s)
 		return 0;
 	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (!*s || *end || v < 1 || v > (1ul << 26)) {
-		log_warn("BPFTRACE_MAP_KEYS_MAX=%s ignored (1..%lu)", s,
-			 1ul << 26);
-		return 0;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || *s == '-' || v < min || v > max) {
+		log_error("%s='%s': expected a number from %llu to %llu", name, s,
+			  (unsigned long long)min, (unsigned long long)max);
+		return -EINVAL;
 	}
-	return (uint32_t)v;
+	*out = v;
+	return 0;
 }
 
+/* 0 or 1, as bpftrace accepts them. */
+static int env_bool(const char *name, int *out)
+{
+	const char *s = getenv(name);
+	if (!s)
+		return 0;
+	if (strcmp(s, "0") && strcmp(s, "1")) {
+		log_error("%s='%s': expected 0 or 1", name, s);
+		return -EINVAL;
+	}
+	*out = s[0] == '1';
+	return 0;
+}
+
+/* A file that must be there when named. */
+static int env_file(const char *name, const char **out)
+{
+	const char *s = getenv(name);
+	if (!s)
+		return 0;
+	if (!*s || access(s, R_OK) < 0) {
+		log_error("%s='%s': %s", name, s, *s ? strerror(errno) :
+			  "empty");
+		return -EINVAL;
+	}
+	*out = s;
+	return 0;
+}
+
+int options_env(struct options_env *env)
+{
+	uint64_t strlen_ = 0, keys = 0, cat = 0, log = 0, probes = 0,
+		progs = 0, pages = 0;
+	int demangle = 0, nosyms = 0, cache = -1;
+	memset(env, 0, sizeof(*env));
+	/* strings live on the 512-byte BPF stack: 200 at most, as in
+	 * bpftrace */
+	if (env_uint("BPFTRACE_STRLEN", 1, 200, &strlen_) ||
+	    env_uint("BPFTRACE_MAP_KEYS_MAX", 1, 1u << 26, &keys) ||
+	    env_uint("BPFTRACE_CAT_BYTES_MAX", 1, 1ull << 30, &cat) ||
+	    env_uint("BPFTRACE_LOG_SIZE", 1, 1u << 30, &log) ||
+	    env_uint("BPFTRACE_MAX_PROBES", 1, 1000000, &probes) ||
+	    env_uint("BPFTRACE_MAX_BPF_PROGS", 1, 1000000, &progs) ||
+	    env_uint("BPFTRACE_PERF_RB_PAGES", 1, 1u << 20, &pages) ||
+	    env_bool("BPFTRACE_NO_CPP_DEMANGLE", &demangle) ||
+	    env_bool("BPFTRACE_NO_USER_SYMBOLS", &nosyms) ||
+	    env_bool("BPFTRACE_CACHE_USER_SYMBOLS", &cache) ||
+	    env_file("BPFTRACE_VMLINUX", &env->vmlinux) ||
+	    env_file("BPFTRACE_BTF", &env->btf))
+		return -EINVAL;
+	env->strlen = (uint32_t)strlen_;
+	env->map_keys_max = (uint32_t)keys;
+	env->cat_bytes_max = cat;
+	env->log_size = log;
+	env->max_probes = (uint32_t)probes;
+	env->max_bpf_progs = (uint32_t)progs;
+	env->perf_rb_pages = (uint32_t)pages;
+	env->no_cpp_demangle = demangle;
+	env->no_user_symbols = nosyms;
+	env->cache_user_symbols = cache;
+	return 0;
+}

@@ -22,6 +22,23 @@ enum buffering { BUF_LINE, BUF_FULL, BUF_NONE };
 
 #define OPTIONS_MAX_INCLUDES 64     /* -I and --include, each */
 
+/* BPFTRACE_* variables. Zero means "not set": the part that uses one
+ * knows its default. */
+struct options_env {
+	uint32_t strlen;            /* STRLEN: string size, 1..200 */
+	uint32_t map_keys_max;      /* MAP_KEYS_MAX */
+	uint64_t cat_bytes_max;     /* CAT_BYTES_MAX: cat() reads at most */
+	uint64_t log_size;          /* LOG_SIZE: verifier log bytes */
+	uint32_t max_probes;        /* MAX_PROBES */
+	uint32_t max_bpf_progs;     /* MAX_BPF_PROGS */
+	uint32_t perf_rb_pages;     /* PERF_RB_PAGES: ring pages per CPU */
+	bool no_cpp_demangle;       /* NO_CPP_DEMANGLE=1 */
+	bool no_user_symbols;       /* NO_USER_SYMBOLS=1 */
+	int cache_user_symbols;     /* CACHE_USER_SYMBOLS: -1 auto, 0, 1 */
+	const char *vmlinux;        /* VMLINUX */
+	const char *btf;            /* BTF */
+};
+
 struct options {
 	const char *program_text;   /* -e */
 	const char *script_file;
@@ -43,18 +60,25 @@ struct options {
 	const char *include_files[OPTIONS_MAX_INCLUDES]; /* --include FILE */
 	size_t ninclude_files;
 	uint32_t ustack_copy;       /* --ustack=dwarf:BYTES */
+	bool info;                  /* --info */
+	int helper_check;           /* -k: 1, -kk: 2 */
+	bool no_warnings;           /* --no-warnings */
+	bool usdt_file_activation;  /* --usdt-file-activation */
 	char **positional;
 	int npositional;
+	struct options_env env;     /* BPFTRACE_* */
 };
 
-/* Parse argv into *o: 0, or EXIT_SCRIPT with a message printed. -h and
- * -V print and exit the process. */
+/* Parse argv and the environment into *o: 0, or EXIT_SCRIPT with a
+ * message printed. -h and -V print and exit the process. */
 int options_parse(int argc, char **argv, struct options *o);
 void options_usage(FILE *f);
 
-/* BPFTRACE_STRLEN, BPFTRACE_MAP_KEYS_MAX: the value, or 0 (the default)
- * when unset or out of range (with a warning). */
-uint32_t options_env_strlen(void);
-uint32_t options_env_map_keys_max(void);
+/* The BPFTRACE_* environment (bpftrace 0.17's, section 9 of its reference
+ * guide, and those its -h lists) into *env: 0, or -EINVAL with a message
+ * naming the variable when one holds a value bpftrace would refuse.
+ * Unset variables leave their default (0: the default of whoever uses
+ * it). */
+int options_env(struct options_env *env);
 
 #endif

@@ -53,6 +53,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/diag.h"
 #include "types.h"
 
 #define SONDE_STRLEN_DEFAULT 64
@@ -166,6 +167,8 @@ enum event_kind {
 	EV_NEW_PID,     /* args: u64 pid, the first time a probe saw it keep
 			 * a user address or stack (output remembers its
 			 * mappings while it runs) */
+	EV_HELPER_ERROR, /* -k: args: s64 return code of helper `fmt`,
+			  * called by the script at `pos` */
 };
 
 struct event_spec {
@@ -174,6 +177,7 @@ struct event_spec {
 	const struct type *args;  /* tuple of argument types, or NULL */
 	int32_t map_id;           /* EV_PRINT_MAP/CLEAR/ZERO */
 	uint64_t top, div;        /* EV_PRINT_MAP: print(@m, top, div) */
+	struct pos pos;           /* EV_HELPER_ERROR: where in the script */
 };
 
 struct provider;
@@ -197,6 +201,8 @@ enum probe_cap {
 	PROBE_TYPED_RET  = 1u << 10,  /* retval typed by the args record */
 	PROBE_OVERRIDE   = 1u << 11,  /* override() may change its return */
 	PROBE_KERNEL_MEM = 1u << 12,  /* its pointers are kernel memory */
+	PROBE_TRACING    = 1u << 13,  /* a BTF tracing program (fentry, fexit,
+				       * iter): path(), skboutput() */
 };
 
 /* Where a user-space probe (uprobe, uretprobe, usdt) sits, as the code
@@ -261,6 +267,10 @@ struct program {
 	 * print them: strftime() formats, cgroup_path() filters. */
 	const char **strings;
 	uint32_t nstrings;
+	/* -k (1) / -kk (2): helpers that fail report it (EV_HELPER_ERROR),
+	 * with the script's name and text to show where. */
+	int helper_check;
+	const char *src_name, *src_text;
 };
 
 /* The program's tables, filled by sema and codegen. The add functions

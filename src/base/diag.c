@@ -112,6 +112,8 @@ static bool dropped_before(struct diags *d, const struct diag *g)
 void diag_vadd(struct diags *d, enum diag_level level, struct pos pos,
 	       const char *tag, const char *fmt, va_list ap)
 {
+	if (level == DIAG_WARNING && d->no_warnings)
+		return;
 	struct diag g = { .level = level, .pos = pos, .tag = tag ? tag : "" };
 	g.msg = format_msg(fmt, ap);
 	for (size_t i = 0; i < d->list.n; i++)

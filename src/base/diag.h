@@ -55,6 +55,7 @@ struct diags {
 	unsigned dropped_errors, dropped_warnings;  /* over the caps */
 	VEC(const char *) error_tags;  /* distinct tags of every error */
 	uint64_t *seen;             /* hashes of the dropped, to count each once */
+	bool no_warnings;           /* --no-warnings: warnings are not kept */
 	VEC(struct diag_source) files; /* pos.file - 1; name and text owned */
 };
 #define DIAG_SEEN_SLOTS 8192

@@ -7,6 +7,7 @@
 
 int log_verbose;
 int log_json;
+int log_no_warnings;
 
 void log_json_str(FILE *out, const char *s)
 {
@@ -54,6 +55,8 @@ void log_error(const char *fmt, ...)
 
 void log_warn(const char *fmt, ...)
 {
+	if (log_no_warnings)
+		return;
 	va_list ap;
 	va_start(ap, fmt);
 	log_v("warning: ", "warning", fmt, ap);

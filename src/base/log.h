@@ -9,6 +9,8 @@ extern int log_verbose;
 /* Process-wide, set once from -f json: messages (and diagnostics) become
  * {"type": "error"|"warning"|"info", "data": "..."} lines. */
 extern int log_json;
+/* Process-wide, set once from --no-warnings: log_warn() says nothing. */
+extern int log_no_warnings;
 
 /* s as a JSON string with its quotes: ", \ and control bytes escaped. */
 void log_json_str(FILE *out, const char *s);

@@ -77,6 +77,8 @@ struct cg {
 	int mapfail_map;             /* SONDE_MAPFAIL_MAP, or -1 */
 
 	uint32_t l_exit;             /* return 0 */
+	struct pos pos;              /* the statement or call being compiled,
+				      * for -k's reports (cg_check_helper) */
 	struct cg_loop loops[32];
 	uint32_t nloops;
 };
@@ -162,6 +164,13 @@ struct cval cg_cobject_addr(struct cg *cg, const struct node *n,
 bool cg_is_ptr_arith(const struct node *n);
 struct cval cg_ptr_arith(struct cg *cg, const struct node *n);
 
+/* cg_btf.c: the verifier's trusted pointers (BTF tracing programs) */
+/* A pointer to what n is (a struct by value: its address; a pointer: its
+ * value) that the verifier types from BTF, for helpers that want one:
+ * false when n is not made of the probe's arguments, retval, `->` and
+ * `.` (nothing emitted then that matters). */
+bool cg_btf_pointer(struct cg *cg, const struct node *n, vreg *out);
+
 /* cg_usdt.c: user-space probes */
 struct cval cg_usdt_arg(struct cg *cg, const struct node *n);
 struct cval cg_uaddr(struct cg *cg, const struct node *n);
@@ -203,6 +212,11 @@ typedef void (*cg_event_fill)(struct cg *cg, const struct node *call,
 void cg_emit_event(struct cg *cg, const struct node *n, uint32_t first,
 		   cg_event_fill fill);
 struct cval cg_call_expr(struct cg *cg, const struct node *n);
+/* -k/-kk: report a failure of `helper` (ret < 0) with the position being
+ * compiled (cg->pos), as bpftrace does. -k checks the helpers whose
+ * failure means a lost update or action (maps, signals, ...); -kk also
+ * the reads (probe_read*), which fail on bad pointers all the time. */
+void cg_check_helper(struct cg *cg, vreg ret, int helper);
 void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct type *to);
 void cg_call_stmt(struct cg *cg, const struct node *n);

@@ -140,16 +140,84 @@ void cg_emit_event(struct cg *cg, const struct node *n, uint32_t first,
 	cg_release(cg, outer);
 }
 
+static const char *helper_name(int helper)
+{
+	switch (helper) {
+	case BPF_FUNC_map_update_elem: return "map_update_elem";
+	case BPF_FUNC_map_delete_elem: return "map_delete_elem";
+	case BPF_FUNC_probe_read: return "probe_read";
+	case BPF_FUNC_probe_read_str: return "probe_read_str";
+	case BPF_FUNC_probe_read_user: return "probe_read_user";
+	case BPF_FUNC_probe_read_user_str: return "probe_read_user_str";
+	case BPF_FUNC_probe_read_kernel: return "probe_read_kernel";
+	case BPF_FUNC_probe_read_kernel_str: return "probe_read_kernel_str";
+	case BPF_FUNC_send_signal: return "send_signal";
+	case BPF_FUNC_override_return: return "override_return";
+	case BPF_FUNC_get_stackid: return "get_stackid";
+	case BPF_FUNC_d_path: return "d_path";
+	case BPF_FUNC_trace_printk: return "trace_printk";
+	default: return NULL;
+	}
+}
+
+static bool is_read(int helper)
+{
+	switch (helper) {
+	case BPF_FUNC_probe_read: case BPF_FUNC_probe_read_str:
+	case BPF_FUNC_probe_read_user: case BPF_FUNC_probe_read_user_str:
+	case BPF_FUNC_probe_read_kernel: case BPF_FUNC_probe_read_kernel_str:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void cg_check_helper(struct cg *cg, vreg ret, int helper)
+{
+	const char *name = helper_name(helper);
+	int level = cg->prog->helper_check;
+	if (!level || !name || (is_read(helper) && level < 2) ||
+	    cg->prog->ringbuf_map < 0)
+		return;
+	const struct type *s64 = type_s64();
+	struct event_spec e = { .kind = EV_HELPER_ERROR, .fmt = name,
+				.map_id = -1, .pos = cg->pos,
+				.args = type_tuple(cg->a, 1, &s64) };
+	int id = program_add_event(cg->prog, &e);
+	uint32_t ok = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JSGE, ret, 0, ok);
+	vreg rec = cg_call(cg, BPF_FUNC_ringbuf_reserve,
+			   (struct ir_arg[]){ IR_MAP(cg->prog->ringbuf_map),
+					      IR_IMM(16), IR_IMM(0) }, 3);
+	uint32_t lost = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JEQ, rec, 0, lost);
+	ir_st(cg->ir, BPF_DW, rec, 0, id);
+	ir_stx(cg->ir, BPF_DW, rec, 8, ret);
+	cg_callv(cg, BPF_FUNC_ringbuf_submit,
+		(struct ir_arg[]){ IR_ARG(rec), cg_wake_flags(cg, false) }, 2);
+	ir_ja(cg->ir, ok);
+	ir_place(cg->ir, lost);
+	count_lost_kind(cg, EV_HELPER_ERROR);
+	ir_place(cg->ir, ok);
+}
+
 struct cval cg_call_expr(struct cg *cg, const struct node *n)
 {
 	const struct func *f = n->u.call.fn;
-	if (f && f->gen)
-		return f->gen(cg, n);
+	struct pos outer = cg->pos;
+	cg->pos = n->pos;
+	if (f && f->gen) {
+		struct cval v = f->gen(cg, n);
+		cg->pos = outer;
+		return v;
+	}
 	if (f && f->gen_to && n->type && n->type->kind != TYPE_NONE) {
 		struct cmem m = cg_alloc(cg, n->type->size);
 		f->gen_to(cg, n, m, n->type);
+		cg->pos = outer;
 		return cg_memval(m, n->type);
 	}
+	cg->pos = outer;
 	cg_error(cg, n->pos, "%s() cannot be compiled here", n->u.call.name);
 	return cg_imm(0, n->type);
 }
@@ -158,16 +226,21 @@ void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct type *to)
 {
 	const struct func *f = n->u.call.fn;
+	struct pos outer = cg->pos;
 	if (!to)
 		to = n->type;
+	cg->pos = n->pos;
 	if (f && f->gen_to) {
 		f->gen_to(cg, n, dst, to);
+		cg->pos = outer;
 		return;
 	}
 	if (f && f->gen) {
 		cg_store(cg, dst, f->gen(cg, n), to);
+		cg->pos = outer;
 		return;
 	}
+	cg->pos = outer;
 	cg_error(cg, n->pos, "%s() cannot be compiled here", n->u.call.name);
 	cg_zero(cg, dst, to->size);
 }

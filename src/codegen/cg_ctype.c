@@ -70,6 +70,41 @@ static void place_at_pointer(struct cg *cg, const struct node *e,
 			       .space = t ? t->space : AS_UNKNOWN };
 }
 
+/* pl moves to element i of esize bytes (a pointer's, or a flexible
+ * array's: no bounds to check). */
+static void unbounded_index(struct cg *cg, struct cplace *pl, vreg i,
+			    uint32_t esize)
+{
+	vreg a = place_addr(cg, pl);
+	ir_alui(cg->ir, BPF_MUL, i, i, esize);
+	vreg sum = ir_vreg(cg->ir);
+	ir_mov(cg->ir, sum, a);
+	ir_alu(cg->ir, BPF_ADD, sum, sum, i);
+	pl->addr = sum;
+	pl->off = 0;
+}
+
+/* pl moves to element i of an array of n elements of esize bytes. An
+ * index outside [0, n) (negatives included: the compare is unsigned)
+ * moves it to address 0 instead, which every read helper fails on and
+ * zero-fills, so the element reads as 0: never the memory beside the
+ * array, and the verifier sees the index bounded before it scales it. */
+static void bounded_index(struct cg *cg, struct cplace *pl, vreg i,
+			  uint32_t esize, uint32_t n)
+{
+	vreg a = place_addr(cg, pl);
+	vreg sum = ir_vreg(cg->ir);
+	ir_movi(cg->ir, sum, 0);
+	uint32_t out = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JGE, i, n, out);
+	ir_alui(cg->ir, BPF_MUL, i, i, esize);
+	ir_mov(cg->ir, sum, a);
+	ir_alu(cg->ir, BPF_ADD, sum, sum, i);
+	ir_place(cg->ir, out);
+	pl->addr = sum;
+	pl->off = 0;
+}
+
 /* Where the C object of expression n is. */
 static void place_of(struct cg *cg, const struct node *n, struct cplace *pl)
 {
@@ -109,21 +144,25 @@ static void place_of(struct cg *cg, const struct node *n, struct cplace *pl)
 			place_add(pl, (int64_t)ix->u.ival * esize);
 			return;
 		}
-		/* a variable index: remote only (sema refuses local ones) */
-		if (!pl->remote) {
-			cg_error(cg, ix->pos, "a variable index into a local "
-				 "array cannot be compiled");
-			return;
-		}
-		vreg a = place_addr(cg, pl);
 		vreg i = ir_vreg(cg->ir);
 		ir_mov(cg->ir, i, cg_reg(cg, cg_expr(cg, ix)));
-		ir_alui(cg->ir, BPF_MUL, i, i, esize);
-		vreg sum = ir_vreg(cg->ir);
-		ir_mov(cg->ir, sum, a);
-		ir_alu(cg->ir, BPF_ADD, sum, sum, i);
-		pl->addr = sum;
-		pl->off = 0;
+		uint32_t n_el = bt->kind == TYPE_ARRAY ? bt->ctype->nelems : 0;
+		if (!pl->remote) {
+			/* an array the script holds (stack or map value) is
+			 * read at its address like memory, so the index can
+			 * vary; its bounds always apply */
+			vreg a = ir_vreg(cg->ir);
+			ir_mov(cg->ir, a, pl->m.base);
+			*pl = (struct cplace){ .remote = true, .addr = a,
+					       .off = pl->m.off,
+					       .space = AS_KERNEL };
+			bounded_index(cg, pl, i, esize, n_el);
+			return;
+		}
+		if (n_el)
+			bounded_index(cg, pl, i, esize, n_el);
+		else
+			unbounded_index(cg, pl, i, esize);
 		return;
 	}
 	case N_UNOP:

@@ -41,7 +41,9 @@ static struct cmem build_key(struct cg *cg, const struct node *m,
 	const struct node_list *keys = &m->u.map.keys;
 	const struct type *kt = s->key_type;
 	if (!keys->n || !kt) {
-		ir_st(cg->ir, BPF_DW, key.base, (int16_t)key.off, 0);
+		/* an array's key is its u32 index */
+		ir_st(cg->ir, s->key_size == 4 ? BPF_W : BPF_DW, key.base,
+		      (int16_t)key.off, 0);
 		return key;
 	}
 	/* Hash keys compare every byte: padding must be zero. */
@@ -75,6 +77,7 @@ static void update(struct cg *cg, int map, struct cmem key, struct cmem val)
 	vreg r = cg_call(cg, BPF_FUNC_map_update_elem,
 			 (struct ir_arg[]){ IR_MAP(map), cg_arg(key),
 					    cg_arg(val), IR_IMM(BPF_ANY) }, 4);
+	cg_check_helper(cg, r, BPF_FUNC_map_update_elem);
 	int fails = cg->mapfail_map;
 	if (fails < 0 || (uint32_t)map >= cg->prog->maps[fails].max_entries)
 		return;
@@ -396,7 +399,19 @@ void cg_map_delete(struct cg *cg, const struct node *call)
 		return;
 	struct cg_mark mk = cg_mark(cg);
 	struct cmem key = build_key(cg, m, s);
-	cg_callv(cg, BPF_FUNC_map_delete_elem,
-		(struct ir_arg[]){ IR_MAP(m->u.map.map_id), cg_arg(key) }, 2);
+	if (s->kind == MAP_ARRAY || s->kind == MAP_PERCPU_ARRAY) {
+		/* An array's slot cannot go: zero it (bpftrace 0.17 prints
+		 * a deleted keyless count() as 0). The value is at most a
+		 * count's 8 bytes, for this CPU's slot. */
+		struct cmem zero = cg_alloc(cg, s->value_size);
+		cg_zero(cg, zero, s->value_size);
+		update(cg, m->u.map.map_id, key, zero);
+		cg_release(cg, mk);
+		return;
+	}
+	vreg r = cg_call(cg, BPF_FUNC_map_delete_elem,
+			 (struct ir_arg[]){ IR_MAP(m->u.map.map_id),
+					    cg_arg(key) }, 2);
+	cg_check_helper(cg, r, BPF_FUNC_map_delete_elem);
 	cg_release(cg, mk);
 }

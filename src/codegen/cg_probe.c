@@ -229,6 +229,13 @@ void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
 			(struct ir_arg[]){ cg_arg(dst), IR_IMM((int32_t)len) }, 2);
 		return;
 	}
+	case BI_USERNAME: {
+		/* the uid, as a u64 that output prints as the user's name */
+		vreg uid = helper0(cg, BPF_FUNC_get_current_uid_gid);
+		cg_normalize(cg, uid, type_int(cg->a, 32, false));
+		cg_store_int(cg, dst, cg_regval(uid, type_u64()));
+		return;
+	}
 	case BI_FUNC:
 		/* fentry/fexit and kernel kprobes: the traced function's
 		 * address (a kretprobe's ip is where it returns to) */

@@ -54,6 +54,7 @@ static void jump_loop(struct cg *cg, const struct node *n, bool brk)
 void cg_stmt(struct cg *cg, const struct node *n)
 {
 	struct cg_mark mk = cg_mark(cg);
+	cg->pos = n->kind == N_EXPR_STMT ? n->u.expr_stmt.expr->pos : n->pos;
 	switch (n->kind) {
 	case N_EXPR_STMT: {
 		const struct node *e = n->u.expr_stmt.expr;

@@ -225,9 +225,11 @@ void cg_str_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 			len = IR_ARG(l);
 		}
 	}
-	cg_callv(cg, cg_user_probe(cg) ? BPF_FUNC_probe_read_user_str :
-		 BPF_FUNC_probe_read_str,
-		(struct ir_arg[]){ cg_arg(dst), len, IR_ARG(ptr) }, 3);
+	int helper = cg_user_probe(cg) ? BPF_FUNC_probe_read_user_str :
+		BPF_FUNC_probe_read_str;
+	vreg r = cg_call(cg, helper,
+			 (struct ir_arg[]){ cg_arg(dst), len, IR_ARG(ptr) }, 3);
+	cg_check_helper(cg, r, helper);
 }
 
 /* buf(ptr, len): u32 length, then the bytes (types.h TYPE_BUF). */
@@ -263,6 +265,7 @@ void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst)
 		ir_place(cg->ir, ok);
 	}
 	ir_stx(cg->ir, BPF_W, dst.base, (int16_t)dst.off, l);
-	cg_callv(cg, helper,
-		(struct ir_arg[]){ cg_arg(cg_at(dst, 4)), IR_ARG(l), from }, 3);
+	vreg r = cg_call(cg, helper, (struct ir_arg[]){
+				 cg_arg(cg_at(dst, 4)), IR_ARG(l), from }, 3);
+	cg_check_helper(cg, r, helper);
 }

@@ -10,6 +10,8 @@
  * cache is as untrusted as any other file. */
 #include "elf.h"
 
+#include "../base/log.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -57,6 +59,15 @@ static bool lib_name_match(const char *want, const char *key)
 		return true;
 	if (strstr(want, ".so"))
 		return rest[0] == '.' && isdigit((unsigned char)rest[1]);
+	/* a versioned soname: "libruby" is libruby-3.1.so.3.1 */
+	if (rest[0] == '-' && isdigit((unsigned char)rest[1])) {
+		rest++;
+		while (isdigit((unsigned char)*rest) || *rest == '.')
+			rest++;
+		if (rest[-1] != '.' || strncmp(rest, "so", 2) != 0)
+			return false;
+		return rest[2] == '\0' || rest[2] == '.';
+	}
 	return strncmp(rest, ".so", 3) == 0 && (rest[3] == '\0' || rest[3] == '.');
 }
 
@@ -186,9 +197,27 @@ int elf_find_library(const char *name, char *out, size_t len)
 	return find_library_in("", name, out, len);
 }
 
+/* An ELF file (its magic), not a script: the shims of pyenv, rbenv and
+ * asdf are shell scripts named like the program they run. */
+static bool is_elf(const char *path)
+{
+	unsigned char magic[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool elf = read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
+		memcmp(magic, "\x7f" "ELF", 4) == 0;
+	close(fd);
+	return elf;
+}
+
+/* The first executable ELF file called name in $PATH's directories, as
+ * bpftrace 0.17 chooses it: matches that are not ELF files are skipped,
+ * and the file chosen over them is named on stderr. */
 static int path_find(const char *root, const char *name, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
+	char skipped[4096] = "";
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path) {
@@ -199,8 +228,16 @@ static int path_find(const char *root, const char *name, char *out, size_t len)
 			struct stat st;
 			snprintf(full, sizeof(full), "%s%s", root, cand);
 			if (access(full, X_OK) == 0 && stat(full, &st) == 0 &&
-			    S_ISREG(st.st_mode))
-				return copy_out(out, len, cand);
+			    S_ISREG(st.st_mode)) {
+				if (is_elf(full)) {
+					if (skipped[0])
+						log_warn("'%s': %s is not an ELF file (a shim?); using %s",
+							 name, skipped, cand);
+					return copy_out(out, len, cand);
+				}
+				if (!skipped[0])
+					snprintf(skipped, sizeof(skipped), "%s", cand);
+			}
 		}
 		path += dl + (colon ? 1 : 0);
 	}

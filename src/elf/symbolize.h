@@ -50,6 +50,10 @@ struct usyms;
 
 struct usyms *usyms_new(void);
 void usyms_free(struct usyms *u);
+/* bpftrace's BPFTRACE_NO_CPP_DEMANGLE (demangle false: C++ names stay
+ * mangled) and BPFTRACE_NO_USER_SYMBOLS (symbols false: no lookup finds
+ * a symbol, so user addresses print as numbers). */
+void usyms_set_options(struct usyms *u, bool demangle, bool symbols);
 /* Snapshot PID's mappings (again, if they changed: a new snapshot is
  * taken when PID was remembered before but its maps text differs, e.g.
  * after dlopen or exec). 0 or -errno (-ESRCH when PID is gone). */

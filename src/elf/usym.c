@@ -59,6 +59,8 @@ struct usyms {
 	/* interned strings: open addressing, power-of-two size */
 	char **strs;
 	size_t nstrs, cap_strs;
+	bool no_demangle;       /* BPFTRACE_NO_CPP_DEMANGLE */
+	bool no_symbols;        /* BPFTRACE_NO_USER_SYMBOLS */
 };
 
 /* ---- interned strings -------------------------------------------------- */
@@ -119,7 +121,7 @@ static const char *usyms_name(struct usyms *u, const char *raw)
 		buf[at - raw] = '\0';
 		raw = buf;
 	}
-	char *d = elf_demangle(raw);
+	char *d = u->no_demangle ? NULL : elf_demangle(raw);
 	const char *s;
 
 	if (!d)
@@ -135,6 +137,12 @@ struct usyms *usyms_new(void)
 {
 	elf_version(EV_CURRENT);
 	return calloc(1, sizeof(struct usyms));
+}
+
+void usyms_set_options(struct usyms *u, bool demangle, bool symbols)
+{
+	u->no_demangle = !demangle;
+	u->no_symbols = !symbols;
 }
 
 /* ---- open files, shared and counted ----------------------------------- */
@@ -730,6 +738,8 @@ int usyms_lookup(struct usyms *u, pid_t pid, uint64_t addr, struct sym *out)
 	const char *raw;
 
 	memset(out, 0, sizeof(*out));
+	if (u->no_symbols)
+		return -ENOENT;
 	p = usyms_proc(u, pid);
 	if (!p)
 		return errno == ENOMEM ? -ENOMEM : -ESRCH;

@@ -1,5 +1,5 @@
 /* control.c - functions that act on the run or the system: exit(), and
- * the unsafe ones, system() and signal(). */
+ * the unsafe ones, system(), signal() and override(). */
 #include "funcs_int.h"
 
 #include <signal.h>
@@ -76,7 +76,27 @@ static const struct type *check_signal(struct sema *s, struct node *n)
 static struct cval gen_signal(struct cg *cg, const struct node *n)
 {
 	vreg sig = cg_reg(cg, cg_expr(cg, arg(n, 0)));
-	cg_callv(cg, BPF_FUNC_send_signal, (struct ir_arg[]){ IR_ARG(sig) }, 1);
+	vreg r = cg_call(cg, BPF_FUNC_send_signal,
+			 (struct ir_arg[]){ IR_ARG(sig) }, 1);
+	cg_check_helper(cg, r, BPF_FUNC_send_signal);
+	return cg_imm(0, n->type);
+}
+
+/* override(rc): the probed kernel function does not run and returns rc
+ * (bpf_override_return: a kprobe on a function the kernel allows error
+ * injection into, on a kernel built with CONFIG_BPF_KPROBE_OVERRIDE;
+ * otherwise the kernel refuses the program when it is attached). */
+static const struct type *check_override(struct sema *s, struct node *n)
+{
+	return sema_int_arg(s, n, 0, "the return value") ? type_none() : NULL;
+}
+
+static struct cval gen_override(struct cg *cg, const struct node *n)
+{
+	vreg rc = cg_reg(cg, cg_expr(cg, arg(n, 0)));
+	vreg r = cg_call(cg, BPF_FUNC_override_return,
+			 (struct ir_arg[]){ IR_ARG(cg->ctx), IR_ARG(rc) }, 2);
+	cg_check_helper(cg, r, BPF_FUNC_override_return);
 	return cg_imm(0, n->type);
 }
 
@@ -85,5 +105,7 @@ const struct func funcs_control[] = {
 	{ "exit", 0, 0, 0, 0, check_exit, gen_exit },
 	{ "system", 1, FUNC_ARGS_ANY, FUNC_UNSAFE, 0, check_system, funcs_gen_event },
 	{ "signal", 1, 1, FUNC_UNSAFE, 0, check_signal, gen_signal },
+	{ "override", 1, 1, FUNC_UNSAFE, PROBE_OVERRIDE, check_override,
+	  gen_override },
 	{ NULL },
 };

@@ -1,7 +1,10 @@
-/* output.c - functions whose work is done by user space: printf, print,
- * time, join, cat. Each sends one event record through the ring buffer
- * (program.h's event table says what to do with it) and has no value. */
+/* output.c - functions that print: printf, print, time, join, cat send
+ * one event record each through the ring buffer (program.h's event table
+ * says what user space does with it); debugf() writes to the kernel's
+ * trace buffer itself. None has a value. */
 #include "funcs_int.h"
+
+#include <string.h>
 
 /* An event's fields are the call's last arguments (after a format, if
  * there is one): the check hooks below build the event that way. */
@@ -95,6 +98,15 @@ static const struct type *check_print(struct sema *s, struct node *n)
 			   sema_tname(s, t));
 		return NULL;
 	}
+	if (t->kind == TYPE_INT && t->is_ptr && t->ctype &&
+	    t->ctype->kind == CT_PTR) {
+		/* bpftrace 0.17: "... type passed to print() is not printable" */
+		sema_error(s, a0->pos, "ARG_TYPE",
+			   "print() cannot print a pointer ('%s'): print(*p) "
+			   "prints what it points at, print((uint64)p) the "
+			   "address", sema_tname(s, t));
+		return NULL;
+	}
 	struct event_spec e = { .kind = EV_PRINT_VALUE, .map_id = -1,
 				.args = type_tuple(s->a, 1, &t) };
 	sema_add_event(s, n, &e);
@@ -169,11 +181,77 @@ static struct cval gen_join(struct cg *cg, const struct node *n)
 	return cg_imm(0, n->type);
 }
 
+/* bpf_trace_printk takes at most three arguments after the format. */
+#define DEBUGF_ARGS 3
+
+/* debugf(fmt, ...): bpf_trace_printk, to /sys/kernel/tracing/trace_pipe;
+ * strings are passed by address, as the kernel's %s wants them. */
+static const struct type *check_debugf(struct sema *s, struct node *n)
+{
+	struct node *f = arg(n, 0);
+	sema_expr(s, f);
+	if (f->kind != N_STR) {
+		sema_error(s, f->pos, "PRINTF_FORMAT",
+			   "debugf() needs a string literal as its format");
+		sema_eval_args(s, n, 1);
+		return type_none();
+	}
+	bool ok = true;
+	const struct type *args = sema_check_format(s, n, f->u.str.s, 1, &ok);
+	if (!ok)
+		return type_none();
+	if (args->nfields > DEBUGF_ARGS) {
+		sema_error(s, n->pos, "PRINTF_FORMAT",
+			   "debugf(): bpf_trace_printk takes at most %d "
+			   "arguments (%u given)", DEBUGF_ARGS, args->nfields);
+		return type_none();
+	}
+	for (uint32_t i = 0; i < args->nfields; i++)
+		if (!is_int(args->fields[i]) && !is_str(args->fields[i])) {
+			sema_error(s, arg(n, i + 1)->pos, "ARG_TYPE",
+				   "debugf() takes integers and strings, not '%s'",
+				   sema_tname(s, args->fields[i]));
+			return type_none();
+		}
+	sema_warning(s, n->pos, "DEBUGF",
+		     "The debugf() builtin is not recommended for production "
+		     "use. For more information see bpf_trace_printk in "
+		     "bpf-helpers(7).");
+	return type_none();
+}
+
+static struct cval gen_debugf(struct cg *cg, const struct node *n)
+{
+	const char *fmt = lit_arg(n, 0);
+	uint32_t len = (uint32_t)strlen(fmt) + 1;
+	struct cmem f = cg_alloc(cg, len);
+	cg_str_literal(cg, f, fmt, len - 1, len);
+	struct ir_arg a[2 + DEBUGF_ARGS] = { cg_arg(f), IR_IMM((int32_t)len) };
+	uint32_t na = 2;
+	for (uint32_t i = 1; i < nargs(n) && na < 2 + DEBUGF_ARGS; i++) {
+		const struct node *x = arg(n, i);
+		struct cval v = cg_expr(cg, x);
+		if (is_int(x->type)) {
+			a[na++] = IR_ARG(cg_reg(cg, v));
+			continue;
+		}
+		if (v.kind != CV_MEM) {
+			struct cmem m = cg_alloc(cg, x->type->size);
+			cg_store(cg, m, v, x->type);
+			v = cg_memval(m, x->type);
+		}
+		a[na++] = cg_arg(v.m);
+	}
+	cg_callv(cg, BPF_FUNC_trace_printk, a, (int)na);
+	return cg_imm(0, n->type);
+}
+
 const struct func funcs_output[] = {
 	{ "printf", 1, FUNC_ARGS_ANY, 0, 0, check_printf, funcs_gen_event },
 	{ "print", 1, 3, 0, 0, check_print, funcs_gen_event },
 	{ "time", 0, 1, 0, 0, check_time, funcs_gen_event },
 	{ "join", 1, 2, 0, 0, check_join, gen_join },
 	{ "cat", 1, FUNC_ARGS_ANY, 0, 0, check_cat, funcs_gen_event },
+	{ "debugf", 1, FUNC_ARGS_ANY, 0, 0, check_debugf, gen_debugf },
 	{ NULL },
 };

@@ -1,5 +1,6 @@
-/* strings.c - string functions: str(), buf(), strncmp(), strcontains()
- * and sonde's json(); their code is in codegen/cg_str.c and cg_json.c. */
+/* strings.c - string functions: str(), buf(), strncmp(), strcontains(),
+ * path() and sonde's json(); the code of most is in codegen/cg_str.c and
+ * cg_json.c. */
 #include "funcs_int.h"
 
 /* str(ptr [, len]), str($N): a string of BPFTRACE_STRLEN bytes. */
@@ -74,6 +75,44 @@ static const struct type *check_json(struct sema *s, struct node *n)
 	return type_str(s->a, s->prog->strlen);
 }
 
+/* path(struct path *) or path(file->f_path): the path the kernel's
+ * d_path() makes of it. Only BTF tracing programs may call bpf_d_path,
+ * and the kernel allows it only in some functions (filp_close,
+ * dentry_open, vfs_getattr, security_file_permission...): the verifier
+ * says so when the program is loaded. */
+static const struct type *check_path(struct sema *s, struct node *n)
+{
+	struct node *a = arg(n, 0);
+	const struct type *t = sema_expr(s, a);
+	if (!t)
+		return NULL;
+	bool by_value = t->kind == TYPE_STRUCT && sema_is_place(a);
+	if (!by_value && !(is_int(t) && t->is_ptr)) {
+		sema_error(s, a->pos, "ARG_TYPE",
+			   "path() expects a struct path or a pointer to one, "
+			   "not '%s'", sema_tname(s, t));
+		return NULL;
+	}
+	return type_str(s->a, s->prog->strlen);
+}
+
+static void gen_path(struct cg *cg, const struct node *n, struct cmem dst,
+		     const struct type *to)
+{
+	const struct node *a = arg(n, 0);
+	vreg pr;
+	cg_zero(cg, dst, to->size);
+	if (!cg_btf_pointer(cg, a, &pr)) {
+		cg_error(cg, a->pos, "path(): the kernel takes only a path it "
+			 "can trust: one reached from the probe's arguments or "
+			 "retval through -> and . (args->filp->f_path)");
+		return;
+	}
+	vreg r = cg_call(cg, BPF_FUNC_d_path, (struct ir_arg[]){
+			IR_ARG(pr), cg_arg(dst), IR_IMM((int32_t)to->size) }, 3);
+	cg_check_helper(cg, r, BPF_FUNC_d_path);
+}
+
 const struct func funcs_strings[] = {
 	/* name, arguments min max, flags, needs, check, code (value, memory) */
 	{ "str", 1, 2, 0, 0, check_str, NULL, cg_str_call_to },
@@ -81,5 +120,6 @@ const struct func funcs_strings[] = {
 	{ "strncmp", 3, 3, 0, 0, check_strncmp, cg_strncmp },
 	{ "strcontains", 2, 2, 0, 0, check_strcontains, cg_strcontains },
 	{ "json", 2, 2, 0, 0, check_json, NULL, cg_json_to },
+	{ "path", 1, 1, 0, PROBE_TRACING, check_path, NULL, gen_path },
 	{ NULL },
 };

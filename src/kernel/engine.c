@@ -130,9 +130,14 @@ static int load_one(void *ctx, unsigned i)
 	 * as much again) and ask again with one only to explain a failure;
 	 * -v prints that log whole. */
 	int fd = bpf_prog_load(p->prog_type, name, "GPL", insns, ninsns, &o);
-	if (fd < 0 && (ep->verifier_log = malloc(VERIFIER_LOG_SIZE))) {
+	/* BPFTRACE_LOG_SIZE; the kernel wants 128 bytes at least */
+	size_t log_size = e->opts.log_size ? e->opts.log_size :
+		VERIFIER_LOG_SIZE;
+	if (log_size < 128)
+		log_size = 128;
+	if (fd < 0 && (ep->verifier_log = malloc(log_size))) {
 		o.log_buf = ep->verifier_log;
-		o.log_size = VERIFIER_LOG_SIZE;
+		o.log_size = (uint32_t)log_size;
 		o.log_level = 1;
 		ep->verifier_log[0] = '\0';
 		int fd2 = bpf_prog_load(p->prog_type, name, "GPL", insns,

@@ -68,6 +68,9 @@ struct engine {
  * attach a group's leader with one multi-target link. */
 int engine_multi_plan(struct engine *e);
 int engine_multi_attach(struct engine *e, struct engine_probe *ep);
+/* Does the kernel have kprobe_multi (uprobe_multi) links? Asked of it
+ * each time (multi.c caches the answer per engine; --info asks once). */
+bool engine_probe_multi(enum attach_multi kind);
 /* syscalls.c: syscalls:sys_enter_X/sys_exit_X probes into dispatchers on
  * raw_syscalls, before loading. */
 int engine_syscalls_plan(struct engine *e);

@@ -87,12 +87,8 @@ static enum bpf_attach_type multi_attach_type(enum attach_multi kind)
  * (kprobe_multi: ENOENT/ESRCH from the symbol lookup) or a path that is
  * no file to probe (uprobe_multi: EBADF, as libbpf probes it). An older
  * kernel says EINVAL (an attach type it does not know). */
-static bool kernel_has_multi(struct engine *e, enum attach_multi kind)
+bool engine_probe_multi(enum attach_multi kind)
 {
-	int8_t *known = kind == MULTI_KPROBE ? &e->has_kprobe_multi :
-		&e->has_uprobe_multi;
-	if (*known >= 0)
-		return *known;
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
@@ -129,8 +125,16 @@ static bool kernel_has_multi(struct engine *e, enum attach_multi kind)
 			 kind == MULTI_KPROBE ? "kprobe_multi" : "uprobe_multi",
 			 link >= 0 ? "attached" : strerror(-err));
 	}
-	*known = has;
 	return has;
+}
+
+static bool kernel_has_multi(struct engine *e, enum attach_multi kind)
+{
+	int8_t *known = kind == MULTI_KPROBE ? &e->has_kprobe_multi :
+		&e->has_uprobe_multi;
+	if (*known < 0)
+		*known = engine_probe_multi(kind);
+	return *known;
 }
 
 /* Could probe b go on probe a's link: the same kind of link to the same

@@ -235,7 +235,7 @@ struct ctype *cd_new_int(struct cdecl *c, uint32_t size, bool is_signed,
 	struct ctype *t = ctype_new(c->a, CT_INT, name);
 	t->size = t->align = size;
 	t->is_signed = is_signed;
-	t->is_char = size == 1 && strstr(name, "char");
+	t->is_char = size == 1 && !strcmp(name, "char");
 	t->is_bool = !strcmp(name, "_Bool");
 	t->complete = true;
 	return t;

@@ -45,6 +45,8 @@
 	X(UNKNOWN_TYPE, "struct/union/enum/type name that neither the script, its headers nor the kernel's BTF defines (or only declares)") \
 	X(BAD_CAST, "cast to a struct by value, or of a value that is not an integer or pointer") \
 	X(BAD_INDEX, "[] on what is not an array or pointer, or a constant index out of bounds") \
+	X(DEBUGF, "warning: debugf() writes to the kernel's trace buffer, " \
+		  "a debugging aid, not for production") \
 	X(UNSUPPORTED, "construct sonde does not implement (&, ...)") \
 	X(STRING_TOO_LONG, "string literal held as a value longer than BPFTRACE_STRLEN - 1") \
 	X(TOO_LARGE, "tuple, map key or event record over 16 KiB (SEMA_VALUE_MAX)") \

@@ -190,8 +190,29 @@ static bool is_cast_type(const char *s)
 	return false;
 }
 
+static int builtin_lookup(const char *name, uint32_t *index);
+
+/* Does an operand start at s (after spaces)? `(NAME) x` is a cast to the
+ * typedef NAME only then, so `(pid) - 1` stays arithmetic on a builtin.
+ * After a name that is no builtin, a unary -, ~ or ! starts the operand
+ * of a cast too, as in bpftrace 0.17's grammar: `(u32)-1`. */
+static bool operand_follows(const char *name, const char *s)
+{
+	uint32_t index;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if ((*s == '-' || *s == '~' || (*s == '!' && s[1] != '=')) &&
+	    builtin_lookup(name, &index) < 0)
+		return s[1] != '-' && s[1] != '=';   /* not -- or -= */
+	return *s == '$' || *s == '@' || *s == '"' || *s == '(' ||
+	       *s == '_' || (*s >= 'a' && *s <= 'z') ||
+	       (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9');
+}
+
 /* '(' already seen at the current token: is this a cast? Looks ahead in
- * the raw text without consuming: "(uint32)" or "(struct x *)". */
+ * the raw text without consuming: "(uint32)", "(struct x *)", and a
+ * typedef name, "(pid_t *)" or "(u32) x" (sema resolves it: the script's
+ * and its headers' typedefs, then BTF's). */
 static const char *cast_ahead(struct parser *p, size_t *skip)
 {
 	const char *s = p->lx.src + p->tok.offset + 1;
@@ -206,6 +227,7 @@ static const char *cast_ahead(struct parser *p, size_t *skip)
 		return NULL;
 	char *word = arena_strndup(p->a, w, (size_t)(q - w));
 	const char *name = NULL;
+	bool typedef_name = false;
 	if (is_cast_type(word)) {
 		name = word;
 	} else if (strcmp(word, "struct") == 0 || strcmp(word, "union") == 0 ||
@@ -219,6 +241,9 @@ static const char *cast_ahead(struct parser *p, size_t *skip)
 		if (q == w2)
 			return NULL;
 		name = arena_printf(p->a, "%s %.*s", word, (int)(q - w2), w2);
+	} else if (!(*w >= '0' && *w <= '9')) {
+		name = word;      /* a typedef name, resolved by sema */
+		typedef_name = true;
 	} else {
 		return NULL;
 	}
@@ -233,6 +258,8 @@ static const char *cast_ahead(struct parser *p, size_t *skip)
 	}
 	if (*q != ')')
 		return NULL;
+	if (typedef_name && !stars && !operand_follows(name, q + 1))
+		return NULL;      /* (NAME) alone: a parenthesised name */
 	if (stars)
 		name = arena_printf(p->a, "%s %.*s", name, (int)stars, "********");
 	*skip = (size_t)(q + 1 - s) + 1;
@@ -255,10 +282,9 @@ static void skip_raw(struct parser *p, size_t n)
 	next(p);
 }
 
-static struct node *new_ident_or_builtin(struct parser *p, const char *name,
-					 struct pos pos)
+/* The builtin NAME names (arg0..arg999 and sarg0.. included), or -1. */
+static int builtin_lookup(const char *name, uint32_t *index)
 {
-	struct node *n = node_new(p->a, N_BUILTIN, pos);
 	for (int i = 0; i < BI_COUNT_; i++) {
 		if (i == BI_ARG || i == BI_SARG) {
 			size_t l = strlen(builtin_names[i]);
@@ -266,16 +292,29 @@ static struct node *new_ident_or_builtin(struct parser *p, const char *name,
 			if (strncmp(name, builtin_names[i], l) == 0 && *d &&
 			    strspn(d, "0123456789") == strlen(d) &&
 			    strlen(d) < 4) {
-				n->u.builtin.id = (enum builtin_id)i;
-				n->u.builtin.index = (uint32_t)atoi(d);
-				return n;
+				*index = (uint32_t)atoi(d);
+				return i;
 			}
 			continue;
 		}
 		if (strcmp(name, builtin_names[i]) == 0) {
-			n->u.builtin.id = (enum builtin_id)i;
-			return n;
+			*index = 0;
+			return i;
 		}
+	}
+	return -1;
+}
+
+static struct node *new_ident_or_builtin(struct parser *p, const char *name,
+					 struct pos pos)
+{
+	struct node *n = node_new(p->a, N_BUILTIN, pos);
+	uint32_t index;
+	int id = builtin_lookup(name, &index);
+	if (id >= 0) {
+		n->u.builtin.id = (enum builtin_id)id;
+		n->u.builtin.index = index;
+		return n;
 	}
 	n->kind = N_IDENT;
 	n->u.str.s = name;

@@ -5,10 +5,22 @@
  * integers, strings, printf formats, map arguments, events. */
 #include "sema_int.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "../funcs/func.h"
 #include "../program.h"
+
+void sema_warning(struct sema *s, struct pos pos, const char *tag,
+		  const char *fmt, ...)
+{
+	if (!s->final)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(s->d, DIAG_WARNING, pos, tag, fmt, ap);
+	va_end(ap);
+}
 
 bool sema_is_agg_call(const struct node *n)
 {

@@ -134,12 +134,30 @@ const struct type *sema_cast_ctype(struct sema *s, struct node *n,
 		size_t l = strlen(tn);
 		while (l && (tn[l - 1] == '*' || tn[l - 1] == ' '))
 			l--;
+		bool tagged = !strncmp(tn, "struct ", 7) ||
+			      !strncmp(tn, "union ", 6) || !strncmp(tn, "enum ", 5);
+		const char *base = arena_strndup(s->a, tn, l);
+		bool is_struct = !tagged &&
+			ctypes_find_tag(s->prog->ctypes, CT_STRUCT, base);
 		sema_error(s, n->pos, "UNKNOWN_TYPE", "cannot cast to '%s': "
-			   "unknown %s '%.*s'", tn,
-			   strchr(tn, ' ') && strncmp(tn, "int", 3) &&
-			   strncmp(tn, "uint", 4) ? tag_of(tn) : "type",
-			   (int)l, tn);
+			   "unknown %s '%s'%s%s%s", tn,
+			   tagged ? tag_of(tn) : "type", base,
+			   is_struct ? " (did you mean 'struct " : "",
+			   is_struct ? base : "", is_struct ? "'?)" : "");
 		return NULL;
+	}
+	if ((t->kind == CT_INT || t->kind == CT_ENUM) && !strchr(tn, '*') &&
+	    (t->size == 1 || t->size == 2 || t->size == 4 || t->size == 8)) {
+		/* (u32)x with a typedef of an integer: as (uint32)x */
+		if (!from)
+			return NULL;
+		if (!is_int(from)) {
+			sema_error(s, n->pos, "TYPE_MISMATCH", "cannot cast '%s' "
+				   "to %s", sema_tname(s, from), tn);
+			return NULL;
+		}
+		return type_int(s->a, t->size * 8,
+				t->is_signed);
 	}
 	if (t->kind != CT_PTR) {
 		sema_error(s, n->pos, "BAD_CAST", "cannot cast to '%s': only "
@@ -289,12 +307,6 @@ const struct type *sema_index(struct sema *s, struct node *n)
 				   "bounds for '%s' (%u elements)",
 				   (long long)ix->u.ival,
 				   ctype_name(s->a, bt->ctype), bt->ctype->nelems);
-			return NULL;
-		}
-		if (ix->kind != N_INT && !sema_is_place(n->u.index.base)) {
-			sema_error(s, ix->pos, "UNSUPPORTED", "an array held in "
-				   "a variable or map is indexed by constants "
-				   "only");
 			return NULL;
 		}
 	} else if ((elem = pointee_of(s, bt)) != NULL) {

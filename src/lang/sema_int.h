@@ -60,6 +60,9 @@ struct sema {
 void sema_error(struct sema *s, struct pos pos, const char *tag,
 		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 const char *sema_tname(struct sema *s, const struct type *t);
+/* A warning, in the final pass only (sema_call.c). */
+void sema_warning(struct sema *s, struct pos pos, const char *tag,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 const struct type *sema_expr(struct sema *s, struct node *n);
 /* args->name, where a byte array (__u8 addr[16]) is also accepted and

@@ -20,6 +20,14 @@ bool sema_storable(const struct type *t)
 	       !type_is_agg(t);
 }
 
+/* A pointer with a C type (a cast, curtask, a struct's pointer member):
+ * it keeps that type in maps, where bpftrace prints it as a signed
+ * number in values (map_int) and in hex in keys (output/value.c). */
+static bool is_typed_ptr(const struct type *t)
+{
+	return is_int(t) && t->is_ptr && t->ctype && t->ctype->kind == CT_PTR;
+}
+
 /* The type a variable, key or map value keeps when another value is
  * stored: as in bpftrace, an integer slot keeps the type it was first
  * given (later integers are converted to it); strings widen; tuples
@@ -46,6 +54,15 @@ const struct type *sema_merge(struct sema *s, const struct type *old,
  * stored), as bpftrace does. */
 static const struct type *map_int(struct sema *s, const struct type *t)
 {
+	if (is_typed_ptr(t) && !t->is_signed) {
+		/* keeps its C type (@p->field follows it); printed signed */
+		struct type *p = arena_new(s->a, struct type);
+		*p = *t;
+		p->is_signed = true;
+		return p;
+	}
+	if (is_typed_ptr(t))
+		return t;
 	return is_int(t) ? type_int(s->a, 64, t->is_signed) : t;
 }
 
@@ -114,7 +131,7 @@ struct sema_map *sema_map_ref(struct sema *s, struct node *n)
 	/* integer keys are int64 whatever their source (bpftrace 0.17 prints
 	 * @k[(uint64)-1] as @k[-1]) */
 	for (uint32_t i = 0; i < nk; i++)
-		if (is_int(kt[i]))
+		if (is_int(kt[i]) && !is_typed_ptr(kt[i]))
 			kt[i] = type_s64();
 	if (!m->keys_known) {
 		m->keys_known = true;
@@ -260,11 +277,15 @@ void sema_add_maps(struct sema *s)
 		bool agg = type_is_agg(m->value);
 		bool bucket = m->value->kind == TYPE_HIST ||
 			m->value->kind == TYPE_LHIST;
+		/* A keyless count() is one per-CPU slot that always exists,
+		 * as in bpftrace 0.17: never fired, it prints `@c: 0`. */
+		bool slot = !m->nkeys && m->value->kind == TYPE_COUNT;
 		struct map_spec spec = {
 			.name = m->name,
-			.kind = agg ? MAP_PERCPU_HASH : MAP_HASH,
+			.kind = slot ? MAP_PERCPU_ARRAY :
+				agg ? MAP_PERCPU_HASH : MAP_HASH,
 			.key_type = m->nkeys ? m->key : NULL,
-			.key_size = (m->nkeys ? m->key->size : 8) +
+			.key_size = slot ? 4 : (m->nkeys ? m->key->size : 8) +
 				(bucket ? 8 : 0),
 			.value_type = m->value,
 			.value_size = type_map_value_size(m->value),

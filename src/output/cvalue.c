@@ -10,7 +10,7 @@
  * other arrays element by element. Integers and enums print as numbers
  * by their size and sign (bitfields extracted), bools as numbers, and
  * pointers, as bpftrace prints them inside structs, as signed 64-bit
- * numbers. Everything is bounds-checked against the value's size: a
+ * numbers (in map keys in hex). Everything is bounds-checked against the value's size: a
  * type that claims more than the data holds prints what is there. */
 #include "output_int.h"
 
@@ -49,14 +49,18 @@ static void number(struct sbuf *out, uint64_t v, unsigned bytes,
 }
 
 static void scalar(struct sbuf *out, const struct ctype *t, const uint8_t *d,
-		   size_t avail)
+		   size_t avail, enum cstyle st)
 {
 	size_t n = t->size < avail ? t->size : avail;
 	uint64_t v = load_n(d, n > 8 ? 8 : n);
 	switch (t->kind) {
 	case CT_PTR:
-		/* bpftrace 0.17 prints pointers in structs as int64 */
-		sbuf_printf(out, "%lld", (long long)v);
+		/* bpftrace 0.17 prints pointers in structs as int64, in map
+		 * keys in hex (as a pointer key itself, value.c) */
+		if (st == CS_KEY)
+			sbuf_printf(out, "0x%llx", (unsigned long long)v);
+		else
+			sbuf_printf(out, "%lld", (long long)v);
 		return;
 	case CT_INT:
 	case CT_ENUM:
@@ -173,7 +177,7 @@ static void cval(struct sbuf *out, const struct ctype *t, const uint8_t *d,
 		return;
 	}
 	default:
-		scalar(out, t, d, avail);
+		scalar(out, t, d, avail, st);
 		return;
 	}
 }

@@ -212,12 +212,18 @@ static int ev_join(struct output *o, const struct event_spec *e,
 	return r;
 }
 
-static int read_stream(FILE *f, struct sbuf *b)
+/* bpftrace's cat() reads at most BPFTRACE_CAT_BYTES_MAX (10 KiB). */
+#define CAT_BYTES_DEFAULT 10240
+
+static int read_stream(FILE *f, struct sbuf *b, uint64_t max)
 {
 	char chunk[4096];
 	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+	while (max && (n = fread(chunk, 1, max < sizeof(chunk) ? max :
+				 sizeof(chunk), f)) > 0) {
 		sbuf_put(b, chunk, n);
+		max -= n;
+	}
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -241,7 +247,8 @@ static int ev_cat(struct output *o, const struct event_spec *e,
 		o->fmt->error_stderr(o, m.s ? m.s : "");
 		sbuf_free(&m);
 	} else {
-		read_stream(f, &b);
+		read_stream(f, &b, o->opts.cat_bytes_max ?
+			    o->opts.cat_bytes_max : CAT_BYTES_DEFAULT);
 		fclose(f);
 	}
 	r = emit(o, "cat", &b, false);
@@ -271,7 +278,7 @@ static int ev_system(struct output *o, const struct event_spec *e,
 		snprintf(msg, sizeof(msg), "system(): %s", strerror(errno));
 		output_message(o, "error", msg);
 	} else {
-		read_stream(p, &b);
+		read_stream(p, &b, UINT64_MAX);
 		pclose(p);
 	}
 	r = emit(o, "syscall", &b, false);
@@ -345,6 +352,18 @@ int output_event(struct output *o, const void *data, size_t size)
 		return ev_system(o, e, d, size);
 	case EV_USTACK:
 		return o->stacks ? stacks_sample(o->stacks, data, size + 8) : 0;
+	case EV_HELPER_ERROR: {
+		int64_t ret;
+		if (size < 8)
+			return -EINVAL;
+		if (o->opts.no_warnings)
+			return 0;
+		memcpy(&ret, d, 8);
+		o->fmt->helper_error(o, &b, e, ret);
+		r = output_write(o, &b);
+		sbuf_free(&b);
+		return r;
+	}
 	case EV_NEW_PID: {
 		int64_t pid;
 		if (size < 8)

@@ -66,6 +66,41 @@ static void text_error_stderr(struct output *o, const char *msg)
 	fprintf(stderr, "ERROR: %s\n", msg);
 }
 
+/* bpftrace's warning with the script line and the call underlined:
+ *   stdin:1:20-33: WARNING: Failed to map_delete_elem: No such file or directory (-2)
+ *   BEGIN { @x[1] = 1; delete(@x[2]); exit(); }
+ *                      ~~~~~~~~~~~~~                                   */
+static void text_helper_error(struct output *o, struct sbuf *out,
+			      const struct event_spec *e, int64_t ret)
+{
+	const struct program *p = o->prog;
+	unsigned line = e->pos.line, col = e->pos.col, len = e->pos.len;
+	char err[128];
+	snprintf(err, sizeof(err), "%s", ret > -4096 && ret < 0 ?
+		 strerror((int)-ret) : "unknown error");
+	sbuf_printf(out, "%s:%u:%u-%u: WARNING: Failed to %s: %s (%lld)\n",
+		    p->src_name ? p->src_name : "stdin", line, col, col + len,
+		    e->fmt, err, (long long)ret);
+	const char *t = e->pos.file ? NULL : p->src_text;
+	for (unsigned l = 1; t && l < line; l++) {
+		t = strchr(t, '\n');
+		if (t)
+			t++;
+	}
+	if (!t || !line)
+		return;
+	/* bpftrace shows a tab as four spaces (columns count it as one) */
+	size_t n = strcspn(t, "\n");
+	for (size_t i = 0; i < n; i++)
+		sbuf_puts(out, t[i] == '\t' ? "    " : (char[]){ t[i], 0 });
+	sbuf_putc(out, '\n');
+	for (unsigned c = 1; c < col && c - 1 < n; c++)
+		sbuf_puts(out, t[c - 1] == '\t' ? "    " : " ");
+	for (unsigned k = 0; k < len; k++)
+		sbuf_putc(out, '~');
+	sbuf_putc(out, '\n');
+}
+
 const struct output_format output_format_text = {
 	.name = "text",
 	.attaching = text_attaching,
@@ -77,6 +112,7 @@ const struct output_format output_format_text = {
 	.maps_begin = text_maps_begin,
 	.map = maps_render_text,
 	.error_stderr = text_error_stderr,
+	.helper_error = text_helper_error,
 };
 
 /* ---- json: bpftrace 0.17's JSON lines -------------------------------- */
@@ -133,6 +169,15 @@ static void json_error_stderr(struct output *o, const char *msg)
 	sbuf_free(&line);
 }
 
+static void json_helper_error(struct output *o, struct sbuf *out,
+			      const struct event_spec *e, int64_t ret)
+{
+	sbuf_puts(out, "{\"type\": \"helper_error\", \"helper\": ");
+	json_str(out, e->fmt, strlen(e->fmt));
+	sbuf_printf(out, ", \"retcode\": %lld, \"line\": %u, \"col\": %u}\n",
+		    (long long)ret, e->pos.line, e->pos.col);
+}
+
 const struct output_format output_format_json = {
 	.name = "json",
 	.attaching = json_attaching,
@@ -144,4 +189,5 @@ const struct output_format output_format_json = {
 	.maps_begin = json_maps_begin,
 	.map = maps_render_json,
 	.error_stderr = json_error_stderr,
+	.helper_error = json_helper_error,
 };

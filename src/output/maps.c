@@ -776,8 +776,7 @@ static int cmp_map_name(const void *a, const void *b, void *ctx)
 	return strcmp(p->maps[*x].name, p->maps[*y].name);
 }
 
-/* What the format prints before the maps at exit, then every map in
- * name order (bpftrace's std::map keyed by name). */
+/* What the format prints before the maps at exit, then every map. */
 int output_print_maps(struct output *o)
 {
 	if (!o)
@@ -786,6 +785,14 @@ int output_print_maps(struct output *o)
 	o->fmt->maps_begin(o, &begin);
 	output_write(o, &begin);
 	sbuf_free(&begin);
+	return output_print_maps_now(o);
+}
+
+/* Every map in name order (bpftrace's std::map keyed by name). */
+int output_print_maps_now(struct output *o)
+{
+	if (!o)
+		return -EINVAL;
 	uint32_t n = 0, *ids = calloc(o->prog->nmaps ? o->prog->nmaps : 1,
 				      sizeof(*ids));
 	if (!ids)

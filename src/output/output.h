@@ -48,6 +48,10 @@ struct output_opts {
 	enum output_kind format;
 	FILE *out;
 	bool unsafe;                /* system() allowed */
+	uint64_t cat_bytes_max;     /* cat() reads at most (0: 10 KiB) */
+	bool no_cpp_demangle;       /* user symbols stay mangled */
+	bool no_user_symbols;       /* user addresses print as numbers */
+	bool no_warnings;           /* --no-warnings: no helper errors (-k) */
 };
 
 struct output;
@@ -70,6 +74,8 @@ void output_attaching(struct output *o, unsigned nprobes);
 int output_event(struct output *o, const void *data, size_t size);
 /* At exit: every non-empty user map, in bpftrace's order and format. */
 int output_print_maps(struct output *o);
+/* The same without what precedes them at exit (SIGUSR1 asks for it). */
+int output_print_maps_now(struct output *o);
 /* Fold map entries keyed by single user-stack samples into one entry
  * per distinct stack, in the kernel maps, and every few seconds let go
  * of the stacks and exited processes no map refers to any more (call it

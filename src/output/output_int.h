@@ -99,6 +99,9 @@ struct output_format {
 	/* An error that bpftrace writes to stderr in any format (cat() of a
 	 * file it cannot open). */
 	void (*error_stderr)(struct output *o, const char *msg);
+	/* -k: helper `e->fmt`, called at e->pos, returned ret < 0. */
+	void (*helper_error)(struct output *o, struct sbuf *out,
+			     const struct event_spec *e, int64_t ret);
 };
 
 extern const struct output_format output_format_text, output_format_json;

@@ -660,6 +660,8 @@ int output_stacks_init(struct output *o)
 		stacks_free(s);
 		return -ENOMEM;
 	}
+	usyms_set_options(s->usyms, !o->opts.no_cpp_demangle,
+			  !o->opts.no_user_symbols);
 	o->stacks = s;
 	struct output_hooks h = { .ctx = s, .sym = hook_sym,
 				  .stack = hook_stack };

@@ -239,7 +239,7 @@ const struct provider provider_fentry = {
 	.args_type = fentry_args_type,
 	.prog_type = BPF_PROG_TYPE_TRACING,
 	.caps = PROBE_FUNC | PROBE_ARGS | PROBE_KSTACK | PROBE_USTACK |
-		PROBE_KERNEL_MEM,
+		PROBE_KERNEL_MEM | PROBE_TRACING,
 	.expected_attach_type = BPF_TRACE_FENTRY,
 	.keep_spelling = true,
 	.attach = fentry_attach,
@@ -254,7 +254,7 @@ const struct provider provider_fexit = {
 	.args_type = fentry_args_type,
 	.prog_type = BPF_PROG_TYPE_TRACING,
 	.caps = PROBE_FUNC | PROBE_ARGS | PROBE_RETVAL | PROBE_TYPED_RET |
-		PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM,
+		PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM | PROBE_TRACING,
 	.expected_attach_type = BPF_TRACE_FEXIT,
 	.keep_spelling = true,
 	.attach = fentry_attach,

@@ -9,7 +9,9 @@
  * /proc/PID/root/EXE. sonde does the same, so `probe` prints alike. */
 #include "user.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,5 +412,56 @@ int user_list_files(const char *kind, const char *target, int pid,
 		total += r;
 	}
 	elf_strings_free(objs, n);
+	return total;
+}
+
+/* bpftrace 0.17 lists `usdt:*:...` (a file pattern, no -p) over every
+ * file in the directories of $PATH, named DIR/NAME, that the pattern
+ * matches. Bounded: a PATH of many big directories stops here. */
+#define USER_PATH_FILES_MAX 20000
+
+int user_list_path_files(const char *target,
+			 int (*fn)(void *arg, struct elf_file *ef,
+				   const char *shown),
+			 void *arg)
+{
+	const char *env = getenv("PATH");
+	char *dirs = env ? strdup(env) : NULL;
+	if (!dirs)
+		return env ? -ENOMEM : 0;
+	char path[PATH_MAX], *save = NULL;
+	int total = 0;
+	unsigned seen = 0;
+	for (char *dir = strtok_r(dirs, ":", &save); dir && total >= 0;
+	     dir = strtok_r(NULL, ":", &save)) {
+		DIR *d = dir[0] == '/' ? opendir(dir) : NULL;
+		if (!d)
+			continue;    /* missing or relative: nothing to list */
+		struct dirent *de;
+		while ((de = readdir(d)) && seen < USER_PATH_FILES_MAX) {
+			struct stat st;
+			struct elf_file *ef;
+			if (de->d_name[0] == '.')
+				continue;
+			int len = snprintf(path, sizeof(path), "%s/%s", dir,
+					   de->d_name);
+			if (len < 0 || (size_t)len >= sizeof(path) ||
+			    !provider_glob(target, path) ||
+			    stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+				continue;
+			seen++;
+			if (elf_open(path, &ef) < 0)
+				continue;    /* a script, not an ELF file */
+			int r = fn(arg, ef, path);
+			elf_close(ef);
+			if (r < 0) {
+				total = r;
+				break;
+			}
+			total += r;
+		}
+		closedir(d);
+	}
+	free(dirs);
 	return total;
 }

@@ -53,4 +53,11 @@ int user_list_files(const char *kind, const char *target, int pid,
 		    int (*fn)(void *arg, struct elf_file *ef, const char *shown),
 		    void *arg);
 
+/* -l of a wildcard file without -p: every file of $PATH's directories
+ * (DIR/NAME) that target matches, as bpftrace 0.17 lists them. */
+int user_list_path_files(const char *target,
+			 int (*fn)(void *arg, struct elf_file *ef,
+				   const char *shown),
+			 void *arg);
+
 #endif

@@ -39,21 +39,30 @@ for f in /usr/sbin/*.bt; do
 	fi
 done
 
-# run_tool TOOL ACTIVITY...: start the tool, wait until it has attached,
-# run ACTIVITY, interrupt it as a user would (Ctrl-C); output in $out.
+# run_tool TOOL [-w REGEX] ACTIVITY...: start the tool, wait until it has
+# attached (its BEGIN has printed: every one of these tools says
+# something there, after "Attaching N probes..."), run ACTIVITY, wait
+# until the output matches REGEX (what the tool prints as it runs), then
+# interrupt it as a user would (Ctrl-C); output in $out. No fixed
+# sleeps: under qemu attaching takes however long it takes.
 run_tool() {
 	local tool=$1; shift
-	local log=$tmp/$tool.log
+	local log=$tmp/$tool.log want=""
+	if [ "$1" = -w ]; then want=$2; shift 2; fi
 	(cd /tmp && exec "$SONDE" "/usr/sbin/$tool.bt") > "$log" 2>&1 &
 	local pid=$! i
-	for i in $(seq 1 180); do
-		grep -q '^Attaching' "$log" && break
+	for i in $(seq 1 360); do
+		[ "$(grep -vc '^Attaching' "$log")" -gt 0 ] && break
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.5
 	done
-	sleep 1
 	"$@" >/dev/null 2>&1
-	sleep 2
+	for i in $(seq 1 360); do
+		[ -z "$want" ] && break
+		grep -qE "$want" "$log" && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.5
+	done
 	kill -INT $pid 2>/dev/null
 	for i in $(seq 1 60); do kill -0 $pid 2>/dev/null || break; sleep 0.5; done
 	kill -KILL $pid 2>/dev/null
@@ -66,7 +75,7 @@ activity() { for i in 1 2 3; do cat /etc/hostname /etc/os-release; ls / ; done; 
 run_tool vfscount activity
 expect_eq "vfscount: exits 0 on Ctrl-C" "$rc" 0
 expect_match "vfscount: counts vfs calls by function" "$out" '^@\[vfs_read\]: [0-9]+'
-run_tool vfsstat sh -c 'activity() { for i in 1 2 3 4 5; do cat /etc/hostname; ls /; sleep 0.3; done; }; activity'
+run_tool vfsstat -w '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' sh -c 'activity() { for i in 1 2 3 4 5; do cat /etc/hostname; ls /; sleep 0.3; done; }; activity'
 expect_eq "vfsstat: exits 0 on Ctrl-C" "$rc" 0
 expect_match "vfsstat: prints its per-second counts" "$out" '^@\[vfs_(read|write|open)[a-z]*\]: [0-9]+'
 expect_match "vfsstat: prints the time each second" "$out" '^[0-9]{2}:[0-9]{2}:[0-9]{2}$'
@@ -74,7 +83,7 @@ run_tool syscount activity
 expect_eq "syscount: exits 0 on Ctrl-C" "$rc" 0
 expect_match "syscount: top syscall ids" "$out" '^@syscall\[[0-9]+\]: [0-9]+'
 expect_match "syscount: by process" "$out" '^@process\[.+\]: [0-9]+'
-run_tool execsnoop sh -c '/bin/true; /bin/echo sonde-exec-marker'
+run_tool execsnoop -w 'sonde-exec-marker' sh -c '/bin/true; /bin/echo sonde-exec-marker'
 expect_eq "execsnoop: exits 0 on Ctrl-C" "$rc" 0
 expect_match "execsnoop: header" "$out" '^TIME\(ms\) +PID +ARGS'
 expect_match "execsnoop: the exec and its arguments" "$out" '/bin/echo sonde-exec-marker'

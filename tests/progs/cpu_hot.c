@@ -1,7 +1,9 @@
 /* cpu_hot.c - a CPU-bound program with one known hot function, for
  * profiling tests: main -> work -> hot_spin takes nine tenths of the
  * time, work -> warm_spin the rest.
- *   cpu_hot [SECONDS]   (default 2; fractions allowed) */
+ *   cpu_hot [SECONDS]   (default 2; fractions allowed)
+ * SECONDS are of its own CPU time, not the clock's: on a loaded machine
+ * it runs longer and a profile of it gets as many samples. */
 #include <stdlib.h>
 #include <time.h>
 
@@ -32,7 +34,7 @@ __attribute__((noinline)) static void work(void)
 static double now(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 

@@ -273,6 +273,10 @@ static inline uint64_t emu_helper(int id, const uint64_t *r)
 	case BPF_FUNC_probe_read:
 	case BPF_FUNC_probe_read_kernel:
 	case BPF_FUNC_probe_read_user:
+		if (r[3] < 4096) {   /* the page at 0 faults: zero-filled */
+			memset((void *)(uintptr_t)r[1], 0, r[2]);
+			return (uint64_t)-14;
+		}
 		memcpy((void *)(uintptr_t)r[1], (void *)(uintptr_t)r[3], r[2]);
 		return 0;
 	case BPF_FUNC_probe_read_str:

@@ -79,6 +79,7 @@ static struct req first = {
 /* Compile and run SCRIPT as a kprobe whose arg0 points at `first`. */
 static int run(struct cgfx *f, struct emu *e, const char *script)
 {
+	memset(e, 0, sizeof(*e));   /* emu_free after a failed compile */
 	if (cgfx_compile(f, script)) {
 		diags_print(&f->d, stdout);
 		return -1;
@@ -147,6 +148,30 @@ int main(void)
 	CHECK(r == 0 && rec_u64(&e, 0, 8) == 6 &&
 	      strcmp(rec_str(&e, 0, 16), "alpha") == 0,
 	      "a variable index; a char array as a string");
+	emu_free(&e);
+	cgfx_free(&f);
+
+	/* variable indices are bounded: outside [0, n) (negatives too) the
+	 * element reads 0, never the memory beside the array; arrays the
+	 * script holds (a struct value, an array variable, a map value) are
+	 * indexed by variables too */
+	r = run(&f, &e, "kprobe:f { $r = (struct req *)arg0; $i = 1; $j = 2; "
+		"$big = 3; $neg = -1; $v = *$r; $a = $r->arr[1]; @m = $r->arr[0]; "
+		"$row = @m; "
+		"printf(\"%d %d %d %d %d %d %d %d %d %d\", $r->arr[$i][$j], "
+		"$r->arr[$big][0], $r->arr[0][$neg], $r->bytes[$j + 2], "
+		"$v.arr[$i][$j - 1], $v.arr[$i][$big], $a[$j], $a[$big], "
+		"$row[$i], $v.bytes[$j - 1]); }");
+	CHECK(r == 0 && e.nrecords == 1, "bounded variable indices run");
+	if (r == 0 && e.nrecords == 1) {
+		int64_t want[] = { 6, 0, 0, 0, 5, 0, 6, 0, 2, 2 };
+		for (unsigned i = 0; i < sizeof(want) / sizeof(*want); i++) {
+			char name[64];
+			snprintf(name, sizeof(name), "bounded index value %u is %lld",
+				 i, (long long)want[i]);
+			CHECK((int64_t)rec_u64(&e, 0, 8 + 8 * i) == want[i], name);
+		}
+	}
 	emu_free(&e);
 	cgfx_free(&f);
 

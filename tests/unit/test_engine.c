@@ -227,7 +227,7 @@ static void test_tracepoint(void)
 	struct fd_count c = count_fds();
 	CHECK(c.perf == 1 && c.link == 1,
 	      "tracepoint: one perf event and one link (any CPU fires it)");
-	double until = now_s() + 3;
+	double until = now_s() + 30;   /* a bound for a loaded machine, not a time claim */
 	while (!s.mine && now_s() < until) {
 		syscall(SYS_getpid);
 		engine_poll(e, 50);
@@ -375,7 +375,7 @@ static void test_interval(void)
 	if (r)
 		return;
 	CHECK(engine_attach(e) == 1, "interval: attached");
-	double t0 = now_s(), until = t0 + 3;
+	double t0 = now_s(), until = t0 + 30;   /* a bound, not a time claim */
 	int stopped = 0;
 	while (!stopped && now_s() < until)
 		stopped = engine_poll(e, 100) == 1;
@@ -413,7 +413,7 @@ static void test_software(void)
 	CHECK(r == 0 && engine_attach(e) == 1, "software: attached");
 	CHECK(r == 0 && count_fds().perf == sysconf(_SC_NPROCESSORS_ONLN),
 	      "software: one perf event per online CPU");
-	double until = now_s() + 3;
+	double until = now_s() + 30;   /* a bound for a loaded machine, not a time claim */
 	while (r == 0 && !s.records && now_s() < until) {
 		for (volatile int i = 0; i < 1000000; i++)
 			;

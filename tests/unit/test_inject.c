@@ -126,8 +126,12 @@ static int child_main(char mode, int rfd)
 		ssize_t n = read(rfd, &c, 1);
 		bad = n != 1 || c != 'x';
 	}
+	/* both workers count on: wait for it (up to 10 s: a loaded machine
+	 * may leave a thread without CPU for a while), not a fixed 20 ms */
 	long before[2] = { worker_count[0], worker_count[1] };
-	usleep(20000);
+	for (int i = 0; i < 1000 && (worker_count[0] == before[0] ||
+				     worker_count[1] == before[1]); i++)
+		usleep(10000);
 	bad |= worker_count[0] == before[0] || worker_count[1] == before[1];
 	workers_stop = 1;
 	for (int i = 0; i < 2; i++)
@@ -150,6 +154,24 @@ static pid_t spawn(char mode, int *wfd)
 	*wfd = p[1];
 	usleep(50000);   /* its threads started, the main thread settled */
 	return pid;
+}
+
+/* wait_exec PID PATH: until PID runs PATH (its exec done), 10 s at most */
+static void wait_exec(pid_t pid, const char *path)
+{
+	char link[64], exe[PATH_MAX], want[PATH_MAX];
+	if (!realpath(path, want))
+		return;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < 1000; i++) {
+		ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			if (strcmp(exe, want) == 0)
+				return;
+		}
+		usleep(10000);
+	}
 }
 
 static int reap(pid_t pid)
@@ -246,7 +268,8 @@ static void test_refusals(const char *so)
 	pid_t z = fork();
 	if (z == 0)
 		_exit(0);
-	usleep(50000);
+	siginfo_t zi;     /* until it is a zombie, without reaping it */
+	waitid(P_PID, (id_t)z, &zi, WEXITED | WNOWAIT);
 	int r = tracee_attach(z, &t, why, sizeof(why));
 	CHECK(r == -ESRCH && !t && strstr(why, "zombie"), "a zombie is refused, and said to be one");
 	reap(z);
@@ -344,7 +367,7 @@ static void test_refusals(const char *so)
 		execl(st, st, "5", (char *)NULL);
 		_exit(127);
 	}
-	usleep(100000);
+	wait_exec(sp, st);
 	r = inject_find_libc(sp, &lc, why, sizeof(why));
 	CHECK(r == -ENOEXEC && strstr(why, "statically linked"),
 	      "a static program is refused: no dynamic loader");

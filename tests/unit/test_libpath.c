@@ -3,9 +3,11 @@
 #include "elf/elf.h"
 #include "unit.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static bool same_file(const char *a, const char *b)
@@ -65,6 +67,100 @@ static void test_targets(void)
 	      "missing target is ENOENT");
 }
 
+/* A copy of a library, under a name, in dir; 0 or -1. */
+static int copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+	char buf[65536];
+	size_t n;
+	int r = in && out ? 0 : -1;
+	while (r == 0 && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			r = -1;
+	if (in)
+		fclose(in);
+	if (out && fclose(out) != 0)
+		r = -1;
+	return r;
+}
+
+/* -p with a library name: "libsondever" is the versioned soname the
+ * process maps (libsondever-3.1.so.3.1, as Ruby's libruby-3.1.so.3.1),
+ * and a longer name is not a prefix match of it. */
+static void test_versioned_soname(void)
+{
+	char dir[] = "/tmp/sonde-libpath.XXXXXX", lib[PATH_MAX], out[PATH_MAX];
+	if (!mkdtemp(dir)) {
+		CHECK(false, "versioned soname: a temp dir");
+		return;
+	}
+	snprintf(lib, sizeof(lib), "%s/libsondever-3.1.so.3.1", dir);
+	void *h = NULL;
+	if (copy_file("/usr/lib/x86_64-linux-gnu/libz.so.1", lib) == 0)
+		h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	CHECK(h != NULL, "versioned soname: the library is loaded");
+	if (h) {
+		CHECK(elf_resolve_target("libsondever", getpid(), out,
+					 sizeof(out)) == 0 &&
+		      strstr(out, "/libsondever-3.1.so.3.1") &&
+		      same_file(out, lib),
+		      "-p: libsondever is libsondever-3.1.so.3.1 in the maps");
+		CHECK(elf_resolve_target("sondever", getpid(), out,
+					 sizeof(out)) == 0 &&
+		      same_file(out, lib), "-p: sondever is its lib name too");
+		CHECK(elf_resolve_target("libsondeve", getpid(), out,
+					 sizeof(out)) == -ENOENT,
+		      "-p: a shorter name is no prefix match");
+		dlclose(h);
+	}
+	unlink(lib);
+	rmdir(dir);
+}
+
+/* $PATH: a shell shim (pyenv, rbenv, asdf) before the real program is
+ * skipped, as bpftrace skips it; with only the shim there is none. */
+static void test_path_shim(void)
+{
+	char dir[] = "/tmp/sonde-libpath.XXXXXX", a[64], b[64];
+	char shim[128], prog[128], out[PATH_MAX], path[160];
+	if (!mkdtemp(dir)) {
+		CHECK(false, "shim: a temp dir");
+		return;
+	}
+	snprintf(a, sizeof(a), "%s/shims", dir);
+	snprintf(b, sizeof(b), "%s/bin", dir);
+	snprintf(shim, sizeof(shim), "%s/sondeprog", a);
+	snprintf(prog, sizeof(prog), "%s/sondeprog", b);
+	mkdir(a, 0755);
+	mkdir(b, 0755);
+	FILE *f = fopen(shim, "w");
+	if (f) {
+		fputs("#!/bin/sh\nexec true\n", f);
+		fclose(f);
+	}
+	chmod(shim, 0755);
+	int ok = copy_file("/usr/bin/true", prog) == 0 && chmod(prog, 0755) == 0;
+	const char *old = getenv("PATH");
+	char *saved = old ? strdup(old) : NULL;
+	snprintf(path, sizeof(path), "%s:%s", a, b);
+	setenv("PATH", path, 1);
+	CHECK(ok && elf_resolve_target("sondeprog", 0, out, sizeof(out)) == 0 &&
+	      strcmp(out, prog) == 0, "PATH: the shim is skipped, the ELF file chosen");
+	setenv("PATH", a, 1);
+	CHECK(elf_resolve_target("sondeprog", 0, out, sizeof(out)) == -ENOENT,
+	      "PATH: only a shim: no target");
+	if (saved)
+		setenv("PATH", saved, 1);
+	else
+		unsetenv("PATH");
+	free(saved);
+	unlink(shim);
+	unlink(prog);
+	rmdir(a);
+	rmdir(b);
+	rmdir(dir);
+}
+
 static void test_maps(void)
 {
 	struct elf_map *maps;
@@ -113,6 +209,8 @@ int main(void)
 {
 	test_find_library();
 	test_targets();
+	test_versioned_soname();
+	test_path_shim();
 	test_maps();
 	return UNIT_DONE();
 }

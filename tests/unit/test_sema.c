@@ -124,8 +124,9 @@ int main(void)
 	CHECK(m && m->nkeys == 0 && !m->key_type && m->key_size == 8 &&
 	      m->value_size == 8 && m->kind == MAP_HASH, "scalar map spec");
 	m = map("@c");
-	CHECK(m && m->kind == MAP_PERCPU_HASH && m->value_type->kind ==
-	      TYPE_COUNT && m->value_size == 8, "count map spec");
+	CHECK(m && m->kind == MAP_PERCPU_ARRAY && m->value_type->kind ==
+	      TYPE_COUNT && m->value_size == 8 && m->key_size == 4 &&
+	      m->max_entries == 1, "keyless count(): a per-CPU array's slot");
 	m = map("@");
 	CHECK(m && m->value_type->kind == TYPE_SUM && m->value_type->is_signed,
 	      "anonymous sum map, signed");

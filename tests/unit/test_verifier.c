@@ -6,6 +6,7 @@
  * execution is checked by value, not just accepted. Needs root; prints
  * "ok - ... # SKIP" lines otherwise. */
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <linux/bpf.h>
 #include <stdlib.h>
@@ -311,10 +312,17 @@ static void test_corpus(void)
 {
 	glob_t g;
 	const char *dir = getenv("SONDE_SRCDIR");
-	char pat[512];
-	snprintf(pat, sizeof(pat), "%s/tests/diff/*.bt", dir ? dir : ".");
-	if (glob(pat, 0, NULL, &g) != 0) {
+	char diffdir[512];
+	snprintf(diffdir, sizeof(diffdir), "%s/tests/diff", dir ? dir : ".");
+	/* in tests/diff, as tests/diff/run: a script's own #include "x.h"
+	 * is looked up from the working directory, as bpftrace's is */
+	int cwd = open(".", O_RDONLY | O_DIRECTORY);
+	if (cwd < 0 || chdir(diffdir) != 0 || glob("*.bt", 0, NULL, &g) != 0) {
 		printf("ok - corpus # SKIP no tests/diff here\n");
+		if (cwd >= 0 && fchdir(cwd) != 0)
+			printf("# cannot return to the working directory\n");
+		if (cwd >= 0)
+			close(cwd);
 		return;
 	}
 	for (size_t i = 0; i < g.gl_pathc; i++) {
@@ -324,7 +332,7 @@ static void test_corpus(void)
 		if (f)
 			fclose(f);
 		text[n] = 0;
-		const char *base = strrchr(g.gl_pathv[i], '/') + 1;
+		const char *base = g.gl_pathv[i];
 		char name[256];
 		struct cgfx fx;
 		int rc = cgfx_compile(&fx, text);
@@ -339,6 +347,9 @@ static void test_corpus(void)
 		CHECK(verify(text) == 0, name);
 	}
 	globfree(&g);
+	if (fchdir(cwd) != 0)
+		printf("# cannot return to the working directory\n");
+	close(cwd);
 }
 
 int main(void)

@@ -1,0 +1,10 @@
+/* info.h - `sonde --info` (info.c). */
+#ifndef SONDE_INFO_H
+#define SONDE_INFO_H
+
+#include <stdio.h>
+
+/* Print the --info sections to out: 0, or -1 when the write failed. */
+int info_print(FILE *out);
+
+#endif

@@ -92,9 +92,22 @@ static int child_spawn(const char *cmd, struct child *ch)
 		wordfree(&w);
 		return -errno;
 	}
+	/* The child must not run sonde's handlers: a SIGTERM from
+	 * child_end() between its release and its exec would only set its
+	 * copy of the cancel flag, and the command would run on until the
+	 * SIGKILL a second later. Signals wait (blocked) until it has the
+	 * default actions back, SIGPIPE included (ignored by sonde, and an
+	 * ignored signal stays ignored across exec). */
+	sigset_t stop, old;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(fds[0]);
 		close(fds[1]);
 		wordfree(&w);
@@ -104,6 +117,11 @@ static int child_spawn(const char *cmd, struct child *ch)
 		static char msg[CHILD_ENV_MAX + 1];
 		size_t n = 0;
 		ssize_t k;
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(fds[1]);
 		while (n < CHILD_ENV_MAX &&
 		       (k = read(fds[0], msg + n, CHILD_ENV_MAX - n)) != 0) {
@@ -125,6 +143,7 @@ static int child_spawn(const char *cmd, struct child *ch)
 			w.we_wordv[0], strerror(errno));
 		_exit(127);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	wordfree(&w);
 	close(fds[0]);
 	ch->pid = pid;
@@ -242,8 +261,11 @@ static void child_end(struct child *ch, const struct engine_ops *eng,
 			return;
 		usleep(10 * 1000);
 	}
-	if (ch->pid > 0)
+	if (ch->pid > 0) {
+		log_info("-c: the command did not end on SIGTERM within 1 s: "
+			 "SIGKILL");
 		kill(ch->pid, SIGKILL);
+	}
 	while (ch->pid > 0 && !child_gone(ch, eng, NULL, true))
 		;
 }

@@ -55,6 +55,11 @@ static void note_error_tag(struct diags *d, const char *tag)
 	vec_push(&d->error_tags, tag);
 }
 
+static bool utf8_cont(char c)
+{
+	return ((unsigned char)c & 0xc0) == 0x80;
+}
+
 /* The message, at most DIAG_MSG_MAX bytes (cut at a character boundary,
  * with "..."), or NULL without memory. */
 static char *format_msg(const char *fmt, va_list ap)
@@ -66,8 +71,9 @@ static char *format_msg(const char *fmt, va_list ap)
 	if (len < DIAG_MSG_MAX)
 		return msg;
 	size_t cut = DIAG_MSG_MAX - 4;
-	while (cut > 0 && ((unsigned char)msg[cut] & 0xc0) == 0x80)
-		cut--;             /* not inside a UTF-8 sequence */
+	/* not inside a UTF-8 sequence (at most 3 bytes back) */
+	for (int k = 0; k < 3 && cut > 0 && utf8_cont(msg[cut]); k++)
+		cut--;
 	memcpy(msg + cut, "...", 4);
 	char *fit = realloc(msg, cut + 4);
 	return fit ? fit : msg;
@@ -236,11 +242,6 @@ static const char *source_line(const char *text, unsigned line, size_t *len)
 	return p;
 }
 
-static bool utf8_cont(char c)
-{
-	return ((unsigned char)c & 0xc0) == 0x80;
-}
-
 /* What a byte of the script or a message looks like on the terminal:
  * control characters (escape sequences, and newlines a message quotes
  * from a string) are shown as '?', so one diagnostic is one line. */
@@ -273,9 +274,11 @@ static void render_line(FILE *out, const char *line, size_t len,
 		to = from + DIAG_LINE_WINDOW < len ? from + DIAG_LINE_WINDOW : len;
 		if (to - from < DIAG_LINE_WINDOW)
 			from = to - DIAG_LINE_WINDOW;
-		while (from > 0 && utf8_cont(line[from]))
+		/* at most 3 bytes more to finish a character: a run of
+		 * stray continuation bytes has no boundary to reach */
+		for (int k = 0; k < 3 && from > 0 && utf8_cont(line[from]); k++)
 			from--;
-		while (to < len && utf8_cont(line[to]))
+		for (int k = 0; k < 3 && to < len && utf8_cont(line[to]); k++)
 			to++;
 	}
 	bool cut_before = from > 0, cut_after = to < len;

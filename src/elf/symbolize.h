@@ -65,6 +65,16 @@ int usym_process_remember_maps(struct usyms *u, pid_t pid,
 /* Drop what is kept for PID (its files are closed unless other
  * remembered processes map them). */
 void usym_process_forget(struct usyms *u, pid_t pid);
+/* Keep PID's snapshot and files but drop what was read from them (its
+ * Dwfl: symbol tables, CFI): an exited process is sampled no more, and
+ * its stacks still print (the Dwfl is rebuilt if they are). */
+void usym_process_unload(struct usyms *u, pid_t pid);
+/* Free the interned names no remembered process holds (symbol names of
+ * processes forgotten, paths of files no longer mapped), once the table
+ * has doubled since the last trim. Every name handed out before is
+ * invalid afterwards: call it only where none is held (between event
+ * batches). Returns how many were freed. */
+size_t usyms_trim(struct usyms *u);
 /* Processes remembered, and of them those with a built Dwfl (at most
  * USYM_DWFL_MAX): for tests and -v. */
 size_t usyms_nprocs(const struct usyms *u);

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "../base/file.h"
+#include "../base/vec.h"
 #include "demangle.h"
 #include "usym_internal.h"
 
@@ -59,6 +60,7 @@ struct usyms {
 	/* interned strings: open addressing, power-of-two size */
 	char **strs;
 	size_t nstrs, cap_strs;
+	size_t strs_kept;       /* after the last usyms_trim */
 	bool no_demangle;       /* BPFTRACE_NO_CPP_DEMANGLE */
 	bool no_symbols;        /* BPFTRACE_NO_USER_SYMBOLS */
 };
@@ -270,6 +272,75 @@ void usym_process_forget(struct usyms *u, pid_t pid)
 	*pp = p->next;
 	u->nprocs--;
 	uproc_free(u, p);
+}
+
+void usym_process_unload(struct usyms *u, pid_t pid)
+{
+	struct uproc *p = u ? *usyms_slot(u, pid) : NULL;
+	if (p)
+		uproc_drop_dwfl(u, p);
+}
+
+/* ---- trimming the interned strings ------------------------------------ */
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(const char *const *)a;
+	uintptr_t y = (uintptr_t)*(const char *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+size_t usyms_trim(struct usyms *u)
+{
+	/* Only once the table has doubled since it was last trimmed: the
+	 * names of live processes come back at their next lookup. */
+	if (!u || u->nstrs < 4096 || u->nstrs < 2 * u->strs_kept)
+		return 0;
+	VEC(const char *) keep = { 0 };
+	for (size_t b = 0; b < UPROC_BUCKETS; b++)
+		for (struct uproc *p = u->procs[b]; p; p = p->next) {
+			for (size_t i = 0; i < p->nmaps; i++)
+				if (p->maps[i].path &&
+				    vec_push(&keep, p->maps[i].path) < 0)
+					goto out;
+			for (size_t i = 0; i < p->njit; i++)
+				if (vec_push(&keep, p->jit[i].name) < 0)
+					goto out;
+		}
+	if (keep.n)
+		qsort(keep.v, keep.n, sizeof(*keep.v), cmp_ptr);
+	size_t cap = 1024;
+	while (cap < 2 * (keep.n + 1))
+		cap *= 2;
+	char **strs = calloc(cap, sizeof(*strs));
+	if (!strs)
+		goto out;
+	size_t kept = 0, freed = 0;
+	for (size_t i = 0; i < u->cap_strs; i++) {
+		char *str = u->strs[i];
+		if (!str)
+			continue;
+		if (!keep.n || !bsearch(&str, keep.v, keep.n, sizeof(*keep.v),
+					cmp_ptr)) {
+			free(str);
+			freed++;
+			continue;
+		}
+		size_t j = str_hash(str) & (cap - 1);
+		while (strs[j])
+			j = (j + 1) & (cap - 1);
+		strs[j] = str;
+		kept++;
+	}
+	free(u->strs);
+	u->strs = strs;
+	u->cap_strs = cap;
+	u->nstrs = u->strs_kept = kept;
+	vec_free(&keep);
+	return freed;
+out:
+	vec_free(&keep);
+	return 0;
 }
 
 size_t usyms_nprocs(const struct usyms *u)

@@ -56,7 +56,7 @@ struct uproc {
 /* How many processes keep a built Dwfl at once. A Dwfl holds a copy of
  * every mapped file's descriptor and the symbol tables and CFI it has
  * read; past this many the least recently used is dropped. */
-#define USYM_DWFL_MAX 32
+#define USYM_DWFL_MAX 16
 
 /* The process PID, remembering it now if it was not yet (NULL, errno
  * set, if that fails). */

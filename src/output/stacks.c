@@ -466,12 +466,14 @@ int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 	size_t gone = 0;
 	for (size_t i = 0; i < s->cap_pids; i++) {
 		struct known_pid *k = &s->pids[i];
-		if (!k->pid || now - k->seen_ns < s->grace_ns)
+		if (!k->pid || !process_gone(k->pid))
+			continue;
+		/* exited: sampled no more, so nothing to unwind with */
+		usym_process_unload(s->usyms, k->pid);
+		if (now - k->seen_ns < s->grace_ns)
 			continue;
 		if (keep.n && bsearch(&k->pid, keep.v, keep.n, sizeof(*keep.v),
 				      cmp_i32))
-			continue;
-		if (!process_gone(k->pid))
 			continue;
 		usym_process_forget(s->usyms, k->pid);
 		k->pid = -k->pid;       /* dropped below */
@@ -494,6 +496,9 @@ int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 		free(old);
 	}
 	s->gc_pids += gone;
+	/* no name is held between event batches: the unused ones can go */
+	if (gone)
+		usyms_trim(s->usyms);
 	return (int)(freed + gone);
 }
 

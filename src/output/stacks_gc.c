@@ -13,6 +13,7 @@
 #include "output_int.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,5 +112,12 @@ int output_sweep(struct output *o, bool now)
 				r.pids.n);
 	vec_free(&r.canon);
 	vec_free(&r.pids);
+	/* What was let go is free in the heap but still resident: the
+	 * Dwfls of exited processes (megabytes each, python's) come and go
+	 * in between longer-lived blocks, and the soak's RssAnon climbed
+	 * in steps to 45 MB while under 7 MB was in use. Give the free
+	 * pages back, as the sweep does its work every few seconds. */
+	if (err > 0)
+		malloc_trim(0);
 	return err < 0 ? err : 0;
 }

@@ -90,7 +90,9 @@ static void t_forget_exited(void)
 	uint64_t ev = ev_simple(f, EV_USTACK, NULL, NULL, -1);
 	struct fmap *m = fake_map(f, "@", t_ustack(f),
 				  t_agg(f, TYPE_COUNT, false));
-	FILE *mem = fopen("/dev/null", "w");
+	char *text = NULL;
+	size_t text_len = 0;
+	FILE *mem = open_memstream(&text, &text_len);
 	struct output_opts oo = { .format = OUTPUT_TEXT, .out = mem };
 	struct output *o = output_new(&f->prog, &oo, &f->reader);
 	output_stacks_init(o);
@@ -106,7 +108,8 @@ static void t_forget_exited(void)
 	output_compact(o);          /* now keyed by canonical stacks */
 	struct usyms *u = stacks_usyms(o->stacks);
 	CHECK(stacks_nprocs(o->stacks) == 2 && usyms_nprocs(u) == 2 &&
-	      stacks_ncanon(o->stacks) == 2, "gc: both remembered");
+	      stacks_ncanon(o->stacks) == 2 && usyms_ndwfl(u) == 2,
+	      "gc: both remembered, their files read to unwind");
 	CHECK(count_fds() > fds0, "gc: their files are open");
 
 	/* a has exited, but the map still holds its stack: kept */
@@ -114,6 +117,14 @@ static void t_forget_exited(void)
 	output_sweep(o, true);
 	CHECK(stacks_nprocs(o->stacks) == 2 && stacks_ncanon(o->stacks) == 2,
 	      "gc: an exited process is kept while a map holds its stack");
+	CHECK(usyms_ndwfl(u) == 1,
+	      "gc: but what was read of its files to unwind is dropped");
+	output_print_maps(o);
+	fflush(mem);
+	size_t mains = 0;
+	for (const char *t = text; (t = strstr(t, "main+")); t++)
+		mains++;
+	CHECK(mains == 2, "gc: and its stack still prints, symbolized");
 
 	/* clear(@): nothing refers to a any more once its samples are a
 	 * generation old (compaction prunes them); b still runs */
@@ -147,6 +158,7 @@ static void t_forget_exited(void)
 	end_child(c);
 	output_free(o);
 	fclose(mem);
+	free(text);
 	fake_fini(f);
 }
 
@@ -182,9 +194,45 @@ static void t_dwfl_lru(void)
 	usyms_free(u);
 }
 
+/* A maps text of N executable mappings of made-up files named
+ * PREFIX.i, one page each from BASE. */
+static char *fake_maps_text(size_t n, const char *prefix, uint64_t base)
+{
+	char *t = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&t, &len);
+	for (size_t i = 0; i < n; i++)
+		fprintf(m, "%llx-%llx r-xp 00000000 00:00 0    %s.%zu\n",
+			(unsigned long long)(base + i * 4096),
+			(unsigned long long)(base + (i + 1) * 4096), prefix, i);
+	fclose(m);
+	return t;
+}
+
+/* Interned names of forgotten processes go once the table has doubled. */
+static void t_trim_names(void)
+{
+	struct usyms *u = usyms_new();
+	char *a = fake_maps_text(5000, "/gone/lib", 0x100000);
+	char *b = fake_maps_text(10, "/kept/lib", 0x900000);
+	usym_process_remember_maps(u, 1000001, a, strlen(a));
+	usym_process_remember_maps(u, 1000002, b, strlen(b));
+	usym_process_forget(u, 1000001);
+	size_t freed = usyms_trim(u);
+	CHECK(freed == 5000, "trim: a forgotten process's names are freed");
+	CHECK(usyms_trim(u) == 0, "trim: then not again until it doubles");
+	const char *m = usyms_module(u, 1000002, 0x900000 + 3 * 4096 + 5);
+	CHECK(m && strcmp(m, "/kept/lib.3") == 0,
+	      "trim: a remembered process's names stay");
+	free(a);
+	free(b);
+	usyms_free(u);
+}
+
 int main(void)
 {
 	t_forget_exited();
 	t_dwfl_lru();
+	t_trim_names();
 	return UNIT_DONE();
 }

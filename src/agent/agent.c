@@ -111,7 +111,6 @@ static void init(void)
 	}
 	/* a child made by any fork reads no session here */
 	madvise(agent_live, 4096, MADV_WIPEONFORK);
-	agent_patch_init();
 	agent_threads_init();
 	pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
 }
@@ -658,6 +657,8 @@ static void *control_main(void *arg)
 	ssize_t n;
 	__atomic_store_n(&control_tid, (uint32_t)raw_syscall(SYS_gettid, 0, 0, 0, 0),
 			 __ATOMIC_RELEASE);
+	/* -p: slow, so not before the agent said it is attached */
+	agent_patch_register();
 	for (;;) {
 		struct proto_plain m = { 0 };
 		n = recv(s->sock, &m, sizeof(m), 0);
@@ -844,6 +845,7 @@ __attribute__((constructor)) static void agent_preload(void)
 	const char *name = getenv(PROTO_ENV_SOCKET);
 	if (!name || !*name)
 		return;
+	agent_patch_register();   /* before main(), as the patches are */
 	int r = sonde_agent_attach(name);
 	/* not traced (a child of the traced command, or sonde is gone):
 	 * its own children need not ask */

@@ -18,7 +18,7 @@
 struct agent_thread agent_threads[AGENT_THREADS_MAX];
 uint32_t agent_threads_hwm;
 uint32_t agent_shared_lock;
-bool agent_fence_hits;
+bool agent_fence_hits = true;     /* until agent_patch_register */
 
 /* This thread's record (NULL: none yet), and for a thread without one,
  * whether it is in a hit now (a record's own busy flag says it). */
@@ -112,7 +112,7 @@ void run(struct agent_session *s, struct agent_regs *regs, uint32_t patch,
 
 static void barrier(void)
 {
-	if (__builtin_expect(agent_fence_hits, 0))
+	if (__builtin_expect(__atomic_load_n(&agent_fence_hits, __ATOMIC_RELAXED), 0))
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	else
 		__asm__ __volatile__("" ::: "memory");

@@ -61,11 +61,18 @@ extern uint32_t agent_threads_hwm;
 extern uint32_t agent_shared_lock;
 
 /* Hits fence their busy flag when the kernel has no expedited
- * membarrier to do it for them. */
+ * membarrier to do it for them (or the agent has not registered for it
+ * yet). */
 extern bool agent_fence_hits;
 
 /* agent_patch.c */
-void agent_patch_init(void);
+/* Register the process for expedited membarriers, once (later calls
+ * return at once). In a process with several threads each registration
+ * waits for an RCU grace period, 15-25 ms on the test machine: the -c
+ * constructor registers before main(), a -p attach in the session's
+ * thread once the agent has said it is attached. Until then hits fence
+ * themselves, and code writes rely on mprotect's TLB shootdown. */
+void agent_patch_register(void);
 void agent_patch_restore_all_child(void);
 void agent_patch_forget_unmapped(void);
 

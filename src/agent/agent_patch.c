@@ -161,15 +161,24 @@ static int membarrier(int cmd)
 	return (int)syscall(SYS_membarrier, cmd, 0, 0);
 }
 
-static bool have_sync_core, have_expedited;
+static bool have_sync_core, have_expedited, register_tried;
 
-void agent_patch_init(void)
+void agent_patch_register(void)
 {
-	have_sync_core = membarrier(
+	if (__atomic_exchange_n(&register_tried, true, __ATOMIC_ACQ_REL))
+		return;
+	bool sync_core = membarrier(
 		MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE) == 0;
-	have_expedited = membarrier(
+	bool expedited = membarrier(
 		MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
-	agent_fence_hits = !have_expedited;
+	/* under the lock: no session ends (agent_barrier_all) half-way
+	 * through the switch, and hits stop fencing only once a barrier
+	 * does it for them */
+	agent_patch_lock();
+	__atomic_store_n(&have_sync_core, sync_core, __ATOMIC_RELAXED);
+	__atomic_store_n(&have_expedited, expedited, __ATOMIC_RELEASE);
+	__atomic_store_n(&agent_fence_hits, !expedited, __ATOMIC_RELEASE);
+	agent_patch_unlock();
 }
 
 void agent_sync_core(void)
@@ -177,13 +186,13 @@ void agent_sync_core(void)
 	/* Without it, the mprotect around every write has already sent
 	 * each CPU running the process a TLB shootdown, whose interrupt
 	 * return serializes it. */
-	if (have_sync_core)
+	if (__atomic_load_n(&have_sync_core, __ATOMIC_RELAXED))
 		membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE);
 }
 
 void agent_barrier_all(void)
 {
-	if (have_expedited)
+	if (__atomic_load_n(&have_expedited, __ATOMIC_ACQUIRE))
 		membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
 	else
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* hits fence too */

@@ -295,6 +295,7 @@ static void site_bounds(const struct pfile *f, uint64_t vaddr, struct lp_site *s
 {
 	const struct elf_sym *sym = elf_sym_at(f->ef, vaddr);
 	s->mid_function = !sym || sym->addr != vaddr;
+	s->lead = sym && sym->addr < vaddr ? vaddr - sym->addr : 0;
 	s->func_len = sym && sym->size && sym->addr + sym->size > vaddr ?
 		      sym->addr + sym->size - vaddr : 0;
 	uint64_t prev_end, next_start;

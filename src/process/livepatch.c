@@ -54,6 +54,7 @@ struct lp_entry {
 	struct x86_plan plan;
 	struct fprobe_site site;        /* what is written there */
 	uint8_t pad_patch[X86_JMP_LEN];
+	char name[96];                  /* for messages */
 };
 
 struct livepatch {
@@ -344,6 +345,22 @@ static struct lp_entry *find_site(struct livepatch *lp, uint64_t addr)
 	return NULL;
 }
 
+/* Does a planned site change bytes another one changes? (Two sites in
+ * one function, f and f+4, when f's jump covers f+4: each jump would
+ * overwrite the other's, and f+4's copy would never run.) */
+static const struct lp_entry *overlapping(const struct livepatch *lp,
+					  const struct x86_plan *p)
+{
+	uint64_t lo = p->via_pad ? p->pad_addr : p->addr, hi = p->addr + p->patch_len;
+	for (size_t i = 0; i < lp->nsites; i++) {
+		const struct x86_plan *q = &lp->sites[i].plan;
+		uint64_t qlo = q->via_pad ? q->pad_addr : q->addr;
+		if (lo < q->addr + q->patch_len && qlo < hi)
+			return &lp->sites[i];
+	}
+	return NULL;
+}
+
 /* Another probe (or kind) at an address already planned. */
 static int merge_site(struct lp_entry *e, const struct lp_site *s,
 		      char *why, size_t whylen)
@@ -411,10 +428,22 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	uint64_t pad = s->pad_before <= PAD_MAX ? s->pad_before : 0;
 	if (pad > s->addr - m->start)
 		pad = 0;
-	uint8_t *code = malloc(len + pad);
+	/* inside a function: its bytes from its start, decoded to check
+	 * that an instruction starts at addr (none can be checked past a
+	 * bound, nor across mappings) */
+	uint64_t lead = s->mid_function ? s->lead : 0;
+	if (lead > SCAN_MAX || lead > s->addr - m->start) {
+		say(why, whylen, "%s: %" PRIu64 " bytes into its function, too "
+		    "far to check that an instruction starts there", s->name,
+		    lead);
+		return -E2BIG;
+	}
+	if (lead)
+		pad = 0;
+	uint8_t *code = malloc(lead + pad + len);
 	if (!code)
 		return -ENOMEM;
-	int r = tracee_read(t, s->addr - pad, code, len + pad);
+	int r = tracee_read(t, s->addr - lead - pad, code, lead + pad + len);
 	if (r < 0) {
 		say(why, whylen, "%s: cannot read the code of process %d at "
 		    "0x%" PRIx64 ": %s", s->name, t->pid, s->addr, strerror(-r));
@@ -422,15 +451,23 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 		return r;
 	}
 	struct x86_site xs = {
-		.name = s->name, .addr = s->addr, .code = code + pad, .len = len,
-		.func_len = s->func_len > len ? len : s->func_len, .room = room,
-		.before = pad ? code : NULL, .before_len = pad,
+		.name = s->name, .addr = s->addr, .code = code + lead + pad,
+		.len = len, .func_len = s->func_len > len ? len : s->func_len,
+		.room = room, .before = pad ? code : NULL, .before_len = pad,
+		.lead_len = lead,
 	};
 	struct x86_plan plan;
 	r = x86_plan(&xs, &plan, why, whylen);
 	free(code);
 	if (r < 0)
 		return r;
+	const struct lp_entry *other = overlapping(lp, &plan);
+	if (other) {
+		say(why, whylen, "%s: the %zu bytes its jump needs overlap those "
+		    "of %s's (each would overwrite the other)", s->name,
+		    plan.patch_len, other->name);
+		return -EINVAL;
+	}
 	if (lp->nsites == lp->cap) {
 		size_t cap = lp->cap ? lp->cap * 2 : 16;
 		void *p = realloc(lp->sites, cap * sizeof(*lp->sites));
@@ -442,6 +479,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	e = &lp->sites[lp->nsites];
 	memset(e, 0, sizeof(*e));
 	e->plan = plan;
+	snprintf(e->name, sizeof(e->name), "%s", s->name);
 	uint64_t at;
 	const uint64_t site_len = (sizeof(struct fprobe_site) + 15) & ~15ull;
 	if ((r = region_take(lp, t, s->addr, site_len + TRAMP_MAX, &at, why,

@@ -32,6 +32,9 @@ struct lp_site {
 	 * the padding before the function (0 if none or unknown). */
 	uint64_t func_len, room, pad_before;
 	bool mid_function;       /* not a function's entry */
+	uint64_t lead;           /* inside a function: the offset from its
+				  * start (0 if unknown), to check that an
+				  * instruction starts at addr */
 	uint32_t flags;          /* FPROBE_F_* */
 	uint32_t kind;           /* enum fprobe_kind */
 	uint32_t nentry, nret;   /* probe ids: entry ones, then return ones */

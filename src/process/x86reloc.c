@@ -13,6 +13,8 @@
  *  - A function shorter than 5 bytes: if it ends in a ret or jmp and only
  *    padding (nops, int3) follows up to 5 bytes, the padding is covered
  *    too (it never runs); else the plain patch is ruled out.
+ *  - An address inside a function (FUNC+OFFSET) that is not where an
+ *    instruction starts: the function is decoded from its start up to it.
  *  - An instruction that cannot run elsewhere: a breakpoint already there
  *    (a debugger's or a kernel uprobe's int3), a call in the middle of the
  *    covered bytes (it would return into them), a transaction (xbegin).
@@ -159,31 +161,77 @@ static bool refers(const struct insn *in)
 }
 
 /* The lowest branch target (or rip-relative address) strictly inside
- * (addr, addr + TARGET_WINDOW) from anywhere in the function; 0 if none.
- * *from gets the offset of the instruction that refers to it. */
-static size_t first_inner_target(const struct x86_site *s, size_t *from)
+ * (addr, addr + TARGET_WINDOW) from anywhere in the function (its lead
+ * included); 0 if none. *from gets the offset from addr of the
+ * instruction that refers to it (negative in the lead). */
+static size_t first_inner_target(const struct x86_site *s, long *from)
 {
 	size_t scan = s->func_len ? s->func_len : s->room;
 	if (scan > s->len)
 		scan = s->len;
+	const uint8_t *code = s->code - s->lead_len;
+	size_t len = s->lead_len + s->len, end = s->lead_len + scan;
+	uint64_t start = s->addr - s->lead_len;
 	size_t best = 0;
-	for (size_t off = 0; off < scan;) {
+	for (size_t off = 0; off < end;) {
 		struct insn in;
-		if (!decode(s->code + off, s->len - off, &in)) {
+		if (!decode(code + off, len - off, &in)) {
 			off++;   /* data or padding: resynchronize */
 			continue;
 		}
 		if (refers(&in)) {
-			uint64_t t = ref_target(&in, s->addr + off);
+			uint64_t t = ref_target(&in, start + off);
 			if (t > s->addr && t < s->addr + TARGET_WINDOW &&
 			    (!best || t - s->addr < best)) {
 				best = t - s->addr;
-				*from = off;
+				*from = (long)off - (long)s->lead_len;
 			}
 		}
 		off += in.d.length;
 	}
 	return best;
+}
+
+/* Is addr where an instruction starts, decoding the lead from the
+ * function's start? 0, or -EINVAL with why. */
+static int check_boundary(const struct x86_site *s, char *why, size_t whylen)
+{
+	const uint8_t *code = s->code - s->lead_len;
+	size_t len = s->lead_len + s->len;
+	size_t off = 0;
+	while (off < s->lead_len) {
+		struct insn in;
+		if (!decode(code + off, len - off, &in)) {
+			say(why, whylen, "%s: cannot decode the function's "
+			    "instruction %zu bytes before it, so cannot tell "
+			    "whether an instruction starts there",
+			    s->name, s->lead_len - off);
+			return -EINVAL;
+		}
+		if (off + in.d.length > s->lead_len) {
+			say(why, whylen, "%s is not where an instruction starts: "
+			    "it is inside the %u-byte %s that starts %zu "
+			    "byte%s before it", s->name, in.d.length,
+			    ZydisMnemonicGetString(in.d.mnemonic),
+			    s->lead_len - off, s->lead_len - off == 1 ? "" : "s");
+			return -EINVAL;
+		}
+		off += in.d.length;
+	}
+	return 0;
+}
+
+/* "at f+3", "8 bytes before f+0x10": where the instruction `from`
+ * bytes from the site is. */
+static const char *site_at(const struct x86_site *s, long from, char *buf,
+			   size_t len)
+{
+	if (from < 0)
+		snprintf(buf, len, "%ld byte%s before %s", -from,
+			 from == -1 ? "" : "s", s->name);
+	else
+		snprintf(buf, len, "at %s+%ld", s->name, from);
+	return buf;
 }
 
 /* Are the bytes [from, to) of the site padding (nops, int3), within room? */
@@ -287,14 +335,18 @@ int x86_plan(const struct x86_site *s, struct x86_plan *p, char *why, size_t why
 {
 	memset(p, 0, sizeof(*p));
 	p->addr = s->addr;
-	size_t from = 0;
+	int r = check_boundary(s, why, whylen);
+	if (r < 0)
+		return r;
+	long from = 0;
 	size_t target = first_inner_target(s, &from);
-	char why_plain[256];
-	int r = cover(s, X86_JMP_LEN, p, why_plain, sizeof(why_plain));
+	char why_plain[256], at[160];
+	r = cover(s, X86_JMP_LEN, p, why_plain, sizeof(why_plain));
 	if (r == 0 && target && target < p->patch_len) {
-		say(why_plain, sizeof(why_plain), "a branch at %s+%zu goes to "
-		    "%s+%zu, inside the %zu bytes a jump needs", s->name, from,
-		    s->name, target, p->patch_len);
+		say(why_plain, sizeof(why_plain), "a branch %s goes to "
+		    "%s+%zu, inside the %zu bytes a jump needs",
+		    site_at(s, from, at, sizeof(at)), s->name, target,
+		    p->patch_len);
 		r = -EINVAL;
 	}
 	if (r == -EINVAL) {

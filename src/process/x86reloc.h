@@ -39,6 +39,12 @@ struct x86_site {
 	 * go when only 2 bytes can be patched at addr. */
 	const uint8_t *before;
 	size_t before_len;
+	/* A site inside a function (FUNC+OFFSET): the function's bytes from
+	 * its start up to addr lie just before code, lead_len of them (0 at
+	 * an entry or when the start is unknown). They are decoded to check
+	 * that addr is an instruction boundary, and their branches into the
+	 * patched bytes count as the rest of the function's do. */
+	size_t lead_len;
 };
 
 /* How a site is patched. Filled by x86_plan; x86_relocate adds where
@@ -58,9 +64,10 @@ struct x86_plan {
 };
 
 /* Decide how to patch a site, or refuse: returns 0, or -EINVAL /
- * -ENOTSUP with why saying what makes it unsafe (a branch into the
- * bytes the patch needs, a function too short and no padding to borrow,
- * a breakpoint already there, an instruction that cannot move). */
+ * -ENOTSUP with why saying what makes it unsafe (an address inside an
+ * instruction, a branch into the bytes the patch needs, a function too
+ * short and no padding to borrow, a breakpoint already there, an
+ * instruction that cannot move). */
 int x86_plan(const struct x86_site *site, struct x86_plan *plan,
 	     char *why, size_t whylen);
 

@@ -8,7 +8,9 @@
  * lea first, a conditional branch, a call, jrcxz, a short jmp first,
  * a loop whose head is the second instruction (patched by a short jump
  * into the padding before), a function shorter than the jump (padding
- * after it covered); and the refusals, each with its reason. */
+ * after it covered), a site inside a function (FUNC+OFFSET); and the
+ * refusals, each with its reason: among them an offset inside an
+ * instruction and a branch from before such a site into its bytes. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,6 +90,18 @@ __asm__(
 	FN(f_xbegin)
 	"  xbegin 1f\n1: ret\n"
 	END(f_xbegin)
+	/* sites inside: the mov at +1 and the lea at +4 start there, +2 and
+	 * +3 are inside the mov */
+	".p2align 4, 0xcc\n"
+	FN(f_mid)
+	"  push %rbp\n  mov %rsp, %rbp\n  lea 1(%rdi), %rax\n  add $2, %rax\n"
+	"  pop %rbp\n  ret\n"
+	END(f_mid)
+	/* the je at +3 goes to +8, inside a patch at +5 */
+	".p2align 4, 0xcc\n"
+	FN(f_midjmp)
+	"  test %rdi, %rdi\n  je 1f\n  mov %rdi, %rax\n1: add $1, %rax\n  ret\n"
+	END(f_midjmp)
 	".p2align 4, 0xcc\n"
 	FN(f_after)
 	"  ret\n"
@@ -98,39 +112,49 @@ __asm__(
 DECL(f_plain); DECL(f_riprel); DECL(f_lea); DECL(f_jcc); DECL(f_call);
 DECL(f_jrcxz); DECL(f_jmpfirst); DECL(f_loop); DECL(f_short); DECL(f_tail);
 DECL(f_loop_nopad); DECL(f_tiny); DECL(f_int3); DECL(f_indcall);
-DECL(f_xbegin); DECL(f_after);
+DECL(f_xbegin); DECL(f_mid); DECL(f_midjmp); DECL(f_after);
 
 /* The functions in address order, to find each one's neighbours. */
 static uint8_t *const order[] = {
 	f_plain, f_riprel, f_lea, f_jcc, f_call, f_jrcxz, f_jmpfirst, f_loop,
 	f_short, f_tail, f_loop_nopad, f_tiny, f_int3, f_indcall, f_xbegin,
-	f_after,
+	f_mid, f_midjmp, f_after,
 };
 static uint8_t *const ends[] = {
 	f_plain_end, f_riprel_end, f_lea_end, f_jcc_end, f_call_end,
 	f_jrcxz_end, f_jmpfirst_end, f_loop_end, f_short_end, f_tail_end,
 	f_loop_nopad_end, f_tiny_end, f_int3_end, f_indcall_end,
-	f_xbegin_end, f_after_end,
+	f_xbegin_end, f_mid_end, f_midjmp_end, f_after_end,
 };
 #define NFUNCS (sizeof(order) / sizeof(order[0]))
 
-static void site_of(const char *name, uint8_t *fn, struct x86_site *s)
+/* The site at fn + off, as sonde describes it from the symbols: a
+ * function's entry with the padding before it, or a place inside one
+ * with the function's bytes before it (its lead). */
+static void site_at(const char *name, uint8_t *fn, size_t off, struct x86_site *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->name = name;
-	s->addr = (uint64_t)(uintptr_t)fn;
-	s->code = fn;
+	s->addr = (uint64_t)(uintptr_t)(fn + off);
+	s->code = fn + off;
+	s->lead_len = off;
 	for (size_t i = 0; i < NFUNCS; i++) {
 		if (order[i] != fn)
 			continue;
-		s->func_len = (size_t)(ends[i] - fn);
-		s->room = i + 1 < NFUNCS ? (size_t)(order[i + 1] - fn) : s->func_len;
+		s->func_len = (size_t)(ends[i] - fn) - off;
+		s->room = (i + 1 < NFUNCS ? (size_t)(order[i + 1] - fn)
+					  : (size_t)(ends[i] - fn)) - off;
 		s->len = s->room;
-		if (i > 0 && ends[i - 1] < fn) {
+		if (!off && i > 0 && ends[i - 1] < fn) {
 			s->before = ends[i - 1];
 			s->before_len = (size_t)(fn - ends[i - 1]);
 		}
 	}
+}
+
+static void site_of(const char *name, uint8_t *fn, struct x86_site *s)
+{
+	site_at(name, fn, 0, s);
 }
 
 /* A page within 2 GiB of the code, for trampolines. */
@@ -157,8 +181,9 @@ typedef long (*fn1)(long, long);
 
 /* Patch fn to count calls through a trampoline at tramp, call it with
  * each argument, compare with the unpatched results, restore. */
-static void run_patched(const char *name, uint8_t *fn, const long *args,
-			int nargs, uint8_t *tramp, int want_via_pad)
+static void run_patched_at(const char *name, uint8_t *fn, size_t off,
+			   const long *args, int nargs, uint8_t *tramp,
+			   int want_via_pad)
 {
 	char label[160], why[256] = "";
 	long want[8];
@@ -166,7 +191,7 @@ static void run_patched(const char *name, uint8_t *fn, const long *args,
 	for (int i = 0; i < nargs; i++)
 		want[i] = f(args[i], (long)(uintptr_t)helper_double);
 	struct x86_site s;
-	site_of(name, fn, &s);
+	site_at(name, fn, off, &s);
 	struct x86_plan p;
 	int r = x86_plan(&s, &p, why, sizeof(why));
 	snprintf(label, sizeof(label), "%s: planned (%s)", name,
@@ -197,8 +222,9 @@ static void run_patched(const char *name, uint8_t *fn, const long *args,
 		memcpy(saved_pad, (void *)(uintptr_t)p.pad_addr, X86_JMP_LEN);
 		memcpy((void *)(uintptr_t)p.pad_addr, at_pad, X86_JMP_LEN);
 	}
-	memcpy(fn, at_addr, p.patch_len);
-	__builtin___clear_cache((char *)fn - 8, (char *)fn + 32);
+	uint8_t *at = fn + off;
+	memcpy(at, at_addr, p.patch_len);
+	__builtin___clear_cache((char *)fn - 8, (char *)at + 32);
 	long hits0 = tramp_hits;
 	int same = 1;
 	for (int i = 0; i < nargs; i++) {
@@ -212,7 +238,7 @@ static void run_patched(const char *name, uint8_t *fn, const long *args,
 	CHECK(same, label);
 	snprintf(label, sizeof(label), "%s: every call went through the trampoline", name);
 	CHECK(tramp_hits - hits0 == nargs, label);
-	memcpy(fn, p.orig, p.patch_len);
+	memcpy(at, p.orig, p.patch_len);
 	if (p.via_pad)
 		memcpy((void *)(uintptr_t)p.pad_addr, p.pad_orig, X86_JMP_LEN);
 	text_writable(fn, 0);
@@ -223,17 +249,29 @@ static void run_patched(const char *name, uint8_t *fn, const long *args,
 	CHECK(tramp_hits == hits0, "restored: the trampoline is no longer used");
 }
 
-static void refused(const char *name, uint8_t *fn, const char *reason)
+static void run_patched(const char *name, uint8_t *fn, const long *args,
+			int nargs, uint8_t *tramp, int want_via_pad)
+{
+	run_patched_at(name, fn, 0, args, nargs, tramp, want_via_pad);
+}
+
+static void refused_at(const char *name, uint8_t *fn, size_t off,
+		       const char *reason)
 {
 	char label[160], why[256] = "";
 	struct x86_site s;
-	site_of(name, fn, &s);
+	site_at(name, fn, off, &s);
 	struct x86_plan p;
 	int r = x86_plan(&s, &p, why, sizeof(why));
 	snprintf(label, sizeof(label), "%s: refused, saying '%s'", name, reason);
 	CHECK(r < 0 && strstr(why, reason) && strstr(why, name), label);
 	if (r == 0 || !strstr(why, reason))
 		printf("#   r=%d why=%s\n", r, why);
+}
+
+static void refused(const char *name, uint8_t *fn, const char *reason)
+{
+	refused_at(name, fn, 0, reason);
 }
 
 /* Relocated more than 2 GiB away: branches become absolute jumps and the
@@ -331,6 +369,14 @@ int main(void)
 	refused("f_int3", f_int3, "breakpoint");
 	refused("f_indcall", f_indcall, "call inside the patched bytes");
 	refused("f_xbegin", f_xbegin, "cannot be moved");
+	run_patched_at("f_mid+0x1", f_mid, 1, a3, 3, tramp, 0);
+	run_patched_at("f_mid+0x4", f_mid, 4, a3, 3, tramp, 0);
+	refused_at("f_mid+0x2", f_mid, 2, "not where an instruction starts: "
+		   "it is inside the 3-byte mov that starts 1 byte before it");
+	refused_at("f_mid+0x3", f_mid, 3, "inside the 3-byte mov that starts "
+		   "2 bytes before it");
+	refused_at("f_midjmp+0x5", f_midjmp, 5, "a branch 2 bytes before "
+		   "f_midjmp+0x5 goes to f_midjmp+0x5+3");
 	far_copy();
 	moved_rip(tramp);
 	bool pad;

@@ -588,7 +588,7 @@ int main(int argc, char **argv)
 		return info_print(stdout) < 0 ? EXIT_RUNTIME : EXIT_OK;
 	/* What would fail only after attaching fails now. */
 	if (o.pid && preflight_pid(o.pid) < 0)
-		return EXIT_RUNTIME;
+		return EXIT_SCRIPT;     /* a wrong -p, as bpftrace: nothing ran */
 	if (o.list)
 		return list_probes(&o);
 	if (o.cmd && preflight_command(o.cmd) < 0)

@@ -10,6 +10,8 @@
 
 #include "base/log.h"
 
+#define PID_MAX_LIMIT (4 * 1024 * 1024)   /* include/linux/threads.h, 64-bit */
+
 /* bpftrace 0.17's -h, naming sonde, with sonde's own options after. */
 void options_usage(FILE *f)
 {
@@ -203,10 +205,20 @@ int options_parse(int argc, char **argv, struct options *o)
 				return EXIT_SCRIPT;
 			break;
 		case 'p': {
+			/* bpftrace's two messages: not a number, or
+			 * outside [1, PID_MAX_LIMIT] (the kernel's ceiling
+			 * on 64-bit, whatever pid_max is set to) */
 			char *end;
+			errno = 0;
 			long v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || v > 0x7fffffff) {
-				log_error("-p: '%s' is not a process id", optarg);
+			if (!*optarg || *end) {
+				log_error("-p: pid '%s' is not a valid decimal "
+					  "number", optarg);
+				return EXIT_SCRIPT;
+			}
+			if (errno || v < 1 || v > PID_MAX_LIMIT) {
+				log_error("-p: pid '%s' out of valid pid range "
+					  "[1,%d]", optarg, PID_MAX_LIMIT);
 				return EXIT_SCRIPT;
 			}
 			o->pid = (int)v;

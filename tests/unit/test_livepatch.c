@@ -416,6 +416,31 @@ static void test_stale(void)
 	elf_close(ef);
 }
 
+/* The target's voluntary context switches: its loop sleeps once a round,
+ * so this counts rounds whatever the machine's load. */
+static long sleeps(pid_t pid)
+{
+	char path[64], line[128];
+	long n = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Until the target has gone ROUNDS more times round its loop (10 s at
+ * most): a fixed sleep gave too few rounds on a loaded machine. */
+static void wait_rounds(pid_t pid, long rounds)
+{
+	long from = sleeps(pid);
+	for (int i = 0; i < 1000 && sleeps(pid) - from < rounds; i++)
+		usleep(10000);
+}
+
 static void test_cxx(void)
 {
 	pid_t pid = start(cxx, "0", "20");
@@ -442,7 +467,7 @@ static void test_cxx(void)
 	CHECK(r == 0, "return probes on functions exceptions and longjmp cross");
 	if (r < 0)
 		printf("# %s\n", why);
-	usleep(300000);
+	wait_rounds(pid, 200);
 	r = pattach_detach(pa, why, sizeof(why));
 	CHECK(r == 0, "detached");
 	struct held h;

@@ -13,7 +13,7 @@ BUILD   ?= build
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
            -Wno-missing-field-initializers -D_GNU_SOURCE -MMD -MP
-LDLIBS  += -lbpf -lelf -ldw -lz -lZydis
+LDLIBS  += -lbpf -lelf -ldw -lz -lZydis -lpcap
 
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror

@@ -259,7 +259,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	struct program *prog = arena_new(a, struct program);
 	prog->arena = a;
 	prog->strlen = o->strlen ? o->strlen : SONDE_STRLEN_DEFAULT;
-	prog->ringbuf_map = prog->globals_map = -1;
+	prog->ringbuf_map = prog->globals_map = prog->skb_map = -1;
 	prog->ctypes = ctypes_new(a);
 	/* Types a script names but does not declare come from the kernel,
 	 * as in bpftrace 0.17 on a BTF kernel (read only if asked). */
@@ -283,6 +283,13 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	if (sema_check(root, prog, &sopts, d) < 0 || d->nerrors)
 		goto fail;
 	add_user_map_limits(prog, o->map_keys_max);
+	if (prog->nskb_outputs) {
+		/* max_entries 0: the engine makes one slot per CPU */
+		struct map_spec skb = { .name = ".skb",
+					.kind = MAP_PERF_EVENT_ARRAY,
+					.key_size = 4, .value_size = 4 };
+		prog->skb_map = program_add_map(prog, &skb);
+	}
 	if (o->dump_ast)
 		ast_dump(o->dump_ast, root, a);
 	if (codegen_program(root, prog, d) < 0 || d->nerrors)

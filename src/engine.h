@@ -29,6 +29,10 @@ struct engine_opts {
 	/* Called for each ring-buffer record; return 1 to stop polling. */
 	int (*on_event)(void *ctx, const void *data, size_t size);
 	void *event_ctx;
+	/* Called for each skboutput() record (struct sonde_skb_record, then
+	 * the packet; size is what the perf buffer holds, maybe padded). */
+	void (*on_packet)(void *ctx, const void *data, size_t size);
+	void *packet_ctx;
 	uint64_t log_size;    /* verifier log bytes (BPFTRACE_LOG_SIZE), 0:
 			       * the engine's default */
 };

@@ -24,6 +24,7 @@
 #include "info.h"
 #include "options.h"
 #include "output/output.h"
+#include "output/pcap.h"
 #include "preflight.h"
 #include "probes/provider.h"
 
@@ -402,6 +403,7 @@ static int run(const struct options *o, const struct program *prog)
 	const struct engine_ops *eng = o->engine;
 	struct engine *e = NULL;
 	struct output *out = NULL;
+	struct pcap_files *pcaps = NULL;
 	FILE *outf = stdout;
 	int ret = EXIT_RUNTIME;
 	bool leave_child = false;
@@ -417,6 +419,9 @@ static int run(const struct options *o, const struct program *prog)
 		setvbuf(outf, NULL, _IONBF, 0);
 	else
 		setvbuf(outf, NULL, _IOFBF, 1 << 16);
+	/* skboutput()'s files, before anything runs (as bpftrace) */
+	if (prog->nskb_outputs && !(pcaps = pcap_files_open(prog)))
+		goto out;
 	if (o->cmd && child_spawn(o->cmd, &ch) < 0)
 		goto out;
 	if (cancel_requested())
@@ -424,6 +429,8 @@ static int run(const struct options *o, const struct program *prog)
 
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
 				  .on_event = on_event, .event_ctx = &rc,
+				  .on_packet = pcap_files_write,
+				  .packet_ctx = pcaps,
 				  .log_size = o->env.log_size };
 	double t0 = log_now_ms();
 	int lr = eng->load(prog, &eo, &e);
@@ -544,6 +551,7 @@ out:
 	if (outf)
 		fflush(outf);
 	eng->free(e);   /* detach everything before the child may go on */
+	pcap_files_close(pcaps);   /* after the engine's last packets */
 	output_free(out);
 	if (ch.release_fd >= 0)
 		close(ch.release_fd);   /* EOF: an unreleased child exits */

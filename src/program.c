@@ -52,6 +52,22 @@ int program_add_string(struct program *p, const char *s)
 	return (int)p->nstrings++;
 }
 
+int program_add_skb_output(struct program *p, const char *path,
+			   uint64_t offset)
+{
+	for (uint32_t i = 0; i < p->nskb_outputs; i++)
+		if (strcmp(p->skb_outputs[i].path, path) == 0 &&
+		    p->skb_outputs[i].offset == offset)
+			return (int)i;
+	if (p->nskb_outputs >= SONDE_SKB_OUTPUTS_MAX)
+		return -E2BIG;
+	p->skb_outputs = grow(p->arena, p->skb_outputs, p->nskb_outputs,
+			      sizeof(*p->skb_outputs));
+	p->skb_outputs[p->nskb_outputs] = (struct skb_output){
+		.path = arena_strdup(p->arena, path), .offset = offset };
+	return (int)p->nskb_outputs++;
+}
+
 void program_stack_map_name(char *buf, unsigned long size, uint32_t limit)
 {
 	if (limit == 0 || limit == SONDE_STACK_FRAMES)

@@ -124,6 +124,8 @@ enum map_kind {
 	MAP_PERCPU_ARRAY,    /* scratch space bigger than the BPF stack */
 	MAP_RINGBUF,         /* the event ring */
 	MAP_STACK_TRACE,     /* kstack/ustack ids */
+	MAP_PERF_EVENT_ARRAY, /* skboutput()'s packets: bpf_skb_output writes
+			       * only to a perf buffer (one per CPU) */
 };
 
 /* Internal maps have names starting with '.'; user maps with '@'. */
@@ -151,6 +153,26 @@ struct sonde_globals {
 	uint64_t wake_armed;
 	uint64_t exit_lost;     /* exit()'s own record did not fit: stop anyway */
 };
+
+/* skboutput(path, skb, len, offset): a record in the perf buffer
+ * (prog->skb_map) is this header, then the skb's first `len` bytes
+ * (bpf_skb_output appends them). The packet written to the pcap file
+ * is those bytes from the call's offset on. */
+struct sonde_skb_record {
+	uint64_t id;            /* index in prog->skb_outputs */
+	uint64_t len;           /* bytes of the skb that follow */
+	uint64_t ns;            /* bpf_ktime_get_boot_ns() */
+};
+
+/* One skboutput() call's destination: the pcap file and the bytes of each
+ * packet left out at its start (an ethernet header: 14). */
+struct skb_output {
+	const char *path;
+	uint64_t offset;
+};
+/* The most distinct (path, offset) pairs a script may have: each path is
+ * an open file for the whole run. */
+#define SONDE_SKB_OUTPUTS_MAX 64
 
 enum event_kind {
 	EV_PRINTF,      /* fmt + args */
@@ -260,6 +282,10 @@ struct program {
 	uint32_t nevents;
 	int32_t ringbuf_map;       /* index of the event ring, or -1 */
 	int32_t globals_map;       /* index of .globals, or -1 */
+	int32_t skb_map;           /* skboutput()'s perf buffer (only when
+				    * nskb_outputs is not 0) */
+	struct skb_output *skb_outputs;
+	uint32_t nskb_outputs;
 	uint32_t strlen;           /* string size in bytes */
 	uint32_t nblocks;          /* probe blocks in the script */
 	/* ustack: bytes of user stack copied for output to unwind (DWARF
@@ -284,6 +310,10 @@ struct program {
 int program_add_map(struct program *p, const struct map_spec *m);
 int program_add_event(struct program *p, const struct event_spec *e);
 int program_find_map(const struct program *p, const char *name);
+/* The index of (path, offset) in p->skb_outputs, added if new; -E2BIG
+ * beyond SONDE_SKB_OUTPUTS_MAX. */
+int program_add_skb_output(struct program *p, const char *path,
+			   uint64_t offset);
 /* The index of string s in p->strings, added (copied) if new. */
 int program_add_string(struct program *p, const char *s);
 /* Frees the program and everything its arena owns. NULL is a no-op. */

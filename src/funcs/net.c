@@ -1,4 +1,5 @@
-/* net.c - network addresses: ntop(), pton(), macaddr(). */
+/* net.c - network addresses: ntop(), pton(), macaddr(); and packets:
+ * skboutput(). */
 #include "funcs_int.h"
 
 #include <arpa/inet.h>
@@ -132,10 +133,90 @@ static void gen_macaddr(struct cg *cg, const struct node *n, struct cmem dst,
 		(struct ir_arg[]){ cg_arg(dst), IR_IMM(6), IR_ARG(p) }, 3);
 }
 
+/* skboutput(path, skb, len, offset): the skb's first len bytes, less
+ * offset bytes at their start, as a packet in the pcap file at path
+ * (RAW IP). Only BTF tracing programs may call bpf_skb_output, with an
+ * sk_buff the verifier trusts (args->skb); it returns 0 or -errno, as
+ * uint32 (bpftrace 0.17's type). */
+static const struct type *check_skboutput(struct sema *s, struct node *n)
+{
+	const char *path = sema_lit_str(s, n, 0, "the pcap file");
+	struct node *a = arg(n, 1);
+	const struct type *t = sema_expr(s, a);
+	const struct type *len = sema_int_arg(s, n, 2, "the length");
+	int64_t off = 0;
+	bool off_ok = sema_lit_int(s, n, 3, "the offset", &off);
+	if (!path || !t || !len || !off_ok)
+		return NULL;
+	const struct ctype *skb = t->ctype && t->ctype->kind == CT_PTR ?
+		ctypes_pointee(s->prog->ctypes, t->ctype) : NULL;
+	if (!is_int(t) || !t->is_ptr ||
+	    (skb && !(skb->kind == CT_STRUCT && skb->name &&
+		      strcmp(skb->name, "sk_buff") == 0))) {
+		sema_error(s, a->pos, "ARG_TYPE", "skboutput() expects a "
+			   "struct sk_buff pointer, not '%s'", sema_tname(s, t));
+		return NULL;
+	}
+	if (!*path) {
+		sema_error(s, arg(n, 0)->pos, "ARG_TYPE",
+			   "skboutput(): the pcap file's name is empty");
+		return NULL;
+	}
+	if (off < 0) {
+		sema_error(s, arg(n, 3)->pos, "ARG_TYPE",
+			   "skboutput(): the offset is negative");
+		return NULL;
+	}
+	if (s->final && program_add_skb_output(s->prog, path,
+					       (uint64_t)off) < 0) {
+		sema_error(s, n->pos, "ARG_TYPE", "skboutput(): more than %d "
+			   "pcap files and offsets in one script",
+			   SONDE_SKB_OUTPUTS_MAX);
+		return NULL;
+	}
+	return type_int(s->a, 32, false);
+}
+
+static struct cval gen_skboutput(struct cg *cg, const struct node *n)
+{
+	const struct type *u32 = type_int(cg->a, 32, false);
+	vreg skb;
+	if (!cg_btf_pointer(cg, arg(n, 1), &skb)) {
+		cg_error(cg, arg(n, 1)->pos, "skboutput(): the kernel takes only "
+			 "an sk_buff it can trust: one reached from the probe's "
+			 "arguments or retval through -> and . (args->skb)");
+		return cg_imm(0, u32);
+	}
+	int id = program_add_skb_output(cg->prog, lit_arg(n, 0),
+					(uint64_t)arg(n, 3)->u.ival);
+	struct cmem hdr = cg_alloc(cg, sizeof(struct sonde_skb_record));
+	cg_store_int(cg, cg_at(hdr, 0), cg_imm(id, type_u64()));
+	/* bpf_skb_output's flags: the length in the upper 32 bits, the
+	 * current CPU's buffer (BPF_F_CURRENT_CPU) in the lower */
+	vreg len = ir_vreg(cg->ir), flags = ir_vreg(cg->ir),
+	     cpu = ir_vreg(cg->ir);
+	ir_alui(cg->ir, BPF_LSH, flags, cg_reg(cg, cg_expr(cg, arg(n, 2))), 32);
+	ir_alui(cg->ir, BPF_RSH, len, flags, 32);
+	cg_store_int(cg, cg_at(hdr, 8), cg_regval(len, type_u64()));
+	ir_movi(cg->ir, cpu, (int64_t)BPF_F_CURRENT_CPU);
+	ir_alu(cg->ir, BPF_OR, flags, flags, cpu);
+	vreg ns = cg_call(cg, BPF_FUNC_ktime_get_boot_ns, NULL, 0);
+	cg_store_int(cg, cg_at(hdr, 16), cg_regval(ns, type_u64()));
+	vreg r = cg_call(cg, BPF_FUNC_skb_output, (struct ir_arg[]){
+			IR_ARG(skb), IR_MAP(cg->prog->skb_map), IR_ARG(flags),
+			cg_arg(hdr), IR_IMM(sizeof(struct sonde_skb_record)) }, 5);
+	cg_check_helper(cg, r, BPF_FUNC_skb_output);
+	vreg ret = ir_vreg(cg->ir);
+	ir_alui(cg->ir, BPF_LSH, ret, r, 32);
+	ir_alui(cg->ir, BPF_RSH, ret, ret, 32);
+	return cg_regval(ret, u32);
+}
+
 const struct func funcs_net[] = {
 	/* name, arguments min max, flags, needs, check, code (value, memory) */
 	{ "ntop", 1, 2, 0, 0, check_ntop, NULL, gen_ntop },
 	{ "pton", 1, 1, 0, 0, check_pton, NULL, gen_pton },
 	{ "macaddr", 1, 1, 0, 0, check_macaddr, NULL, gen_macaddr },
+	{ "skboutput", 4, 4, 0, PROBE_TRACING, check_skboutput, gen_skboutput },
 	{ NULL },
 };

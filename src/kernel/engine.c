@@ -252,6 +252,61 @@ static int ring_open(struct engine *e)
 	return 0;
 }
 
+/* skboutput(): bpf_skb_output writes to a perf buffer per CPU (a ring
+ * buffer it cannot use), read beside the event ring at each poll. */
+static void on_skb(void *ctx, int cpu, void *data, __u32 size)
+{
+	struct engine *e = ctx;
+	(void)cpu;
+	if (e->opts.on_packet)
+		e->opts.on_packet(e->opts.packet_ctx, data, size);
+}
+
+static void on_skb_lost(void *ctx, int cpu, __u64 n)
+{
+	struct engine *e = ctx;
+	(void)cpu;
+	e->skb_lost += n;
+}
+
+/* Pages per CPU: BPFTRACE_PERF_RB_PAGES (bpftrace's variable, for this
+ * very buffer), else 64; a power of two, as the kernel wants. */
+static size_t skb_pages(void)
+{
+	unsigned long v = 64;
+	const char *env = getenv("BPFTRACE_PERF_RB_PAGES");
+	if (env) {
+		char *end;
+		unsigned long p = strtoul(env, &end, 10);
+		if (*env && !*end && p > 0 && p <= (1ul << 20))
+			v = p;
+	}
+	size_t pages = 1;
+	while (pages < v)
+		pages <<= 1;
+	return pages;
+}
+
+static int skb_open(struct engine *e)
+{
+	int fd = e->map_fds[e->prog->skb_map];
+	e->skb_pb = perf_buffer__new(fd, skb_pages(), on_skb, on_skb_lost, e,
+				     NULL);
+	if (!e->skb_pb) {
+		int r = -errno;
+		log_error("cannot open skboutput()'s perf buffer: %s",
+			  strerror(-r));
+		return r ? r : -EINVAL;
+	}
+	return 0;
+}
+
+static void skb_consume(struct engine *e)
+{
+	if (e->skb_pb)
+		perf_buffer__consume(e->skb_pb);
+}
+
 static unsigned max_probes(void)
 {
 	const char *s = getenv("BPFTRACE_MAX_PROBES");
@@ -422,6 +477,15 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 			goto fail;
 		}
 		r = ring_open(e);
+		if (r < 0)
+			goto fail;
+	}
+	if (prog->nskb_outputs) {
+		if (prog->skb_map < 0 || (uint32_t)prog->skb_map >= prog->nmaps) {
+			r = -EINVAL;
+			goto fail;
+		}
+		r = skb_open(e);
 		if (r < 0)
 			goto fail;
 	}
@@ -915,6 +979,7 @@ int engine_poll(struct engine *e, int timeout_ms)
 		/* No ring: just wait, so signals still end the wait. */
 		if (poll(NULL, 0, timeout_ms) < 0)
 			return -errno;
+		skb_consume(e);
 		return 0;
 	}
 	if (timeout_ms < 0 || timeout_ms > DRAIN_INTERVAL_MS)
@@ -928,6 +993,7 @@ int engine_poll(struct engine *e, int timeout_ms)
 			       timeout_ms) < 0 && errno == EINTR)
 			return -EINTR;
 	}
+	skb_consume(e);
 	e->handled = 0;
 	int r = ring_result(e, ring_buffer__consume(e->rb));
 	e->backlog = e->handled >= POLL_BUDGET;
@@ -940,7 +1006,10 @@ int engine_poll(struct engine *e, int timeout_ms)
 
 int engine_drain(struct engine *e)
 {
-	if (!e || !e->rb)
+	if (!e)
+		return 0;
+	skb_consume(e);
+	if (!e->rb)
 		return 0;
 	/* Until empty, but not forever if probes keep firing. */
 	for (int round = 0; round < 64; round++) {
@@ -984,6 +1053,12 @@ void engine_free(struct engine *e)
 	if (!e)
 		return;
 	detach_all(e);
+	skb_consume(e);             /* what came before the detach */
+	if (e->skb_lost)
+		log_warn("skboutput(): %llu packets lost: the perf buffer was "
+			 "full (BPFTRACE_PERF_RB_PAGES sets its pages per CPU)",
+			 e->skb_lost);
+	perf_buffer__free(e->skb_pb);
 	ring_buffer__free(e->rb);
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		if (e->probes[i].prog_fd >= 0)

@@ -11,6 +11,7 @@
 #include "engine.h"
 
 struct ring_buffer;
+struct perf_buffer;
 
 /* One loaded probe and what attaches it. Every descriptor is owned here
  * and released by engine_free (or by detach on an attach failure). */
@@ -49,6 +50,8 @@ struct engine {
 	uint32_t nprobes;
 	int ncpus;                  /* possible CPUs: per-CPU value count */
 	struct ring_buffer *rb;
+	struct perf_buffer *skb_pb; /* skboutput()'s packets, or NULL */
+	unsigned long long skb_lost;
 	bool stopped;               /* a handler asked to stop */
 	bool iters_done;            /* iter: the iterators ran; the run ends */
 	bool ignore_events;         /* after exit(), until END runs */

@@ -100,6 +100,13 @@ static int map_create(const struct program *prog, const struct map_spec *m)
 	case MAP_ARRAY:        type = BPF_MAP_TYPE_ARRAY; break;
 	case MAP_PERCPU_ARRAY: type = BPF_MAP_TYPE_PERCPU_ARRAY; break;
 	case MAP_STACK_TRACE:  type = BPF_MAP_TYPE_STACK_TRACE; break;
+	case MAP_PERF_EVENT_ARRAY:
+		/* a perf buffer per CPU, opened by engine.c (skb_open) */
+		type = BPF_MAP_TYPE_PERF_EVENT_ARRAY;
+		key = value = 4;
+		max = libbpf_num_possible_cpus() > 0 ?
+			(uint32_t)libbpf_num_possible_cpus() : 1;
+		break;
 	case MAP_RINGBUF:
 		type = BPF_MAP_TYPE_RINGBUF;
 		key = value = 0;
@@ -277,7 +284,7 @@ static int map_geom(struct engine *e, uint32_t map_id, struct map_geom *g)
 	if (map_id >= e->prog->nmaps || !e->map_fds || e->map_fds[map_id] < 0)
 		return -EINVAL;
 	const struct map_spec *m = &e->prog->maps[map_id];
-	if (m->kind == MAP_RINGBUF)
+	if (m->kind == MAP_RINGBUF || m->kind == MAP_PERF_EVENT_ARRAY)
 		return -EINVAL;
 	g->fd = e->map_fds[map_id];
 	g->key_size = m->key_size ? m->key_size : 8;

@@ -32,6 +32,7 @@ static int map_type(enum map_kind k)
 	case MAP_PERCPU_ARRAY: return BPF_MAP_TYPE_PERCPU_ARRAY;
 	case MAP_RINGBUF: return BPF_MAP_TYPE_RINGBUF;
 	case MAP_STACK_TRACE: return BPF_MAP_TYPE_STACK_TRACE;
+	case MAP_PERF_EVENT_ARRAY: return BPF_MAP_TYPE_PERF_EVENT_ARRAY;
 	}
 	return -1;
 }

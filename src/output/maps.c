@@ -221,34 +221,45 @@ static bool is_value_sorted(enum type_kind k)
 
 /* ---- key text ------------------------------------------------------- */
 
-/* Text: "[1, abc]" (nothing for a map without keys). JSON: "1,abc". */
-static void key_text(const struct mctx *mc, struct sbuf *out,
-		     const uint8_t *key, bool json)
+static bool has_keys(const struct mctx *mc)
 {
-	const struct type *kt = mc->m->key_type;
-	if (!kt || mc->m->nkeys == 0)
-		return;
-	if (!json)
-		sbuf_putc(out, '[');
-	if (kt->kind == TYPE_TUPLE) {
-		for (uint32_t i = 0; i < kt->nfields; i++) {
-			if (i)
-				sbuf_puts(out, json ? "," : ", ");
-			value_text(mc->o, out, kt->fields[i], key + kt->offsets[i],
-				   VCTX_KEY);
-		}
-	} else {
-		value_text(mc->o, out, kt, key, VCTX_KEY);
-	}
-	if (!json)
-		sbuf_putc(out, ']');
+	return mc->m->key_type && mc->m->nkeys;
 }
 
+/* The key's fields, each as value_text prints it, joined by SEP. */
+static void key_fields(const struct mctx *mc, struct sbuf *out,
+		       const uint8_t *key, const char *sep)
+{
+	const struct type *kt = mc->m->key_type;
+	if (kt->kind != TYPE_TUPLE) {
+		value_text(mc->o, out, kt, key, VCTX_KEY);
+		return;
+	}
+	for (uint32_t i = 0; i < kt->nfields; i++) {
+		if (i)
+			sbuf_puts(out, sep);
+		value_text(mc->o, out, kt->fields[i], key + kt->offsets[i],
+			   VCTX_KEY);
+	}
+}
+
+/* Text: "[1, abc]"; nothing for a map without keys. */
+static void key_text(const struct mctx *mc, struct sbuf *out,
+		     const uint8_t *key)
+{
+	if (!has_keys(mc))
+		return;
+	sbuf_putc(out, '[');
+	key_fields(mc, out, key, ", ");
+	sbuf_putc(out, ']');
+}
+
+/* JSON: the fields joined by "," as one quoted string, then ": ". */
 static void json_key(const struct mctx *mc, struct sbuf *out,
 		     const uint8_t *key)
 {
 	struct sbuf k = { 0 };
-	key_text(mc, &k, key, true);
+	key_fields(mc, &k, key, ",");
 	json_str(out, k.s ? k.s : "", k.n);
 	sbuf_free(&k);
 	sbuf_puts(out, ": ");
@@ -287,16 +298,23 @@ static void avg_text(const struct mctx *mc, struct sbuf *out,
 }
 
 static void stats_text(const struct mctx *mc, struct sbuf *out,
-		       const struct ment *e, bool json)
+		       const struct ment *e)
 {
-	const char *f = json ?
-		"{\"count\": %llu, \"average\": %lld, \"total\": %lld}" :
-		"count %llu, average %lld, total %lld";
-	const char *fu = json ?
-		"{\"count\": %llu, \"average\": %llu, \"total\": %llu}" :
-		"count %llu, average %llu, total %llu";
-	sbuf_printf(out, vt_signed(mc->vt) ? f : fu, (unsigned long long)e->a,
-		    (long long)e->avg, (long long)e->b);
+	sbuf_printf(out, vt_signed(mc->vt) ?
+		    "count %llu, average %lld, total %lld" :
+		    "count %llu, average %llu, total %llu",
+		    (unsigned long long)e->a, (long long)e->avg,
+		    (long long)e->b);
+}
+
+static void stats_json(const struct mctx *mc, struct sbuf *out,
+		       const struct ment *e)
+{
+	sbuf_printf(out, vt_signed(mc->vt) ?
+		    "{\"count\": %llu, \"average\": %lld, \"total\": %lld}" :
+		    "{\"count\": %llu, \"average\": %llu, \"total\": %llu}",
+		    (unsigned long long)e->a, (long long)e->avg,
+		    (long long)e->b);
 }
 
 /* ---- histograms ----------------------------------------------------- */
@@ -607,7 +625,7 @@ void maps_render_text(const struct mctx *mc, struct sbuf *out,
 		sbuf_putc(out, '\n');
 	for (size_t i = first; i < n; i++) {
 		sbuf_puts(out, mc->m->name);
-		key_text(mc, out, v[i]->key, false);
+		key_text(mc, out, v[i]->key);
 		sbuf_puts(out, ": ");
 		switch (shape) {
 		case SHAPE_HIST:
@@ -617,7 +635,7 @@ void maps_render_text(const struct mctx *mc, struct sbuf *out,
 			break;
 		case SHAPE_STATS:
 			if (stats)
-				stats_text(mc, out, v[i], false);
+				stats_text(mc, out, v[i]);
 			else
 				avg_text(mc, out, v[i]);
 			sbuf_putc(out, '\n');
@@ -637,7 +655,7 @@ void maps_render_json(const struct mctx *mc, struct sbuf *out,
 {
 	enum map_shape shape = shape_of(mc->vt);
 	bool stats = mc->vt->kind == TYPE_STATS;
-	bool keyed = mc->m->key_type && mc->m->nkeys;
+	bool keyed = has_keys(mc);
 	if (n == 0)
 		return;    /* bpftrace prints nothing for an empty map */
 	size_t first = 0;
@@ -663,7 +681,7 @@ void maps_render_json(const struct mctx *mc, struct sbuf *out,
 			break;
 		case SHAPE_STATS:
 			if (stats)
-				stats_text(mc, out, v[i], true);
+				stats_json(mc, out, v[i]);
 			else
 				avg_text(mc, out, v[i]);
 			break;

@@ -170,6 +170,36 @@ void diag_warning(struct diags *d, struct pos pos, const char *tag,
 	va_end(ap);
 }
 
+/* diag_vadd takes a format: pass each message through "%s". */
+static void add_formatted(struct diags *d, enum diag_level level,
+			  struct pos pos, const char *tag, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(d, level, pos, tag, fmt, ap);
+	va_end(ap);
+}
+
+void diags_move(struct diags *to, struct diags *from, enum diag_level level,
+		const char *suffix)
+{
+	for (size_t i = 0; i < from->list.n; i++) {
+		struct diag *g = &from->list.v[i];
+		add_formatted(to, level, g->pos, g->tag, "%s%s", g->msg, suffix);
+		free(g->msg);
+	}
+	/* the ones over FROM's cap stay counted in the "too many" line */
+	if (level == DIAG_ERROR) {
+		to->nerrors += from->dropped_errors;
+		to->dropped_errors += from->dropped_errors;
+	} else if (!to->no_warnings) {
+		to->dropped_warnings += from->dropped_errors;
+	}
+	from->list.n = 0;
+	from->nerrors = from->dropped_errors = from->dropped_warnings = 0;
+	from->error_tags.n = 0;
+}
+
 bool diag_check_nul(struct diags *d, const char *text, size_t len)
 {
 	const char *nul = memchr(text, '\0', len);

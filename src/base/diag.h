@@ -82,6 +82,12 @@ void diags_print(const struct diags *d, FILE *out);
  * memory runs out. */
 unsigned diags_add_source(struct diags *d, const char *name, const char *text,
 			  size_t len);
+/* Move every diagnostic FROM keeps (the errors and warnings it kept)
+ * into TO, at LEVEL, with SUFFIX appended to each message (may be "");
+ * FROM is left empty. How the compiler turns what a probe names but this
+ * system lacks into warnings when other probes remain. */
+void diags_move(struct diags *to, struct diags *from, enum diag_level level,
+		const char *suffix);
 /* Whether an error or warning with this tag was reported (kept or not,
  * for errors). */
 bool diags_has(const struct diags *d, const char *tag);

@@ -105,6 +105,45 @@ static void test_cap_and_repeats(void)
 	diags_free(&d);
 }
 
+/* diags_move: what probes name but the system lacks becomes warnings
+ * (or errors), message suffixed, the source kept, the cap still holding. */
+static void test_move(void)
+{
+	struct diag_source src = { "x.bt", "uprobe:/bin/x:f { }\n" };
+	struct diags d, missing;
+	diags_init(&d, &src);
+	diags_init(&missing, &src);
+	diag_error(&missing, (struct pos){ 1, 1, 5 }, "NO_SYMBOL", "no function 'f'");
+	diags_move(&d, &missing, DIAG_WARNING, "; the probe is skipped");
+	CHECK(d.nerrors == 0 && d.list.n == 1 &&
+	      d.list.v[0].level == DIAG_WARNING,
+	      "move: an error moved as a warning is not an error");
+	CHECK(strcmp(d.list.v[0].msg, "no function 'f'; the probe is skipped") == 0,
+	      "move: the suffix is appended");
+	CHECK(missing.list.n == 0 && missing.nerrors == 0,
+	      "move: the source is left empty");
+	char *out = render(&d);
+	CHECK(strstr(out, "x.bt:1:1: warning: no function 'f'; the probe is "
+		      "skipped [NO_SYMBOL]") != NULL, "move: rendered as a warning");
+	free(out);
+	diags_free(&d);
+
+	diags_init(&d, &src);
+	for (int i = 0; i < 30; i++)
+		diag_error(&missing, (struct pos){ 1, 1, 1 }, "NO_PROBE", "p%d", i);
+	diags_move(&d, &missing, DIAG_ERROR, "");
+	CHECK(d.nerrors == 30 && d.list.n == DIAG_MAX_ERRORS &&
+	      d.dropped_errors == 10 && diags_has(&d, "NO_PROBE"),
+	      "move: as errors, every one counted and the cap kept");
+	diags_free(&d);
+	d.no_warnings = true;
+	diag_error(&missing, (struct pos){ 1, 1, 1 }, "NO_PROBE", "p");
+	diags_move(&d, &missing, DIAG_WARNING, "");
+	CHECK(d.list.n == 0, "move: --no-warnings drops the warnings");
+	diags_free(&d);
+	diags_free(&missing);
+}
+
 static void test_window(void)
 {
 	/* a 10,000-byte line, the caret at column 5,001 on "XYZ" */
@@ -318,6 +357,7 @@ int main(void)
 	test_huge_literal_key(100 * 1000, "100 KB");
 	test_huge_literal_key(1000 * 1000, "1 MB");
 	test_cap_and_repeats();
+	test_move();
 	test_window();
 	test_nul();
 	test_sema_limits();

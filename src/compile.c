@@ -112,8 +112,10 @@ static void attach_positional(struct arena *a, struct node *ap,
 static int expand_probes(struct node *root, struct program *prog,
 			 const struct compile_opts *o, struct diags *d)
 {
+	struct diags missing;
+	diags_init(&missing, d->src);
 	struct expand_ctx ctx = { .arena = prog->arena, .diags = d,
-				  .pid = o->pid };
+				  .pid = o->pid, .missing = &missing };
 	struct expand_state st = { .prog = prog, .ctx = &ctx };
 	int err = 0;
 
@@ -142,7 +144,11 @@ static int expand_probes(struct node *root, struct program *prog,
 			st.block = b;
 			ctx.emit_uprobe = NULL;
 			size_t before = st.probes.n;
+			unsigned nmissing = missing.nerrors;
 			int r = pv->expand(ap, &ctx, expand_emit, &st);
+			if (r < 0 && missing.nerrors > nmissing &&
+			    st.probes.n == before)
+				continue;    /* not on this system: below */
 			if (r < 0) {
 				err = r;
 				continue;
@@ -156,6 +162,17 @@ static int expand_probes(struct node *root, struct program *prog,
 		}
 	}
 	prog->nblocks = root->u.list.n;
+	/* What probes name but this system lacks: skipped with a warning
+	 * while any probe remains (bpftrace 0.17 attaches the rest: its
+	 * tools name functions that differ between kernels and libraries),
+	 * errors when none does or the script has other errors. */
+	if (missing.nerrors && !err && st.probes.n)
+		diags_move(d, &missing, DIAG_WARNING, "; the probe is skipped");
+	else if (missing.nerrors)
+		diags_move(d, &missing, DIAG_ERROR, "");
+	diags_free(&missing);
+	if (!err && !st.probes.n && d->nerrors)
+		err = -ENOENT;
 	if (err) {
 		vec_free(&st.probes);
 		return err;

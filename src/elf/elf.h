@@ -89,8 +89,9 @@ struct elf_loc {
 
 /* Resolve "SYMBOL", "SYMBOL+OFF" (decimal or 0x hex) or "0xADDR" (a
  * link-time virtual address). SYMBOL may be a demangled C++ name.
- * Returns 0, -ENOENT (no such symbol / address outside every segment),
- * -ERANGE (offset past the symbol's size), -EINVAL (malformed spec). */
+ * Returns 0, -ENOENT (no such symbol; an address outside every segment
+ * that holds code), -ERANGE (offset past the symbol's size), -EINVAL
+ * (malformed spec). */
 int elf_resolve(const struct elf_file *ef, const char *spec, struct elf_loc *out);
 
 /* Glob match with '*' (any run) and '?' (any one byte). */

@@ -21,6 +21,7 @@
 
 struct elf_seg {
 	uint64_t vaddr, filesz, memsz, offset;
+	bool exec;                 /* PF_X: holds code */
 };
 
 struct elf_file {
@@ -92,6 +93,7 @@ static int read_segments(struct elf_file *ef)
 		ef->segs[ef->nsegs++] = (struct elf_seg){
 			.vaddr = ph.p_vaddr, .filesz = ph.p_filesz,
 			.memsz = ph.p_memsz, .offset = ph.p_offset,
+			.exec = (ph.p_flags & PF_X) != 0,
 		};
 	}
 	return 0;
@@ -471,6 +473,16 @@ static int parse_u64(const char *s, uint64_t *v)
 	return 0;
 }
 
+static bool addr_is_code(const struct elf_file *ef, uint64_t vaddr)
+{
+	for (size_t i = 0; i < ef->nsegs; i++) {
+		const struct elf_seg *s = &ef->segs[i];
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz)
+			return s->exec;
+	}
+	return false;
+}
+
 int elf_resolve(const struct elf_file *ef, const char *spec, struct elf_loc *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -481,6 +493,8 @@ int elf_resolve(const struct elf_file *ef, const char *spec, struct elf_loc *out
 		int err = elf_vaddr_to_offset(ef, a, &out->offset);
 		if (err)
 			return err;
+		if (!addr_is_code(ef, a))
+			return -ENOENT;    /* a uprobe there would never fire */
 		out->addr = a;
 		out->sym = elf_sym_at(ef, a);
 		return 0;

@@ -393,7 +393,9 @@ static const struct type *field_type(struct sema *s, struct node *n,
 	}
 	if (!any)
 		sema_error(s, base->pos, "BAD_BUILTIN",
-			   "args used, but this probe block has no probes");
+			   "args used, but every probe of this block was "
+			   "skipped (what they name is not on this system), "
+			   "so nothing says what args holds");
 	base->type = type_simple(s->a, TYPE_RECORD, 0);
 	return t;
 }

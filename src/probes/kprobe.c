@@ -108,10 +108,9 @@ static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 	kfuncs_free(&avail);
 	kfuncs_free(&black);
 	if (r >= 0 && n == 0) {
-		diag_error(ctx->diags, attach->pos, "NO_MATCH", "%s: no "
-			   "traceable kernel function matches '%s'",
-			   attach->u.attach.text, func);
-		return -ENOENT;
+		return ap_missing(attach, ctx, "NO_MATCH", "%s: no traceable "
+				  "kernel function matches '%s'",
+				  attach->u.attach.text, func);
 	}
 	return r < 0 ? r : 0;
 }

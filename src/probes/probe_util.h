@@ -29,6 +29,12 @@ int ap_parse_u64(const char *s, uint64_t *out, const char **why);
 int ap_error(struct node *attach, struct expand_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Record that what ATTACH names is not on this system (TAG, e.g.
+ * "NO_SYMBOL"), in ctx->missing (else as an error); returns -ENOENT. */
+int ap_missing(const struct node *attach, struct expand_ctx *ctx,
+	       const char *tag, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* Set the canonical fields of an N_ATTACH node. */
 void ap_set(struct node *attach, const char *provider, const char *target,
 	    const char *func, uint64_t freq);

@@ -22,6 +22,13 @@ struct expand_ctx {
 	 * user-space location (arena memory); compile.c copies it into the
 	 * probe. NULL for kernel probes. */
 	const struct uprobe_info *emit_uprobe;
+	/* Where a provider records (with ap_missing) that what an attach
+	 * point names is not on this system: a function not in the file, a
+	 * USDT probe not in it, no kernel function matching a wildcard. As
+	 * bpftrace 0.17 does, the compiler skips such probes with a warning
+	 * while other probes remain, and makes them errors when none does.
+	 * NULL: they are errors at once. */
+	struct diags *missing;
 };
 
 /* What one kernel attachment needs to know about where it goes; filled by

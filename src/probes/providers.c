@@ -220,6 +220,17 @@ int ap_error(struct node *attach, struct expand_ctx *ctx, const char *fmt, ...)
 	return -EINVAL;
 }
 
+int ap_missing(const struct node *attach, struct expand_ctx *ctx,
+	       const char *tag, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(ctx->missing ? ctx->missing : ctx->diags, DIAG_ERROR,
+		  attach->pos, tag, fmt, ap);
+	va_end(ap);
+	return -ENOENT;
+}
+
 void ap_set(struct node *attach, const char *provider, const char *target,
 	    const char *func, uint64_t freq)
 {

@@ -88,10 +88,14 @@ static int emit_sym(void *arg, const struct elf_sym *sym)
 	return emit_at(x, sym->name, sym->addr, sym->offset);
 }
 
-/* "no function 'foo' in /bin/x; did you mean: fop, food?" */
+/* "no function 'foo' in /bin/x; did you mean: fop, food?". A function
+ * the file lacks is `missing` (the probe is skipped while others remain,
+ * as bpftrace 0.17 skips it: tools name functions that moved between
+ * libraries); a location that cannot be in it is an error. */
 static int no_symbol(const struct node *attach, struct expand_ctx *ctx,
 		     const struct elf_file *ef, const char *kind,
-		     const char *func, const char *path, const char *why)
+		     const char *func, const char *path, const char *why,
+		     bool missing)
 {
 	const char *near[4];
 	size_t n = ap_has_wildcard(func) ? 0 : elf_suggest(ef, func, near, 4);
@@ -102,6 +106,9 @@ static int no_symbol(const struct node *attach, struct expand_ctx *ctx,
 					i ? ", " : "; did you mean: ", near[i]);
 	if (n && len < sizeof(hint))
 		snprintf(hint + len, sizeof(hint) - len, "?");
+	if (missing)
+		return ap_missing(attach, ctx, "NO_SYMBOL", "%s: %s '%s' in '%s'%s",
+				  kind, why, func, path, hint);
 	diag_error(ctx->diags, attach->pos, "NO_SYMBOL", "%s: %s '%s' in '%s'%s",
 		   kind, why, func, path, hint);
 	return -ENOENT;
@@ -134,20 +141,21 @@ static int uprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 			r = emit_at(&x, func, loc.addr, loc.offset);
 		else if (r == -ERANGE)
 			r = no_symbol(attach, ctx, ef, kind, func, t->shown,
-				      "offset past the end of the function in");
+				      "offset past the end of the function in",
+				      false);
 		else if (r == -ENOENT && func[0] == '0' &&
 			 (func[1] == 'x' || func[1] == 'X'))
 			r = no_symbol(attach, ctx, ef, kind, func, t->shown,
-				      "no code at address");
+				      "no code at address", false);
 		else if (r == -EINVAL)
 			r = ap_error((struct node *)attach, ctx,
 				     "%s: malformed location '%s'", kind, func);
 		else
 			r = no_symbol(attach, ctx, ef, kind, func, t->shown,
-				      "no function");
+				      "no function", true);
 	} else if (r == 0) {
 		r = no_symbol(attach, ctx, ef, kind, func, t->shown,
-			      "no function matches");
+			      "no function matches", true);
 	}
 	elf_close(ef);
 	return r < 0 ? r : 0;

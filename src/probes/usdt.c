@@ -197,12 +197,11 @@ static int usdt_expand(const struct node *attach, struct expand_ctx *ctx,
 	if (r < 0)
 		return r;
 	if (!x.found) {
-		diag_error(ctx->diags, attach->pos, "NO_PROBE",
-			   "usdt: no probe '%s' in %s%s%s%s",
-			   attach->u.attach.func, where,
-			   x.near[0] ? "; did you mean: " : "", x.near,
-			   x.near[0] ? "?" : "");
-		return -ENOENT;
+		return ap_missing(attach, ctx, "NO_PROBE",
+				  "usdt: no probe '%s' in %s%s%s%s",
+				  attach->u.attach.func, where,
+				  x.near[0] ? "; did you mean: " : "", x.near,
+				  x.near[0] ? "?" : "");
 	}
 	return 0;
 }

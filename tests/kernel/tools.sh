@@ -22,11 +22,12 @@ for f in /usr/sbin/*.bt; do
 	absent=$(tool_listed absent "$t")
 	err=$(cd /tmp && timeout 120 "$SONDE" --dry-run "$f" 2>&1 >/dev/null); r=$?
 	if [ -n "$absent" ]; then
-		# what it probes is not here: an environment error, exit 2
-		if [ $r -eq 2 ] && grep -qE '\[(NO_SYMBOL|NO_MATCH|NO_FILE)\]' <<<"$err"; then
-			ok "tool $t: says what Debian 12 lacks ($absent)"
+		# part of what it probes is not on Debian 12: bpftrace 0.17
+		# attaches the rest, and so must sonde, warning of each skip
+		if [ $r -eq 0 ] && grep -qE 'warning: .*the probe is skipped \[(NO_SYMBOL|NO_MATCH|NO_PROBE)\]' <<<"$err"; then
+			ok "tool $t compiles, skipping what Debian 12 lacks ($absent)"
 		else
-			nok "tool $t: says what Debian 12 lacks" "exit $r: $(printf %s "$err" | grep -m1 error)"
+			nok "tool $t compiles, skipping what Debian 12 lacks" "exit $r: $(printf %s "$err" | grep -m1 -E 'error|warning')"
 		fi
 	elif [ $r -eq 0 ] && [ -n "$pending" ]; then
 		nok "tool $t compiles" "it compiles now: remove its line from tests/kernel/tools-pending"
@@ -52,7 +53,8 @@ run_tool() {
 	(cd /tmp && exec "$SONDE" "/usr/sbin/$tool.bt") > "$log" 2>&1 &
 	local pid=$! i
 	for i in $(seq 1 360); do
-		[ "$(grep -vc '^Attaching' "$log")" -gt 0 ] && break
+		# (a line after "Attaching": warnings come before it)
+		[ "$(sed -n '/^Attaching/,$p' "$log" | grep -vc '^Attaching')" -gt 0 ] && break
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.5
 	done
@@ -87,3 +89,9 @@ run_tool execsnoop -w 'sonde-exec-marker' sh -c '/bin/true; /bin/echo sonde-exec
 expect_eq "execsnoop: exits 0 on Ctrl-C" "$rc" 0
 expect_match "execsnoop: header" "$out" '^TIME\(ms\) +PID +ARGS'
 expect_match "execsnoop: the exec and its arguments" "$out" '/bin/echo sonde-exec-marker'
+# dcsnoop: one of its kprobes (lookup_fast.constprop.*) matches nothing
+# on 6.1, skipped; the others run and print the lookups
+run_tool dcsnoop -w ' R ' sh -c 'ls /usr/share >/dev/null; cat /etc/hostname; ls /nonexistent-sonde-dir'
+expect_eq "dcsnoop: exits 0 on Ctrl-C" "$rc" 0
+expect_match "dcsnoop: attaches what 6.1 has" "$out" '^Attaching 4 probes\.\.\.$'
+expect_match "dcsnoop: prints the dcache lookups" "$out" '^[0-9]+ +[0-9]+ +[^ ].* R [^ ]'

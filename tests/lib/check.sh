@@ -17,6 +17,12 @@ expect_match() {
 		nok "$1" "[$(printf %s "$2" | head -c 400)] does not match /$3/"; fi
 }
 
+# expect_no_match NAME TEXT REGEX
+expect_no_match() {
+	if ! printf '%s' "$2" | grep -qE -- "$3"; then ok "$1"; else
+		nok "$1" "[$(printf %s "$2" | grep -m1 -E -- "$3" | head -c 400)] matches /$3/"; fi
+}
+
 # ---- what belongs to this test run ----------------------------------------
 # Other engineers' suites, benchmarks and soak runs load BPF programs on
 # the same machine at the same time, with the same names. Every process

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -880,6 +882,25 @@ static int run_once(struct engine *e, bool at_end)
 	return 0;
 }
 
+#define BPFFS "/sys/fs/bpf"
+#define BPFFS_MAGIC 0xcafe4a11
+
+/* Pin LINK at PATH. Where nothing has mounted the BPF file system at
+ * /sys/fs/bpf (systemd does; a minimal system or a container may not),
+ * mount it there, as bpftool does, and pin again. */
+static int pin_link(int link, const char *path)
+{
+	int r = bpf_obj_pin(link, path);
+	struct statfs st;
+	if (r != -ENOENT || strncmp(path, BPFFS "/", sizeof(BPFFS)) != 0 ||
+	    (statfs(BPFFS, &st) == 0 && st.f_type == BPFFS_MAGIC))
+		return r;
+	if (mount("bpf", BPFFS, "bpf", 0, "mode=0700") < 0)
+		return r;
+	log_info("mounted the BPF file system at " BPFFS);
+	return bpf_obj_pin(link, path);
+}
+
 /* Each iterator runs as its iterator file is read: the program prints
  * through the ring, so what read() returns (seq output) is empty and
  * only waited for. A pinned one is pinned instead, for its readers (its
@@ -896,7 +917,7 @@ static int run_iterators(struct engine *e)
 		any = true;
 		if (ep->req.symbol) {
 			/* pinned: whoever reads the file runs it */
-			int r = bpf_obj_pin(ep->link_fds.v[0], ep->req.symbol);
+			int r = pin_link(ep->link_fds.v[0], ep->req.symbol);
 			if (r < 0) {
 				log_error("probe %s: cannot pin the iterator to "
 					  "%s: %s", ep->probe->name,

@@ -507,8 +507,10 @@ static int run(const struct options *o, const struct program *prog)
 			last_check = log_now_ms();
 		}
 		/* Maps keyed by user-stack samples merge their entries in
-		 * the kernel now and then, so they do not fill up. */
-		if (log_now_ms() - last_compact >= 250) {
+		 * the kernel now and then (and sooner when samples come
+		 * fast), so they do not fill up. */
+		if (log_now_ms() - last_compact >= 250 ||
+		    output_compact_due(out)) {
 			output_compact(out);
 			last_compact = log_now_ms();
 		}

@@ -82,6 +82,11 @@ int output_print_maps_now(struct output *o);
  * now and then while probes run, so such maps do not fill up and memory
  * stays flat). 0 or -errno. */
 int output_compact(struct output *o);
+/* Whether so many samples arrived since the last compaction that the
+ * maps should be compacted now rather than at the next period: a probe
+ * that fires tens of thousands of times a second would otherwise fill
+ * a map between two periods. */
+bool output_compact_due(struct output *o);
 /* Flame graphs of every map keyed by a kstack/ustack (alone or with
  * other keys) whose values are counts, sums or integers: folded stacks
  * (flamegraph.pl, speedscope, inferno) to FOLDED and a self-contained

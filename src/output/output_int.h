@@ -234,6 +234,8 @@ void stacks_new_pid(struct stacks *s, int64_t pid);
 int stacks_canon_of(struct stacks *s, uint64_t sample_id, uint64_t *canon_id,
 		    uint32_t *gen);
 uint32_t stacks_gen(struct stacks *s);
+/* How many samples arrived in the current generation. */
+uint32_t stacks_gen_samples(const struct stacks *s);
 /* Let go of the canonical stacks that neither CANON_REFS (ids found in
  * maps) nor a sample names, and of the processes that have exited, were
  * not seen for a few seconds, and are neither in PID_REFS (pids found in

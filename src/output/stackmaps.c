@@ -244,6 +244,15 @@ static bool samples_kept_elsewhere(const struct output *o)
 	return false;
 }
 
+/* A quarter of a map's default size (4096 entries): compacting at that
+ * pace leaves room for the samples still on their way. */
+#define COMPACT_SAMPLES 1024
+
+bool output_compact_due(struct output *o)
+{
+	return o && o->stacks && stacks_gen_samples(o->stacks) >= COMPACT_SAMPLES;
+}
+
 int output_compact(struct output *o)
 {
 	if (!o || !o->stacks || !o->have_maps || !o->maps.dump ||

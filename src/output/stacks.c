@@ -84,6 +84,7 @@ struct stacks {
 	struct known_pid *pids;
 	size_t npids, cap_pids;
 	uint32_t gen;
+	uint32_t gen_samples;       /* samples that arrived in this gen */
 	/* figures for -v: every unwind, and the first of each process
 	 * (which also reads its mappings and files) apart */
 	uint64_t unwound, frames, unwind_ns;
@@ -344,6 +345,7 @@ int stacks_sample(struct stacks *s, const void *data, size_t size)
 		return -ENOMEM;
 	e->canon = (uint32_t)c;
 	e->gen = s->gen;
+	s->gen_samples++;
 	return 0;
 }
 
@@ -397,8 +399,15 @@ uint32_t stacks_gen(struct stacks *s)
 
 void stacks_next_gen(struct stacks *s)
 {
-	if (s)
+	if (s) {
 		s->gen++;
+		s->gen_samples = 0;
+	}
+}
+
+uint32_t stacks_gen_samples(const struct stacks *s)
+{
+	return s ? s->gen_samples : 0;
 }
 
 /* ---- letting go ------------------------------------------------------ */

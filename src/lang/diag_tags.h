@@ -47,6 +47,8 @@
 	X(BAD_INDEX, "[] on what is not an array or pointer, or a constant index out of bounds") \
 	X(DEBUGF, "warning: debugf() writes to the kernel's trace buffer, " \
 		  "a debugging aid, not for production") \
+	X(SIGNS, "warning: integers of different signs compared or combined, " \
+		 "or a signed operand of '/' or '%' (bpftrace 0.17's warnings)") \
 	X(UNSUPPORTED, "construct sonde does not implement (&, ...)") \
 	X(STRING_TOO_LONG, "string literal held as a value longer than BPFTRACE_STRLEN - 1") \
 	X(TOO_LARGE, "tuple, map key or event record over 16 KiB (SEMA_VALUE_MAX)") \

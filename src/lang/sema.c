@@ -448,6 +448,68 @@ const struct type *sema_positional(struct sema *s, struct node *n,
 	return n->type = type_s64();
 }
 
+/* An integer as bpftrace 0.17 names it in these warnings. */
+static const char *bt_int_name(struct sema *s, const struct type *t)
+{
+	return arena_printf(s->a, "%sint%u", t->is_signed ? "" : "unsigned ",
+			    t->bits ? t->bits : 64);
+}
+
+static bool nonneg_literal(const struct node *n)
+{
+	return n && n->kind == N_INT && (int64_t)n->u.ival >= 0;
+}
+
+/* bpftrace 0.17's warnings on integer operands (its binop_int): a
+ * comparison or arithmetic mixing signed and unsigned, unless one side is
+ * a literal that fits the other, and '/' or '%' with a signed operand (a
+ * literal >= 0 is not), which BPF divides unsigned. LN/RN are the operand
+ * nodes (NULL: not a literal, as the target of `x /= y`). */
+static void sign_warnings(struct sema *s, struct pos pos, enum op op,
+			  const struct node *ln, const struct type *l,
+			  const struct node *rn, const struct type *r)
+{
+	if (l->is_ptr || r->is_ptr)
+		return;    /* pointers are not integers to bpftrace */
+	bool lsign = l->is_signed, rsign = r->is_signed;
+	if (lsign != rsign) {
+		if (lsign && nonneg_literal(ln)) {
+			lsign = false;
+		} else if (rsign && nonneg_literal(rn)) {
+			rsign = false;
+		} else {
+			const char *what = NULL;
+			switch (op) {
+			case OP_EQ: case OP_NE: case OP_LE: case OP_GE:
+			case OP_LT: case OP_GT:
+				what = "comparison of";
+				break;
+			case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+			case OP_MOD:
+				what = "arithmetic on";
+				break;
+			default:
+				break;
+			}
+			if (what)
+				sema_warning(s, pos, "SIGNS", "%s integers of "
+					     "different signs: '%s' and '%s' can "
+					     "lead to undefined behavior", what,
+					     bt_int_name(s, l), bt_int_name(s, r));
+		}
+	}
+	if (op != OP_DIV && op != OP_MOD)
+		return;
+	if (lsign && nonneg_literal(ln))
+		lsign = false;
+	if (rsign && nonneg_literal(rn))
+		rsign = false;
+	if (lsign || rsign)
+		sema_warning(s, pos, "SIGNS", "signed operands for '%s' can lead "
+			     "to undefined behavior (cast to unsigned to "
+			     "silence warning)", op_name(op));
+}
+
 static const struct type *binop(struct sema *s, struct node *n)
 {
 	const struct type *l = sema_expr(s, n->u.binop.lhs);
@@ -459,8 +521,10 @@ static const struct type *binop(struct sema *s, struct node *n)
 		sema_ptr_arith(s, n, l, r) : NULL;
 	if (p)
 		return p;
-	if (is_int(l) && is_int(r))
+	if (is_int(l) && is_int(r)) {
+		sign_warnings(s, n->pos, op, n->u.binop.lhs, l, n->u.binop.rhs, r);
 		return type_int(s->a, 64, l->is_signed && r->is_signed);
+	}
 	if (is_str(l) && is_str(r) && (op == OP_EQ || op == OP_NE))
 		return type_u64();
 	if (is_str(l) && is_str(r))
@@ -516,6 +580,11 @@ static const struct type *ternary(struct sema *s, struct node *n)
 			   sema_tname(s, c));
 	if (!a || !b || !c)
 		return NULL;
+	/* Two integers: 64 bits, signed as the first branch is (bpftrace
+	 * 0.17's rule; `$s ? nsecs - $s : 0` stays unsigned). */
+	if (is_int(a) && is_int(b) && !a->is_ptr && !b->is_ptr &&
+	    a->kind == TYPE_INT && b->kind == TYPE_INT && !a->ctype && !b->ctype)
+		return type_int(s->a, 64, a->is_signed);
 	const struct type *u = sema_storable(a) ? type_unify(s->a, a, b) : NULL;
 	if (!u)
 		sema_error(s, n->pos, "TYPE_MISMATCH",
@@ -715,6 +784,7 @@ static void assign(struct sema *s, struct node *n)
 		}
 		if (!cur || !vt)
 			return;
+		sign_warnings(s, n->pos, op, NULL, cur, v, vt);
 		/* the target keeps its type */
 		if (tg->kind == N_VAR)
 			var_assign(s, tg, cur, n->pos);

@@ -428,6 +428,37 @@ int main(void)
 	CHECK(fails("BEGIN { $s = \"a\"; $s += 1 }", "TYPE_MISMATCH"),
 	      "compound on a string");
 
+	/* bpftrace 0.17's sign warnings (its binop_int), and its ternary
+	 * of integers: 64 bits, signed as the first branch */
+	const struct { const char *text; unsigned warnings; } signs[] = {
+		{ "BEGIN { $a = 5; $b = $a / 2; }", 1 },
+		{ "BEGIN { $b = 7 / 2; $c = 7 % 2; }", 0 },
+		{ "BEGIN { $b = -7 / 2; }", 1 },
+		{ "BEGIN { $a = (uint64)5; $b = $a / -2; }", 2 },
+		{ "BEGIN { $a = (uint64)5; $c = $a < -1; }", 1 },
+		{ "BEGIN { $c = pid > 0; $d = 0 < pid; $e = pid + 1; }", 0 },
+		{ "BEGIN { $a = (int8)1; $c = $a * (uint16)2; $d = $a & (uint16)2; }", 1 },
+		{ "BEGIN { $a = 3; $a %= 2; }", 1 },
+		{ "BEGIN { $s = nsecs; $l = $s ? (nsecs - $s) / 1000 : 0; "
+		  "$m = $l / 1000; }", 0 },
+		{ "BEGIN { $l = 1 ? 0 : (uint64)5; $m = $l / 1000; }", 1 },
+	};
+	for (size_t i = 0; i < sizeof(signs) / sizeof(signs[0]); i++) {
+		run(signs[i].text);
+		unsigned n = 0;
+		for (size_t k = 0; k < F.d.list.n; k++)
+			n += strcmp(F.d.list.v[k].tag, "SIGNS") == 0 &&
+			     F.d.list.v[k].level == DIAG_WARNING;
+		if (F.rc || n != signs[i].warnings)
+			printf("# %u SIGNS warnings (want %u), rc %d: %s\n", n,
+			       signs[i].warnings, F.rc, signs[i].text);
+		CHECK(F.rc == 0 && n == signs[i].warnings,
+		      "sign warnings as bpftrace 0.17 gives them");
+	}
+	run("BEGIN { $s = nsecs; $l = $s ? nsecs - $s : 0; $m = 1 ? -1 : pid; }");
+	CHECK_STR(tn(value(1)->type), "uint64", "ternary: unsigned as its first branch");
+	CHECK_STR(tn(value(2)->type), "int64", "ternary: signed as its first branch");
+
 	/* all errors reported, one each */
 	run("BEGIN { $a = $b; @c = count(); $d = @c + 1; foo(); }\n"
 	    "END { printf(\"%s\", 1); $e = \"a\"; $e = 2 }");

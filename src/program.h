@@ -58,6 +58,14 @@
 
 #define SONDE_STRLEN_DEFAULT 64
 
+/* count(), sum(), min() and max() read as values (`if (@c > 10)`) are
+ * merged over the map's per-CPU slots in the program itself, slot by slot
+ * (bpf_map_lookup_percpu_elem) up to this many or the machine's possible
+ * CPUs, whichever is more: the process engine keeps 64 per-thread slots
+ * (runtime/shm.h RT_SLOTS_DEFAULT), the kernel one per possible CPU. */
+#define SONDE_PERCPU_READ_MIN 64
+#define SONDE_PERCPU_READ_MAX 4096
+
 /* kstack/ustack values (types.h KSTACK: s64 id; USTACK: s64 id, u64 pid)
  * are ids in the MAP_STACK_TRACE map of this name, whose values are
  * SONDE_STACK_FRAMES u64 instruction pointers, innermost first, zero

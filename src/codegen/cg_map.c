@@ -3,6 +3,7 @@
  * layouts and bucket numbering documented in program.h. */
 #include "cg.h"
 
+#include <bpf/libbpf.h>
 #include <stddef.h>
 
 #include "../funcs/func.h"
@@ -114,11 +115,89 @@ static bool int_valued(const struct type *t)
 		     t->kind == TYPE_SUM);
 }
 
+static bool percpu_kind(enum map_kind k)
+{
+	return k == MAP_PERCPU_HASH || k == MAP_PERCPU_ARRAY;
+}
+
+/* How many per-CPU slots an aggregation read merges (program.h). */
+static int64_t percpu_read_slots(void)
+{
+	int n = libbpf_num_possible_cpus();
+	if (n < SONDE_PERCPU_READ_MIN)
+		n = SONDE_PERCPU_READ_MIN;
+	return n > SONDE_PERCPU_READ_MAX ? SONDE_PERCPU_READ_MAX : n;
+}
+
+/* count() or sum() read as a value: the sum over every CPU's slot; min()
+ * or max(): the extreme of the slots that are set ({ s64 value; u64 set }),
+ * 0 when none is. bpftrace 0.17 reads the current CPU's slot alone. One
+ * bounded loop over bpf_map_lookup_percpu_elem (5.19+), which returns
+ * NULL past the last CPU and for a key that is not there. */
+static struct cval agg_read(struct cg *cg, const struct node *m,
+			    const struct map_spec *s)
+{
+	struct ir *ir = cg->ir;
+	enum type_kind k = s->value_type->kind;
+	bool extreme = k == TYPE_MIN || k == TYPE_MAX;
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem key = build_key(cg, m, s);
+	vreg acc = ir_vreg(ir), set = ir_vreg(ir), cpu = ir_vreg(ir);
+	ir_movi(ir, acc, 0);
+	ir_movi(ir, set, 0);
+	ir_movi(ir, cpu, 0);
+	uint32_t top = ir_label(ir), next = ir_label(ir), done = ir_label(ir);
+	ir_place(ir, top);
+	ir_jcci(ir, BPF_JGE, cpu, percpu_read_slots(), done);
+	vreg p = cg_call(cg, BPF_FUNC_map_lookup_percpu_elem,
+			 (struct ir_arg[]){ IR_MAP(m->u.map.map_id), cg_arg(key),
+					    IR_ARG(cpu) }, 3);
+	ir_jcci(ir, BPF_JEQ, p, 0, next);
+	vreg v = ir_vreg(ir);
+	if (!extreme) {
+		ir_ldx(ir, BPF_DW, v, p, 0);
+		ir_alu(ir, BPF_ADD, acc, acc, v);
+	} else {
+		uint32_t take = ir_label(ir);
+		vreg here = ir_vreg(ir);
+		ir_ldx(ir, BPF_DW, here, p, 8);
+		ir_jcci(ir, BPF_JEQ, here, 0, next);
+		ir_ldx(ir, BPF_DW, v, p, 0);
+		ir_jcci(ir, BPF_JEQ, set, 0, take);
+		bool sgn = s->value_type->is_signed;
+		uint8_t keep = k == TYPE_MAX ? (sgn ? BPF_JSGE : BPF_JGE)
+					     : (sgn ? BPF_JSLE : BPF_JLE);
+		ir_jcc(ir, keep, acc, v, next);
+		ir_place(ir, take);
+		ir_mov(ir, acc, v);
+		ir_movi(ir, set, 1);
+	}
+	ir_place(ir, next);
+	ir_alui(ir, BPF_ADD, cpu, cpu, 1);
+	ir_ja(ir, top);
+	ir_place(ir, done);
+	cg_release(cg, mk);
+	return cg_regval(acc, m->type);
+}
+
 struct cval cg_map_read(struct cg *cg, const struct node *m)
 {
 	const struct map_spec *s = spec_of(cg, m);
 	if (!s)
 		return cg_imm(0, m->type);
+	enum type_kind k = s->value_type ? s->value_type->kind : TYPE_INT;
+	if ((k == TYPE_COUNT || k == TYPE_SUM || k == TYPE_MIN ||
+	     k == TYPE_MAX) && percpu_kind(s->kind))
+		return agg_read(cg, m, s);
+	if (k == TYPE_MIN || k == TYPE_MAX) {
+		/* not per-CPU: the value word of { value; set } */
+		struct cg_mark mk = cg_mark(cg);
+		struct cmem key = build_key(cg, m, s);
+		vreg p = lookup(cg, m->u.map.map_id, key);
+		vreg r = load_or_zero(cg, p, 0);
+		cg_release(cg, mk);
+		return cg_regval(r, m->type);
+	}
 	if (!int_valued(s->value_type)) {
 		struct cmem dst = cg_alloc(cg, m->type->size);
 		cg_map_read_to(cg, m, dst, m->type);
@@ -138,7 +217,8 @@ void cg_map_read_to(struct cg *cg, const struct node *m, struct cmem dst,
 	const struct map_spec *s = spec_of(cg, m);
 	if (!to)
 		to = m->type;
-	if (!s || int_valued(s->value_type)) {
+	enum type_kind k = s && s->value_type ? s->value_type->kind : TYPE_INT;
+	if (!s || int_valued(s->value_type) || k == TYPE_MIN || k == TYPE_MAX) {
 		cg_store(cg, dst, cg_map_read(cg, m), to);
 		return;
 	}

@@ -39,7 +39,7 @@
 	X(UNKNOWN_BUILTIN, "unknown identifier") \
 	X(BAD_BUILTIN, "builtin not available for this probe type") \
 	X(BAD_POSITIONAL, "positional parameter used as a number is not one") \
-	X(AGG_READ, "aggregation map used as a value") \
+	X(AGG_READ, "avg/stats/hist/lhist map used as a value") \
 	X(AGG_CONTEXT, "aggregation function not assigned to a map") \
 	X(BAD_CONTROL, "break/continue outside a while loop") \
 	X(UNKNOWN_TYPE, "struct/union/enum/type name that neither the script, its headers nor the kernel's BTF defines (or only declares)") \

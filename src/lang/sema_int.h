@@ -107,7 +107,9 @@ bool sema_storable(const struct type *t);
 /* The type a slot keeps when another value is stored, or NULL. */
 const struct type *sema_merge(struct sema *s, const struct type *old,
 			      const struct type *t);
-/* A map read as a value (never an aggregation: AGG_READ). */
+/* A map read as a value: count(), sum(), min() and max() read as
+ * integers (their values on every CPU merged); other aggregations are
+ * AGG_READ. */
 const struct type *sema_map_read(struct sema *s, struct node *n);
 /* Add the user maps to prog->maps, sorted by name; set their ids. */
 void sema_add_maps(struct sema *s);

@@ -221,6 +221,18 @@ const struct type *sema_map_read(struct sema *s, struct node *n)
 	struct sema_map *m = sema_map_defined(s, n);
 	if (!m)
 		return NULL;
+	switch (m->value ? m->value->kind : TYPE_INT) {
+	case TYPE_COUNT:
+	case TYPE_SUM:
+	case TYPE_MIN:
+	case TYPE_MAX:
+		/* as in bpftrace 0.17, an integer; codegen merges the
+		 * per-CPU values (bpftrace reads this CPU's alone) */
+		return n->type = type_int(s->a, 64, m->value->kind != TYPE_COUNT &&
+					  m->value->is_signed);
+	default:
+		break;
+	}
 	if (type_is_agg(m->value)) {
 		sema_error(s, n->pos, "AGG_READ",
 			   "%s holds a %s() aggregation, which cannot be used "

@@ -273,6 +273,7 @@ static u64 send_signal_thread(u64 sig, u64 a2, u64 a3, u64 a4, u64 a5)
 
 const rt_helper_fn rt_helpers[__BPF_FUNC_MAX_ID] = {
 	[BPF_FUNC_map_lookup_elem] = rt_helper_map_lookup,
+	[BPF_FUNC_map_lookup_percpu_elem] = rt_helper_map_lookup_percpu,
 	[BPF_FUNC_map_update_elem] = rt_helper_map_update,
 	[BPF_FUNC_map_delete_elem] = rt_helper_map_delete,
 	[BPF_FUNC_probe_read] = probe_read,

@@ -249,6 +249,18 @@ uint64_t rt_helper_map_lookup(uint64_t map, uint64_t key, uint64_t a3,
 					       (const void *)key, rt_self.slot);
 }
 
+/* bpf_map_lookup_percpu_elem: slot CPU's value (a thread slot here), NULL
+ * past the last slot or for a map that is not per-CPU, as the kernel. */
+uint64_t rt_helper_map_lookup_percpu(uint64_t map, uint64_t key, uint64_t cpu,
+				     uint64_t a4, uint64_t a5)
+{
+	const struct rt_map *m = (const struct rt_map *)map;
+	if (!percpu(m) || cpu >= m->nslots)
+		return 0;
+	return (uint64_t)(uintptr_t)map_lookup(m, (const void *)key,
+					       (uint32_t)cpu);
+}
+
 uint64_t rt_helper_map_update(uint64_t map, uint64_t key, uint64_t value,
 			      uint64_t flags, uint64_t a5)
 {

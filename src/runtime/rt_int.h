@@ -53,6 +53,8 @@ struct rt_stack_entry {
 
 /* maps.c: the map helpers (helpers.c's table points at them) */
 uint64_t rt_helper_map_lookup(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+uint64_t rt_helper_map_lookup_percpu(uint64_t, uint64_t, uint64_t, uint64_t,
+				     uint64_t);
 uint64_t rt_helper_map_update(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
 uint64_t rt_helper_map_delete(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
 

@@ -169,8 +169,17 @@ int main(void)
 	      "two aggregations");
 	CHECK(fails("BEGIN { @x = count(); @x++ }", "TYPE_MISMATCH"),
 	      "++ on an aggregation");
-	CHECK(fails("BEGIN { @c = count(); $x = @c + 1 }", "AGG_READ"),
-	      "aggregation as a value");
+	CHECK(fails("BEGIN { @a = avg(1); $x = @a + 1 }", "AGG_READ"),
+	      "avg() as a value");
+	CHECK(fails("BEGIN { @h = hist(1); $x = @h }", "AGG_READ"),
+	      "hist() as a value");
+	CHECK(passes("BEGIN { @c = count(); @s = sum(-1); @m = min(2); "
+		     "@n = max((uint32)3); $a = @c + 1; $b = @s; $c = @m; $d = @n; }"),
+	      "count/sum/min/max read as integers");
+	CHECK_STR(tn(stmt(0, 4)->u.assign.value->u.binop.lhs->type), "uint64",
+		  "count() reads as uint64");
+	CHECK_STR(tn(value(5)->type), "int64", "sum() of signed reads as int64");
+	CHECK_STR(tn(value(7)->type), "uint64", "max() of unsigned reads as uint64");
 	CHECK(fails("BEGIN { $x = count() }", "AGG_CONTEXT"),
 	      "aggregation into a variable");
 	CHECK(fails("BEGIN { count() }", "AGG_CONTEXT"),
@@ -460,7 +469,7 @@ int main(void)
 	CHECK_STR(tn(value(2)->type), "int64", "ternary: signed as its first branch");
 
 	/* all errors reported, one each */
-	run("BEGIN { $a = $b; @c = count(); $d = @c + 1; foo(); }\n"
+	run("BEGIN { $a = $b; @c = hist(1); $d = @c + 1; foo(); }\n"
 	    "END { printf(\"%s\", 1); $e = \"a\"; $e = 2 }");
 	CHECK(F.d.nerrors == 5 && diags_has(&F.d, "UNDEF_VAR") &&
 	      diags_has(&F.d, "AGG_READ") && diags_has(&F.d, "BAD_CALL") &&

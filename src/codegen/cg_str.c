@@ -204,6 +204,13 @@ void cg_str_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 	uint32_t size = to->size;
 	if (p->type && p->type->kind == TYPE_STR) {
 		cg_expr_to(cg, p, dst, to);     /* str("literal"), str($s) */
+		/* str(s, N): its first N bytes, as of a pointer (a length
+		 * known only at run time leaves the string whole) */
+		const struct node *ln = n->u.call.args.n > 1 ?
+			n->u.call.args.v[1] : NULL;
+		if (ln && ln->kind == N_INT && ln->u.ival < (uint64_t)size - 1)
+			ir_st(cg->ir, BPF_B, dst.base,
+			      (int16_t)(dst.off + (int32_t)ln->u.ival), 0);
 		return;
 	}
 	cg_zero(cg, dst, size);

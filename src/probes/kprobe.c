@@ -69,16 +69,39 @@ struct kexpand {
 	void *arg;
 };
 
+/* bpftrace 0.17's warning for a named function tracefs does not list,
+ * given before anything attaches. Only a warning: the kernel is the judge
+ * (a function absent from tracefs may be probeable at an offset), and
+ * attaching says what it thinks. The list is read once per run. */
+static void warn_untraceable(const struct node *attach, struct expand_ctx *ctx,
+			     const char *func)
+{
+	static struct kfuncs avail;
+	static bool loaded;
+	uint32_t type;
+	if (pmu_type(KPROBE_PMU, &type) == -EOPNOTSUPP)
+		return;    /* said at attach: no kprobes at all */
+	if (!loaded) {
+		kfuncs_load(&avail);
+		loaded = true;
+	}
+	if (avail.known && !kfuncs_has(&avail, func))
+		diag_warning(ctx->diags, attach->pos, "UNTRACEABLE",
+			     "%s is not traceable (either non-existing, inlined, "
+			     "or marked as \"notrace\"); attaching to it will "
+			     "likely fail", func);
+}
+
 static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 			 int (*emit)(void *arg, const char *target,
 				     const char *func, uint64_t freq),
 			 void *arg)
 {
 	const char *func = attach->u.attach.func;
-	if (!ap_has_wildcard(func))
-		/* The kernel is the judge of a named function (it may be
-		 * absent from tracefs yet probeable at an offset). */
+	if (!ap_has_wildcard(func)) {
+		warn_untraceable(attach, ctx, func);
 		return emit(arg, NULL, func, attach->u.attach.freq);
+	}
 	uint32_t type;
 	if (pmu_type(KPROBE_PMU, &type) == -EOPNOTSUPP) {
 		diag_error(ctx->diags, attach->pos, "NO_KPROBES", "%s: %s",

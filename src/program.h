@@ -136,6 +136,12 @@ enum map_kind {
 			       * only to a perf buffer (one per CPU) */
 };
 
+/* One value per CPU (per thread slot in the process engine) per key. */
+static inline bool map_kind_percpu(enum map_kind k)
+{
+	return k == MAP_PERCPU_HASH || k == MAP_PERCPU_ARRAY;
+}
+
 /* Internal maps have names starting with '.'; user maps with '@'. */
 struct map_spec {
 	const char *name;

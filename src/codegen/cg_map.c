@@ -115,9 +115,19 @@ static bool int_valued(const struct type *t)
 		     t->kind == TYPE_SUM);
 }
 
-static bool percpu_kind(enum map_kind k)
+/* Values whose read is their first u64: integers, and min()/max()
+ * ({ s64 value; u64 set }). All but TYPE_INT are aggregations, which a
+ * per-CPU map holds once per CPU. */
+static bool word_valued(const struct type *t)
 {
-	return k == MAP_PERCPU_HASH || k == MAP_PERCPU_ARRAY;
+	return int_valued(t) || (t && (t->kind == TYPE_MIN ||
+				       t->kind == TYPE_MAX));
+}
+
+/* The jump that keeps CUR against a new value X (min/max). */
+static uint8_t keep_jump(bool is_max, bool sgn)
+{
+	return is_max ? (sgn ? BPF_JSGE : BPF_JGE) : (sgn ? BPF_JSLE : BPF_JLE);
 }
 
 /* How many per-CPU slots an aggregation read merges (program.h). */
@@ -164,10 +174,8 @@ static struct cval agg_read(struct cg *cg, const struct node *m,
 		ir_jcci(ir, BPF_JEQ, here, 0, next);
 		ir_ldx(ir, BPF_DW, v, p, 0);
 		ir_jcci(ir, BPF_JEQ, set, 0, take);
-		bool sgn = s->value_type->is_signed;
-		uint8_t keep = k == TYPE_MAX ? (sgn ? BPF_JSGE : BPF_JGE)
-					     : (sgn ? BPF_JSLE : BPF_JLE);
-		ir_jcc(ir, keep, acc, v, next);
+		ir_jcc(ir, keep_jump(k == TYPE_MAX, s->value_type->is_signed),
+		       acc, v, next);
 		ir_place(ir, take);
 		ir_mov(ir, acc, v);
 		ir_movi(ir, set, 1);
@@ -185,24 +193,13 @@ struct cval cg_map_read(struct cg *cg, const struct node *m)
 	const struct map_spec *s = spec_of(cg, m);
 	if (!s)
 		return cg_imm(0, m->type);
-	enum type_kind k = s->value_type ? s->value_type->kind : TYPE_INT;
-	if ((k == TYPE_COUNT || k == TYPE_SUM || k == TYPE_MIN ||
-	     k == TYPE_MAX) && percpu_kind(s->kind))
-		return agg_read(cg, m, s);
-	if (k == TYPE_MIN || k == TYPE_MAX) {
-		/* not per-CPU: the value word of { value; set } */
-		struct cg_mark mk = cg_mark(cg);
-		struct cmem key = build_key(cg, m, s);
-		vreg p = lookup(cg, m->u.map.map_id, key);
-		vreg r = load_or_zero(cg, p, 0);
-		cg_release(cg, mk);
-		return cg_regval(r, m->type);
-	}
-	if (!int_valued(s->value_type)) {
+	if (!word_valued(s->value_type)) {
 		struct cmem dst = cg_alloc(cg, m->type->size);
 		cg_map_read_to(cg, m, dst, m->type);
 		return cg_memval(dst, m->type);
 	}
+	if (s->value_type->kind != TYPE_INT && map_kind_percpu(s->kind))
+		return agg_read(cg, m, s);
 	struct cg_mark mk = cg_mark(cg);
 	struct cmem key = build_key(cg, m, s);
 	vreg p = lookup(cg, m->u.map.map_id, key);
@@ -217,8 +214,7 @@ void cg_map_read_to(struct cg *cg, const struct node *m, struct cmem dst,
 	const struct map_spec *s = spec_of(cg, m);
 	if (!to)
 		to = m->type;
-	enum type_kind k = s && s->value_type ? s->value_type->kind : TYPE_INT;
-	if (!s || int_valued(s->value_type) || k == TYPE_MIN || k == TYPE_MAX) {
+	if (!s || word_valued(s->value_type)) {
 		cg_store(cg, dst, cg_map_read(cg, m), to);
 		return;
 	}
@@ -270,9 +266,7 @@ static void minmax(struct cg *cg, int map, struct cmem key, vreg x,
 	ir_jcci(cg->ir, BPF_JEQ, set, 0, write);
 	vreg cur = ir_vreg(cg->ir);
 	ir_ldx(cg->ir, BPF_DW, cur, p, 0);
-	uint8_t keep = is_max ? (sgn ? BPF_JSGE : BPF_JGE)
-			      : (sgn ? BPF_JSLE : BPF_JLE);
-	ir_jcc(cg->ir, keep, cur, x, done);
+	ir_jcc(cg->ir, keep_jump(is_max, sgn), cur, x, done);
 	ir_place(cg->ir, write);
 	ir_stx(cg->ir, BPF_DW, p, 0, x);
 	ir_st(cg->ir, BPF_DW, p, 8, 1);

@@ -83,11 +83,6 @@ void engine_obj_name(char *out, size_t size, const char *name)
 	out[n] = '\0';
 }
 
-static bool is_percpu(enum map_kind kind)
-{
-	return kind == MAP_PERCPU_HASH || kind == MAP_PERCPU_ARRAY;
-}
-
 static int map_create(const struct program *prog, const struct map_spec *m)
 {
 	enum bpf_map_type type;
@@ -289,7 +284,7 @@ static int map_geom(struct engine *e, uint32_t map_id, struct map_geom *g)
 	g->fd = e->map_fds[map_id];
 	g->key_size = m->key_size ? m->key_size : 8;
 	g->value_size = m->value_size;
-	g->percpu = is_percpu(m->kind);
+	g->percpu = map_kind_percpu(m->kind);
 	g->array = m->kind == MAP_ARRAY || m->kind == MAP_PERCPU_ARRAY;
 	g->stride = g->percpu ? (m->value_size + 7) & ~7u : m->value_size;
 	g->nvalues = g->percpu ? (uint32_t)e->ncpus : 1;

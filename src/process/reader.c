@@ -19,7 +19,7 @@ static const struct rt_map *map_of(struct engine *e, uint32_t id)
 
 static bool is_percpu(const struct rt_map *m)
 {
-	return m->kind == MAP_PERCPU_HASH || m->kind == MAP_PERCPU_ARRAY;
+	return map_kind_percpu(m->kind);
 }
 
 /* One entry as the snapshot (and lookup/update) lay it out: a value per

@@ -164,7 +164,7 @@ static struct rt_elem *hash_find(const struct rt_map *m, const void *key)
 
 static bool percpu(const struct rt_map *m)
 {
-	return m->kind == MAP_PERCPU_HASH || m->kind == MAP_PERCPU_ARRAY;
+	return map_kind_percpu(m->kind);
 }
 
 /* The value of one slot, or of every slot (RT_ALL_SLOTS: slot 0 first). */

@@ -22,11 +22,6 @@ static uint64_t pow2_at_least(uint64_t v)
 	return p;
 }
 
-static bool percpu_kind(uint32_t kind)
-{
-	return kind == MAP_PERCPU_HASH || kind == MAP_PERCPU_ARRAY;
-}
-
 int rt_map_geometry(uint32_t kind, uint32_t key_size, uint32_t value_size,
 		    uint32_t max_entries, uint32_t nslots,
 		    struct rt_map_desc *d)
@@ -41,7 +36,7 @@ int rt_map_geometry(uint32_t kind, uint32_t key_size, uint32_t value_size,
 	    key_size > (1u << 16))
 		return kind == MAP_RINGBUF ? 0 : -EINVAL;
 	uint64_t stride = RT_ALIGN8(value_size);
-	uint64_t slots = percpu_kind(kind) ? nslots : 1;
+	uint64_t slots = map_kind_percpu(kind) ? nslots : 1;
 	uint64_t size;
 	switch (kind) {
 	case MAP_HASH:
@@ -111,7 +106,7 @@ static int map_check(const struct rt_header *h, const struct rt_map_desc *d,
 	m->value_size = d->value_size;
 	m->max_entries = d->max_entries;
 	m->stride = RT_ALIGN8(d->value_size);
-	m->nslots = percpu_kind(d->kind) ? h->nslots : 1;
+	m->nslots = map_kind_percpu(d->kind) ? h->nslots : 1;
 	m->nbuckets = d->nbuckets;
 	m->elem_size = d->elem_size;
 	m->key_off = sizeof(struct rt_elem);

@@ -99,17 +99,22 @@ static int read_segments(struct elf_file *ef)
 	return 0;
 }
 
-int elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t *off)
+/* The segment whose file-backed part holds VADDR, or NULL. */
+static const struct elf_seg *file_seg(const struct elf_file *ef, uint64_t vaddr)
 {
-	*off = 0;
 	for (size_t i = 0; i < ef->nsegs; i++) {
 		const struct elf_seg *s = &ef->segs[i];
-		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
-			*off = vaddr - s->vaddr + s->offset;
-			return 0;
-		}
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz)
+			return s;
 	}
-	return -ENOENT;
+	return NULL;
+}
+
+int elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t *off)
+{
+	const struct elf_seg *s = file_seg(ef, vaddr);
+	*off = s ? vaddr - s->vaddr + s->offset : 0;
+	return s ? 0 : -ENOENT;
 }
 
 /* Like elf_vaddr_to_offset but over the whole memory image of a segment:
@@ -473,16 +478,6 @@ static int parse_u64(const char *s, uint64_t *v)
 	return 0;
 }
 
-static bool addr_is_code(const struct elf_file *ef, uint64_t vaddr)
-{
-	for (size_t i = 0; i < ef->nsegs; i++) {
-		const struct elf_seg *s = &ef->segs[i];
-		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz)
-			return s->exec;
-	}
-	return false;
-}
-
 int elf_resolve(const struct elf_file *ef, const char *spec, struct elf_loc *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -493,7 +488,7 @@ int elf_resolve(const struct elf_file *ef, const char *spec, struct elf_loc *out
 		int err = elf_vaddr_to_offset(ef, a, &out->offset);
 		if (err)
 			return err;
-		if (!addr_is_code(ef, a))
+		if (!file_seg(ef, a)->exec)
 			return -ENOENT;    /* a uprobe there would never fire */
 		out->addr = a;
 		out->sym = elf_sym_at(ef, a);

@@ -69,23 +69,32 @@ struct kexpand {
 	void *arg;
 };
 
-/* bpftrace 0.17's warning for a named function tracefs does not list,
- * given before anything attaches. Only a warning: the kernel is the judge
- * (a function absent from tracefs may be probeable at an offset), and
- * attaching says what it thinks. The list is read once per run. */
-static void warn_untraceable(const struct node *attach, struct expand_ctx *ctx,
-			     const char *func)
+/* The kernel's traceable functions (tracefs available_filter_functions,
+ * tens of thousands of lines), read once per run however many probes,
+ * wildcards and listings ask; .known is false when it cannot be read. */
+static const struct kfuncs *traceable(void)
 {
 	static struct kfuncs avail;
 	static bool loaded;
-	uint32_t type;
-	if (pmu_type(KPROBE_PMU, &type) == -EOPNOTSUPP)
-		return;    /* said at attach: no kprobes at all */
 	if (!loaded) {
 		kfuncs_load(&avail);
 		loaded = true;
 	}
-	if (avail.known && !kfuncs_has(&avail, func))
+	return &avail;
+}
+
+/* bpftrace 0.17's warning for a named function tracefs does not list,
+ * given before anything attaches. Only a warning: the kernel is the judge
+ * (a function absent from tracefs may be probeable at an offset), and
+ * attaching says what it thinks. */
+static void warn_untraceable(const struct node *attach, struct expand_ctx *ctx,
+			     const char *func)
+{
+	uint32_t type;
+	if (pmu_type(KPROBE_PMU, &type) == -EOPNOTSUPP)
+		return;    /* said at attach: no kprobes at all */
+	const struct kfuncs *avail = traceable();
+	if (avail->known && !kfuncs_has(avail, func))
 		diag_warning(ctx->diags, attach->pos, "UNTRACEABLE",
 			     "%s is not traceable (either non-existing, inlined, "
 			     "or marked as \"notrace\"); attaching to it will "
@@ -108,27 +117,25 @@ static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 			   attach->u.attach.text, NO_KPROBES);
 		return -EOPNOTSUPP;
 	}
-	struct kfuncs avail, black;
-	kfuncs_load(&avail);
-	if (!avail.known) {
-		kfuncs_free(&avail);
+	const struct kfuncs *avail = traceable();
+	if (!avail->known) {
 		diag_error(ctx->diags, attach->pos, "NO_MATCH", "%s: cannot "
 			   "expand the wildcard: the kernel's list of traceable "
 			   "functions (tracefs available_filter_functions) "
 			   "cannot be read", attach->u.attach.text);
 		return -ENOENT;
 	}
+	struct kfuncs black;
 	kfuncs_load_blacklist(&black);
 	int r = 0, n = 0;
-	for (size_t i = 0; i < avail.n && r >= 0; i++) {
-		const char *name = avail.v[i];
+	for (size_t i = 0; i < avail->n && r >= 0; i++) {
+		const char *name = avail->v[i];
 		if (split_part(name) || !provider_glob(func, name) ||
 		    (black.known && kfuncs_has(&black, name)))
 			continue;
 		r = emit(arg, NULL, name, 0);
 		n++;
 	}
-	kfuncs_free(&avail);
 	kfuncs_free(&black);
 	if (r >= 0 && n == 0) {
 		return ap_missing(attach, ctx, "NO_MATCH", "%s: no traceable "
@@ -206,20 +213,18 @@ static int kprobe_list_common(const struct provider *pv, const char *pattern,
 {
 	if (!provider_list_wants(pv, pattern))
 		return 0;
-	struct kfuncs avail;
-	kfuncs_load(&avail);
+	const struct kfuncs *avail = traceable();
 	int n = 0;
-	for (size_t i = 0; i < avail.n; i++) {
-		if (split_part(avail.v[i]))
+	for (size_t i = 0; i < avail->n; i++) {
+		if (split_part(avail->v[i]))
 			continue;
 		char name[512];
-		snprintf(name, sizeof(name), "%s:%s", pv->name, avail.v[i]);
+		snprintf(name, sizeof(name), "%s:%s", pv->name, avail->v[i]);
 		if (!provider_list_match(pv, pattern, name))
 			continue;
 		fprintf(out, "%s\n", name);
 		n++;
 	}
-	kfuncs_free(&avail);
 	return n;
 }
 

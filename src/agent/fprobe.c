@@ -26,6 +26,14 @@
  * stacks (FPROBE_F_STACKS) the thread's hooked frames get their return
  * addresses back while the probes run, the same unhook and rehook.
  *
+ * Detach: sonde restores the unwinder's entry points with everything
+ * else, so no frame may keep the trampoline's address once it is gone:
+ * with the threads stopped, sonde gives every live hooked frame its
+ * return address back (src/process/livepatch.c, through the chunks the
+ * registry lists), and a thread that hooks a frame, or hooks frames
+ * again, after finding its site patched checks once more and undoes
+ * what it did if the site was restored in between.
+ *
  * Signals: a handler may run probes between any two instructions here,
  * on the same shadow stack. A push reserves its slot (marked alive) before
  * filling it and a pop takes its entry off before running probes, so the
@@ -77,25 +85,8 @@ static long sys6(long nr, long a, long b, long c, long d, long e, long f)
 
 /* ---- the pool of shadow stacks ---- */
 
-struct shadow_frame {
-	uint64_t stack;     /* sp at the entry: where the return address is */
-	uint64_t ret;       /* the real return address */
-	const struct fprobe_site *site;
-	uint64_t hooked;    /* [stack] holds the trampoline's address */
-};
-
-struct shadow {
-	int32_t owner;      /* tid, 0 when free */
-	uint32_t depth;
-	struct shadow_frame f[FPROBE_DEPTH];
-};
-
-#define CHUNK_BYTES (256 * 1024)
-#define PER_CHUNK (CHUNK_BYTES / sizeof(struct shadow))
-#define MAX_CHUNKS 64       /* 64 * 124 threads at once, at most */
-
-static struct shadow *chunks[MAX_CHUNKS];
-static uint32_t nchunks;
+#define CHUNKS sonde_fprobe_registry.shadow_chunk
+#define NCHUNKS sonde_fprobe_registry.shadow_nchunks
 static uint32_t chunk_lock;
 
 static __thread struct shadow *tls_shadow __attribute__((tls_model("initial-exec")));
@@ -109,11 +100,11 @@ static bool thread_alive(int32_t tid)
 /* A free block of the chunks there are, or one whose thread is gone. */
 static struct shadow *claim(int32_t tid)
 {
-	uint32_t n = __atomic_load_n(&nchunks, __ATOMIC_ACQUIRE);
+	uint32_t n = __atomic_load_n(&NCHUNKS, __ATOMIC_ACQUIRE);
 	for (int pass = 0; pass < 2; pass++)
 		for (uint32_t c = 0; c < n; c++)
-			for (size_t i = 0; i < PER_CHUNK; i++) {
-				struct shadow *s = &chunks[c][i];
+			for (size_t i = 0; i < FPROBE_SHADOW_PER_CHUNK; i++) {
+				struct shadow *s = (struct shadow *)CHUNKS[c] + i;
 				int32_t o = __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
 				if (o && (pass == 0 || thread_alive(o)))
 					continue;
@@ -140,13 +131,13 @@ static struct shadow *shadow_get(void)
 	for (long spins = 0; !s && spins < (1L << 24); spins++) {
 		if (__atomic_exchange_n(&chunk_lock, 1, __ATOMIC_ACQUIRE) == 0) {
 			s = claim(tid);
-			if (!s && nchunks < MAX_CHUNKS) {
-				long p = sys6(SYS_mmap, 0, CHUNK_BYTES,
+			if (!s && NCHUNKS < FPROBE_SHADOW_CHUNKS) {
+				long p = sys6(SYS_mmap, 0, FPROBE_SHADOW_CHUNK_BYTES,
 					      PROT_READ | PROT_WRITE,
 					      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 				if (p > 0 || p < -4095) {
-					chunks[nchunks] = (struct shadow *)p;
-					__atomic_store_n(&nchunks, nchunks + 1,
+					CHUNKS[NCHUNKS] = (uint64_t)p;
+					__atomic_store_n(&NCHUNKS, NCHUNKS + 1,
 							 __ATOMIC_RELEASE);
 					s = claim(tid);
 				}
@@ -190,12 +181,20 @@ static void hook_return(const struct fprobe_site *site, struct fprobe_regs *regs
 	s->depth = d + 1;
 	barrier();
 	f->ret = *(uint64_t *)sp;
-	f->site = site;
+	f->site = (uint64_t)site;
 	f->hooked = 1;
 	barrier();
 	f->stack = sp;
 	barrier();
 	*(uint64_t *)sp = (uint64_t)sonde_fprobe_return_tramp;
+	/* sonde may have detached while this thread was stopped above, after
+	 * it gave the hooked frames their addresses back: undo this one */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&site->state, __ATOMIC_RELAXED) != FPROBE_PATCHED &&
+	    *(uint64_t *)sp == (uint64_t)sonde_fprobe_return_tramp) {
+		*(uint64_t *)sp = f->ret;
+		f->hooked = 0;
+	}
 }
 
 /* Drop the entries of frames gone below sp (inclusive: a frame at sp
@@ -230,8 +229,9 @@ static void unhook_all(uint64_t sp)
 }
 
 /* An exception was caught by a frame below sp's caller: the frames above
- * are alive, and get their returns hooked again. */
-static void rehook(uint64_t sp)
+ * are alive, and get their returns hooked again, unless sonde has
+ * detached meanwhile (the site that called is no longer patched). */
+static void rehook(const struct fprobe_site *site, uint64_t sp)
 {
 	uint32_t d;
 	struct shadow *s = live_entries(sp, &d);
@@ -243,6 +243,9 @@ static void rehook(uint64_t sp)
 			f->hooked = 1;
 		}
 	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&site->state, __ATOMIC_RELAXED) != FPROBE_PATCHED)
+		unhook_all(sp);
 }
 
 void sonde_fprobe_entry(const struct fprobe_site *site, struct fprobe_regs *regs)
@@ -252,7 +255,7 @@ void sonde_fprobe_entry(const struct fprobe_site *site, struct fprobe_regs *regs
 		unhook_all(regs->sp);
 		return;
 	case FPROBE_CATCH:
-		rehook(regs->sp);
+		rehook(site, regs->sp);
 		return;
 	case FPROBE_PROBES:
 		break;
@@ -269,7 +272,7 @@ void sonde_fprobe_entry(const struct fprobe_site *site, struct fprobe_regs *regs
 	for (uint32_t i = 0; i < ne; i++)
 		agent_fprobe_run(site->probes[i], regs);
 	if (stacks)
-		rehook(regs->sp);
+		rehook(site, regs->sp);
 	if (nr)
 		hook_return(site, regs);
 }
@@ -288,6 +291,9 @@ void fprobe_restore_child(void)
 	if (tls_shadow)
 		__atomic_store_n(&tls_shadow->owner,
 				 (int32_t)sys(SYS_gettid, 0, 0, 0), __ATOMIC_RELEASE);
+	/* the unwinder's hooks are undone below with the rest: no frame may
+	 * keep the return trampoline as its return address */
+	unhook_all((uint64_t)__builtin_frame_address(0));
 	static const char path[] = "/proc/self/mem";
 	long fd = sys(SYS_open, path, 02000002 /* O_RDWR | O_CLOEXEC */, 0);
 	if (fd < 0)
@@ -347,7 +353,7 @@ uint64_t sonde_fprobe_return(struct fprobe_regs *regs)
 	}
 	struct shadow_frame *f = &s->f[d - 1];
 	uint64_t ret = f->ret;
-	const struct fprobe_site *site = f->site;
+	const struct fprobe_site *site = (const struct fprobe_site *)f->site;
 	barrier();
 	s->depth = d - 1;
 	barrier();
@@ -362,7 +368,7 @@ uint64_t sonde_fprobe_return(struct fprobe_regs *regs)
 	for (uint32_t i = 0; i < nr; i++)
 		agent_fprobe_run(site->probes[ne + i], regs);
 	if (stacks)
-		rehook(at);
+		rehook(site, at);
 	return ret;
 }
 

@@ -75,6 +75,30 @@ struct fprobe_site {
 	uint32_t probes[FPROBE_MAX_PROBES];
 };
 
+/* Each thread's shadow stack of hooked returns (src/agent/fprobe.c): the
+ * agent pushes and pops; sonde, while the threads are stopped to detach,
+ * gives every live hooked frame its return address back, so that no
+ * frame returns through the trampoline, and no unwinder meets it, once
+ * the unwinder's hooks are gone. */
+struct shadow_frame {
+	uint64_t stack;     /* sp at the entry: where the return address is */
+	uint64_t ret;       /* the real return address */
+	uint64_t site;      /* the struct fprobe_site that hooked it */
+	uint64_t hooked;    /* [stack] holds the trampoline's address */
+};
+
+struct shadow {
+	int32_t owner;      /* tid, 0 when free */
+	uint32_t depth;
+	struct shadow_frame f[FPROBE_DEPTH];
+};
+
+/* Shadow stacks come in chunks of anonymous memory, found through the
+ * registry. */
+#define FPROBE_SHADOW_CHUNK_BYTES (256 * 1024)
+#define FPROBE_SHADOW_PER_CHUNK (FPROBE_SHADOW_CHUNK_BYTES / sizeof(struct shadow))
+#define FPROBE_SHADOW_CHUNKS 64   /* 64 * 124 threads at once, at most */
+
 /* Trampoline memory a sonde run allocated in the process: it stays there
  * (a thread may still be inside), and a later run finds the sites in it
  * through this table, which the agent exports as
@@ -99,6 +123,10 @@ struct fprobe_registry {
 	uint64_t lost_returns;
 	/* Entries whose return was not hooked: FPROBE_DEPTH frames deep. */
 	uint64_t missed_returns;
+	/* The shadow stacks' chunks (the agent adds them; sonde reads). */
+	uint64_t shadow_chunk[FPROBE_SHADOW_CHUNKS];
+	uint32_t shadow_nchunks;
+	uint32_t pad3;
 };
 
 /* Run the session's program `prog` (its index among the programs sonde

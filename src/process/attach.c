@@ -151,11 +151,12 @@ int pattach_open(int pid, const char *agent_path, struct pattach **out,
 	}
 	pa->agent.entry = agent_sym(pa, FPROBE_SYM_ENTRY);
 	pa->agent.registry = agent_sym(pa, FPROBE_SYM_REGISTRY);
-	if (!pa->agent.entry || !pa->agent.registry) {
+	pa->agent.return_tramp = agent_sym(pa, FPROBE_SYM_RETURN_TRAMP);
+	if (!pa->agent.entry || !pa->agent.registry || !pa->agent.return_tramp) {
 		r = -ENOENT;
 		say(why, whylen, "%s lacks the function-probe entry points (%s, "
-		    "%s): not sonde's agent, or another version's", agent_path,
-		    FPROBE_SYM_ENTRY, FPROBE_SYM_REGISTRY);
+		    "%s, %s): not sonde's agent, or another version's", agent_path,
+		    FPROBE_SYM_ENTRY, FPROBE_SYM_REGISTRY, FPROBE_SYM_RETURN_TRAMP);
 		goto fail;
 	}
 	if ((r = lp_begin(pa->t, &pa->agent, &pa->lp, why, whylen)) < 0)

@@ -117,25 +117,80 @@ static int write_registry(struct livepatch *lp, struct tracee *t)
 			    (const uint8_t *)&lp->reg + from, to - from);
 }
 
+/* The threads are stopped and the sites restored: give every frame still
+ * returning through the return trampoline its real return address back,
+ * so that nothing returns through it and no C++ unwinder meets it after
+ * the unwinder's hooks are gone. Frames below a thread's stack pointer
+ * are gone (or returning through the trampoline right now, which works
+ * without them). A thread stopped between its check of a site and its
+ * hook undoes the hook itself when it sees the site restored
+ * (src/agent/fprobe.c). */
+static void unhook_returns(struct livepatch *lp, struct tracee *t)
+{
+	struct fprobe_registry reg;
+	if (!lp->agent.return_tramp ||
+	    tracee_read(t, lp->agent.registry, &reg, sizeof(reg)) < 0 ||
+	    reg.magic != FPROBE_REGISTRY_MAGIC)
+		return;
+	uint32_t nchunks = reg.shadow_nchunks < FPROBE_SHADOW_CHUNKS ?
+			   reg.shadow_nchunks : FPROBE_SHADOW_CHUNKS;
+	struct shadow *chunk = malloc(FPROBE_SHADOW_CHUNK_BYTES);
+	for (uint32_t c = 0; chunk && c < nchunks; c++) {
+		uint64_t base = reg.shadow_chunk[c];
+		if (tracee_read(t, base, chunk, FPROBE_SHADOW_CHUNK_BYTES) < 0)
+			continue;
+		for (size_t i = 0; i < FPROBE_SHADOW_PER_CHUNK; i++) {
+			const struct shadow *sh = &chunk[i];
+			uint64_t sp = 0;
+			size_t k;
+			for (k = 0; sh->owner && k < t->nthreads; k++)
+				if (t->threads[k].tid == sh->owner)
+					break;
+			const struct user_regs_struct *regs =
+				sh->owner && k < t->nthreads ? tracee_regs(t, k) : NULL;
+			if (!regs)
+				continue;   /* free, or its thread is gone */
+			sp = regs->rsp;
+			uint32_t d = sh->depth < FPROBE_DEPTH ? sh->depth : FPROBE_DEPTH;
+			for (uint32_t j = 0; j < d; j++) {
+				const struct shadow_frame *f = &sh->f[j];
+				uint64_t slot;
+				if (!f->hooked || f->stack < sp || f->stack % 8 ||
+				    tracee_read(t, f->stack, &slot, 8) < 0 ||
+				    slot != lp->agent.return_tramp ||
+				    tracee_write(t, f->stack, &f->ret, 8) < 0)
+					continue;
+				uint64_t zero = 0;
+				tracee_write(t, base + (uint64_t)((const uint8_t *)&f->hooked -
+								   (const uint8_t *)chunk),
+					     &zero, 8);
+			}
+		}
+	}
+	free(chunk);
+}
+
 /* Undo one site a dead run left patched, if its bytes are still ours. */
-static void restore_stale(struct tracee *t, uint64_t at, struct fprobe_site *s)
+static bool restore_stale(struct tracee *t, uint64_t at, struct fprobe_site *s)
 {
 	uint8_t cur[FPROBE_MAX_PATCH];
 	if (s->patch_len > FPROBE_MAX_PATCH ||
 	    tracee_read(t, s->addr, cur, s->patch_len) < 0 ||
 	    memcmp(cur, s->patch, s->patch_len) != 0)
-		return;
+		return false;
 	tracee_write(t, s->addr, s->orig, s->patch_len);
 	if (s->via_pad)
 		tracee_write(t, s->pad_addr, s->pad_orig, X86_JMP_LEN);
 	s->state = FPROBE_RESTORED;
 	s->nentry = s->nret = 0;
 	tracee_write(t, at, s, sizeof(*s));
+	return true;
 }
 
 /* Walk every region of the registry for sites still patched. */
 static void restore_all_stale(struct livepatch *lp, struct tracee *t)
 {
+	size_t restored = 0;
 	uint32_t n = lp->reg.nregions < FPROBE_MAX_REGIONS ? lp->reg.nregions
 							   : FPROBE_MAX_REGIONS;
 	for (uint32_t r = 0; r < n; r++) {
@@ -153,10 +208,12 @@ static void restore_all_stale(struct livepatch *lp, struct tracee *t)
 			struct fprobe_site s;
 			memcpy(&s, buf + off, sizeof(s));
 			if (s.magic == FPROBE_SITE_MAGIC && s.state == FPROBE_PATCHED)
-				restore_stale(t, base + off, &s);
+				restored += restore_stale(t, base + off, &s);
 		}
 		free(buf);
 	}
+	if (restored)
+		unhook_returns(lp, t);
 }
 
 int lp_begin(struct tracee *t, const struct lp_agent *agent,
@@ -616,6 +673,7 @@ int lp_restore(struct livepatch *lp, struct tracee *t, char *why, size_t whylen)
 		fs->nentry = fs->nret = 0;
 		tracee_write(t, e->site_at, fs, sizeof(*fs));
 	}
+	unhook_returns(lp, t);
 	lp->reg.owner_pid = 0;
 	lp->reg.owner_start = 0;
 	int r = write_registry(lp, t);

@@ -21,6 +21,7 @@ struct livepatch;
 struct lp_agent {
 	uint64_t entry;          /* sonde_fprobe_entry */
 	uint64_t registry;       /* sonde_fprobe_registry */
+	uint64_t return_tramp;   /* sonde_fprobe_return_tramp */
 };
 
 /* One site to patch. */

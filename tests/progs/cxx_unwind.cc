@@ -3,9 +3,11 @@
 // which throws for every third n; the exception crosses middle() and is
 // caught in catcher(). jumper() leaves through longjmp. The program checks
 // every result and, on SIGTERM (or after ROUNDS rounds), prints its counts
-// and exits 0 if all were right, 3 otherwise.
+// and exits 0 if all were right, 3 otherwise. THROW_US makes thrower()
+// sleep before each throw (a tracer can then act while the exception's
+// path is on the stack).
 //
-//   cxx_unwind [ROUNDS [SLEEP_US]]     (ROUNDS 0: until SIGTERM)
+//   cxx_unwind [ROUNDS [SLEEP_US [THROW_US]]]     (ROUNDS 0: until SIGTERM)
 #include <csetjmp>
 #include <csignal>
 #include <cstdio>
@@ -16,6 +18,7 @@
 static volatile std::sig_atomic_t stop;
 static std::jmp_buf jb;
 static long destructed;
+static long throw_us;
 
 struct Guard {
 	~Guard() { destructed++; }
@@ -23,8 +26,11 @@ struct Guard {
 
 extern "C" __attribute__((noinline)) long thrower(long n)
 {
-	if (n % 3 == 0)
+	if (n % 3 == 0) {
+		if (throw_us)
+			usleep((useconds_t)throw_us);
 		throw std::runtime_error("third");
+	}
 	return n * 2;
 }
 
@@ -56,6 +62,7 @@ int main(int argc, char **argv)
 {
 	long rounds = argc > 1 ? std::atol(argv[1]) : 0;
 	long sleep_us = argc > 2 ? std::atol(argv[2]) : 100;
+	throw_us = argc > 3 ? std::atol(argv[3]) : 0;
 	std::signal(SIGTERM, on_term);
 	std::printf("ready\n");
 	std::fflush(stdout);

@@ -11,7 +11,8 @@
  *    computing the right results;
  *  - a run that dies with its patches in place is cleaned up after by
  *    the next; a live one is not disturbed;
- *  - C++ exceptions and longjmp through functions with return probes. */
+ *  - C++ exceptions and longjmp through functions with return probes,
+ *    and an exception thrown through frames hooked before a detach. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -38,7 +39,8 @@ static int out_fd = -1;
 static char last_words[256];
 
 /* Start a program, wait for its "ready" line. */
-static pid_t start(const char *path, const char *arg, const char *arg2)
+static pid_t start(const char *path, const char *arg, const char *arg2,
+		   const char *arg3)
 {
 	int p[2];
 	if (pipe(p) < 0)
@@ -48,7 +50,7 @@ static pid_t start(const char *path, const char *arg, const char *arg2)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* gone with the test */
 		dup2(p[1], 1);
 		close(p[0]);
-		execl(path, path, arg, arg2, (char *)NULL);
+		execl(path, path, arg, arg2, arg3, (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -177,7 +179,7 @@ static bool mem_equals(pid_t pid, uint64_t at, const uint8_t *want, size_t n)
 
 static void test_hammer(void)
 {
-	pid_t pid = start(target, "4", NULL);
+	pid_t pid = start(target, "4", NULL, NULL);
 	CHECK(pid > 0, "the hammering target runs");
 	if (pid <= 0)
 		return;
@@ -275,7 +277,7 @@ static void test_hammer(void)
  * target's main thread calls and checks them. */
 static void test_shapes(void)
 {
-	pid_t pid = start(target, "1", NULL);
+	pid_t pid = start(target, "1", NULL, NULL);
 	if (pid <= 0) {
 		CHECK(0, "the shapes target runs");
 		return;
@@ -354,7 +356,7 @@ static void test_shapes(void)
  * still alive is refused. */
 static void test_stale(void)
 {
-	pid_t pid = start(target, "2", NULL);
+	pid_t pid = start(target, "2", NULL, NULL);
 	if (pid <= 0)
 		return;
 	struct elf_file *ef;
@@ -443,7 +445,7 @@ static void wait_rounds(pid_t pid, long rounds)
 
 static void test_cxx(void)
 {
-	pid_t pid = start(cxx, "0", "20");
+	pid_t pid = start(cxx, "0", "20", NULL);
 	if (pid <= 0) {
 		CHECK(0, "the C++ target runs");
 		return;
@@ -493,6 +495,67 @@ static void test_cxx(void)
 	elf_close(ef);
 }
 
+/* The system call a stopped or sleeping process is in (-1: running). */
+static long syscall_of(pid_t pid)
+{
+	char path[64], line[256] = "";
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	FILE *f = fopen(path, "r");
+	long nr = -1;
+	if (f && fgets(line, sizeof(line), f) && sscanf(line, "%ld", &nr) != 1)
+		nr = -1;
+	if (f)
+		fclose(f);
+	return nr;
+}
+
+/* Detached while the program sleeps in thrower(), under catcher() and
+ * middle() whose returns are hooked: the exception thrown after the
+ * detach must meet real return addresses, the unwinder's hooks being
+ * gone with the rest. */
+static void test_cxx_detach_inside(void)
+{
+	/* thrower() sleeps 20 ms before each throw; nothing else sleeps */
+	pid_t pid = start(cxx, "0", "0", "20000");
+	if (pid <= 0) {
+		CHECK(0, "the C++ target runs");
+		return;
+	}
+	struct elf_file *ef;
+	elf_open(cxx, &ef);
+	char why[512] = "";
+	struct pattach *pa;
+	int r = pattach_open(pid, agent, &pa, why, sizeof(why));
+	static const char *const fns[] = { "catcher", "middle" };
+	for (uint32_t i = 0; r == 0 && i < 2; i++) {
+		const struct elf_sym *s = elf_find_sym(ef, fns[i]);
+		r = s ? pattach_add(pa, cxx, s->addr, fns[i], true, 30 + i, why,
+				    sizeof(why)) : -ENOENT;
+	}
+	if (r == 0)
+		r = pattach_commit(pa, why, sizeof(why));
+	CHECK(r == 0, "return probes on catcher and middle");
+	if (r < 0)
+		printf("# %s\n", why);
+	/* a throw entered after the patch: past two sleeps, then in one */
+	wait_rounds(pid, 2);
+	bool inside = false;
+	for (int i = 0; i < 500 && !inside; i++) {
+		long nr = syscall_of(pid);
+		inside = nr == 230 /* clock_nanosleep */ || nr == 35 /* nanosleep */;
+		if (!inside)
+			usleep(1000);
+	}
+	CHECK(inside, "the program sleeps in thrower(), its callers hooked");
+	r = pattach_detach(pa, why, sizeof(why));
+	CHECK(r == 0, "detached while it sleeps there");
+	pattach_free(pa);
+	wait_rounds(pid, 3);
+	CHECK(finish(pid) == 0, "the exception thrown after the detach crossed "
+	      "the frames hooked before it and was caught");
+	elf_close(ef);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -506,5 +569,6 @@ int main(void)
 	test_shapes();
 	test_stale();
 	test_cxx();
+	test_cxx_detach_inside();
 	return UNIT_DONE();
 }

@@ -148,6 +148,7 @@ static int patch(const char *name, uint8_t *fn, uint8_t *end, uint8_t *at,
 	memset(pt->site, 0, sizeof(*pt->site));
 	pt->site->magic = FPROBE_SITE_MAGIC;
 	pt->site->kind = FPROBE_PROBES;
+	pt->site->state = FPROBE_PATCHED;
 	pt->site->nentry = ne;
 	pt->site->nret = nr;
 	for (uint32_t i = 0; i < ne; i++)
@@ -319,8 +320,10 @@ static void test_longjmp(void)
 /* What the FPROBE_UNWIND and FPROBE_CATCH sites do, called by hand from
  * inside a hooked frame: the return address goes back to the real one
  * (an unwinder can read it) and is hooked again afterwards. */
-static struct fprobe_site unwind_site = { .magic = FPROBE_SITE_MAGIC, .kind = FPROBE_UNWIND };
-static struct fprobe_site catch_site = { .magic = FPROBE_SITE_MAGIC, .kind = FPROBE_CATCH };
+static struct fprobe_site unwind_site = { .magic = FPROBE_SITE_MAGIC,
+	.kind = FPROBE_UNWIND, .state = FPROBE_PATCHED };
+static struct fprobe_site catch_site = { .magic = FPROBE_SITE_MAGIC,
+	.kind = FPROBE_CATCH, .state = FPROBE_PATCHED };
 static int unhooked_ok, rehooked_ok;
 
 static long inner(long x)
@@ -350,6 +353,53 @@ static void test_unwind_hooks(void)
 	unpatch(&pt);
 }
 
+/* sonde detached while the exception was on its way (the threads were
+ * stopped, the sites restored): the catch hook must not hook the frame
+ * again, the unwinder's hooks being gone. */
+static int detached_ok;
+
+static long inner_detached(long x)
+{
+	struct fprobe_regs regs = { .sp = (uint64_t)(uintptr_t)__builtin_frame_address(0) };
+	struct shadow_frame *f = &tls_shadow->f[tls_shadow->depth - 1];
+	uint64_t *slot = (uint64_t *)f->stack;
+	sonde_fprobe_entry(&unwind_site, &regs);
+	catch_site.state = FPROBE_RESTORED;
+	sonde_fprobe_entry(&catch_site, &regs);
+	catch_site.state = FPROBE_PATCHED;
+	detached_ok = *slot == f->ret && !f->hooked;
+	return x;
+}
+
+/* A thread that found its site patched, was stopped, and hooked its
+ * return after sonde had restored the site and unhooked every frame:
+ * it undoes the hook, and the function returns straight to its caller. */
+static void test_hooks_after_detach(void)
+{
+	struct patched pt;
+	uint32_t e2 = 2, r3 = 3;
+	memset(hits, 0, sizeof(hits));
+	if (patch("t_add", t_add, t_add_end, t_add, &e2, 1, &r3, 1, &pt) < 0)
+		return;
+	pt.site->state = FPROBE_RESTORED;
+	long r = t_sp(t_add, 40, 2);
+	CHECK(r == 42 && hits[2] == 1 && hits[3] == 0,
+	      "a return hooked after the site was restored is undone: no return "
+	      "probe, the right value");
+	unpatch(&pt);
+	tls_shadow->depth = 0;
+	uint32_t e0 = 0, r1 = 1;
+	memset(hits, 0, sizeof(hits));
+	if (patch("t_call", t_call, t_call_end, t_call, &e0, 1, &r1, 1, &pt) < 0)
+		return;
+	r = ((fn2)(void *)t_call)((long)(uintptr_t)inner_detached, 9);
+	CHECK(detached_ok, "an exception caught after the detach: the frame is "
+	      "not hooked again");
+	CHECK(r == 10 && hits[1] == 0, "and it returns straight to its caller");
+	unpatch(&pt);
+	tls_shadow->depth = 0;
+}
+
 int main(void)
 {
 	pool = near_pool();
@@ -363,5 +413,6 @@ int main(void)
 	test_recursion();
 	test_longjmp();
 	test_unwind_hooks();
+	test_hooks_after_detach();
 	return UNIT_DONE();
 }

@@ -28,7 +28,14 @@
  * same address from the copy; relative branches become rel32 (or
  * absolute jumps through memory when beyond 2 GiB); jrcxz and loop, which
  * only have rel8, jump over a rel32 jump to their target; branches to
- * another displaced instruction go to its copy. */
+ * another displaced instruction go to its copy. A call (the last
+ * displaced instruction, or it is refused) pushes the address after it
+ * in the function, not in the copy, and jumps: the callee returns
+ * straight to the function, and its return address is one a C++ unwinder
+ * or a stack walk can find unwind information for (the copy has none; a
+ * call made from it would make an exception through it terminate the
+ * program). An indirect call through the stack pointer is refused: the
+ * push would move what it reads. */
 #include "x86reloc.h"
 
 #include <Zydis/Zydis.h>
@@ -51,6 +58,7 @@ enum kind {
 	K_JMP,        /* jmp rel8/rel32 */
 	K_JCC,        /* jcc rel8/rel32 */
 	K_CALL,       /* call rel32 */
+	K_ICALL,      /* call through a register or memory (near) */
 	K_REL8,       /* jrcxz, jecxz, loop, loope, loopne: rel8 only */
 	K_BAD,        /* cannot be moved */
 };
@@ -121,6 +129,23 @@ static bool has_riprel(const struct insn *in)
 	return false;
 }
 
+/* Does an operand read the stack pointer (the call's own push aside)? */
+static bool reads_sp(const struct insn *in)
+{
+	for (int i = 0; i < in->d.operand_count_visible; i++) {
+		const ZydisDecodedOperand *op = &in->ops[i];
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64,
+						     op->reg.value) == ZYDIS_REGISTER_RSP)
+			return true;
+		if (op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		    (op->mem.base == ZYDIS_REGISTER_RSP ||
+		     op->mem.base == ZYDIS_REGISTER_ESP))
+			return true;
+	}
+	return false;
+}
+
 static enum kind classify(const struct insn *in)
 {
 	if (in->d.mnemonic == ZYDIS_MNEMONIC_XBEGIN)
@@ -137,6 +162,11 @@ static enum kind classify(const struct insn *in)
 			return in->d.meta.category == ZYDIS_CATEGORY_COND_BR ? K_JCC : K_BAD;
 		}
 	}
+	if (in->d.mnemonic == ZYDIS_MNEMONIC_CALL)
+		return in->d.meta.branch_type == ZYDIS_BRANCH_TYPE_NEAR &&
+		       in->d.raw.modrm.offset && !reads_sp(in) &&
+		       (!has_riprel(in) || in->d.raw.disp.size == 32) ? K_ICALL
+								   : K_BAD;
 	if (has_riprel(in))
 		return in->d.raw.disp.size == 32 ? K_RIPREL : K_BAD;
 	if (in->d.attributes & ZYDIS_ATTRIB_IS_RELATIVE)
@@ -294,8 +324,10 @@ static int cover(const struct x86_site *s, size_t min_len, struct x86_plan *p,
 		}
 		if (classify(&in) == K_BAD) {
 			say(why, whylen, "%s+%zu: the instruction cannot be moved "
-			    "(%s)", s->name, off,
-			    ZydisMnemonicGetString(in.d.mnemonic));
+			    "(%s%s)", s->name, off,
+			    ZydisMnemonicGetString(in.d.mnemonic),
+			    in.d.mnemonic == ZYDIS_MNEMONIC_CALL ?
+			    " through the stack pointer, or far" : "");
 			return -ENOTSUP;
 		}
 		if (p->ninsns == X86_MAX_PATCH)
@@ -413,6 +445,21 @@ static size_t emit_jmp(uint8_t *o, uint64_t at, uint64_t target, bool emit)
 	return 14;
 }
 
+/* What a call pushes, pushed by hand: lea -8(%rsp),%rsp (flags kept, as
+ * a call keeps them), then the return address's two halves. */
+static size_t emit_push_return(uint8_t *o, uint64_t ret, bool emit)
+{
+	if (emit) {
+		static const uint8_t lea[] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
+		memcpy(o, lea, sizeof(lea));
+		o[5] = 0xc7; o[6] = 0x04; o[7] = 0x24;          /* movl $lo, (%rsp) */
+		put32(o + 8, (int32_t)(uint32_t)ret);
+		o[12] = 0xc7; o[13] = 0x44; o[14] = 0x24; o[15] = 0x04;   /* 4(%rsp) */
+		put32(o + 16, (int32_t)(uint32_t)(ret >> 32));
+	}
+	return 20;
+}
+
 /* Where a displaced instruction's target is in the copy, if it is one of
  * the displaced instructions; else the target itself. */
 static uint64_t map_target(const struct x86_plan *p, uint64_t target, uint64_t dest)
@@ -433,7 +480,7 @@ static int emit_insn(const struct x86_plan *p, const struct insn *in,
 	size_t len = in->d.length;
 	enum kind k = classify(in);
 	uint64_t target = k == K_PLAIN ? 0 : ref_target(in, orig_at);
-	if (k != K_PLAIN && k != K_RIPREL)
+	if (k != K_PLAIN && k != K_RIPREL && k != K_ICALL)
 		target = map_target(p, target, dest);
 	switch (k) {
 	case K_PLAIN:
@@ -456,20 +503,30 @@ static int emit_insn(const struct x86_plan *p, const struct insn *in,
 	}
 	case K_JMP:
 		return (int)emit_jmp(o, at, target, emit);
-	case K_CALL:
-		if (near(target, at)) {
-			if (emit) {
-				o[0] = 0xe8;
-				put32(o + 1, (int32_t)(target - (at + 5)));
-			}
-			return 5;
+	case K_CALL: {
+		size_t n = emit_push_return(o, orig_at + len, emit);
+		return (int)(n + emit_jmp(o + n, at + n, target, emit));
+	}
+	case K_ICALL: {
+		/* the same operand, as a jmp (ff /2 becomes ff /4) */
+		size_t n = emit_push_return(o, orig_at + len, emit);
+		int64_t disp = (int64_t)(target - (at + n + len));
+		if (has_riprel(in) && !fits32(disp)) {
+			say(why, whylen, "the call at 0x%" PRIx64 " reads 0x%" PRIx64
+			    ", beyond 2 GiB from its copy at 0x%" PRIx64, orig_at,
+			    target, at + n);
+			return -ERANGE;
 		}
-		if (emit) {   /* call *2(%rip); jmp +8; .quad target */
-			o[0] = 0xff; o[1] = 0x15; put32(o + 2, 2);
-			o[6] = 0xeb; o[7] = 0x08;
-			put64(o + 8, target);
+		if (emit) {
+			uint8_t *insn = o + n;
+			memcpy(insn, src, len);
+			if (has_riprel(in))
+				put32(insn + in->d.raw.disp.offset, (int32_t)disp);
+			uint8_t *modrm = insn + in->d.raw.modrm.offset;
+			*modrm = (uint8_t)((*modrm & ~0x38) | (4 << 3));
 		}
-		return 16;
+		return (int)(n + len);
+	}
 	case K_JCC: {
 		/* the condition: the low nibble of 0x7X (rel8) or 0x0f 0x8X */
 		const uint8_t *op = src + in->d.raw.prefix_count;

@@ -1,5 +1,6 @@
 // cxx_unwind.cc - C++ exceptions and longjmp crossing functions that
-// return probes hook: catcher() calls middle(), which calls thrower(),
+// return probes hook: catcher() calls middle() (through via_call()),
+// which calls thrower(),
 // which throws for every third n; the exception crosses middle() and is
 // caught in catcher(). jumper() leaves through longjmp. The program checks
 // every result and, on SIGTERM (or after ROUNDS rounds), prints its counts
@@ -40,10 +41,30 @@ extern "C" __attribute__((noinline)) long middle(long n)
 	return thrower(n) + 1;
 }
 
+// via_call(n) is middle(n) through a frame whose first instructions
+// include the call (as gcc -O1 and up lay out a function that only calls
+// another): a tracer that moves those instructions elsewhere must keep
+// middle's return address in via_call, where the unwinder finds its
+// unwind information. Written in assembly so that any -O keeps the shape.
+extern "C" long via_call(long n);
+__asm__(".text\n"
+	".globl via_call\n"
+	".type via_call, @function\n"
+	"via_call:\n"
+	".cfi_startproc\n"
+	"	sub $8, %rsp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	call middle@PLT\n"
+	"	add $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size via_call, .-via_call\n");
+
 extern "C" __attribute__((noinline)) long catcher(long n)
 {
 	try {
-		return middle(n);
+		return via_call(n);
 	} catch (const std::exception &) {
 		return -1;
 	}

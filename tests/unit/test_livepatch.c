@@ -455,8 +455,9 @@ static void test_cxx(void)
 	char why[512] = "";
 	struct pattach *pa;
 	int r = pattach_open(pid, agent, &pa, why, sizeof(why));
-	static const char *const fns[] = { "catcher", "middle", "thrower", "jumper" };
-	for (uint32_t i = 0; r == 0 && i < 4; i++) {
+	static const char *const fns[] = { "catcher", "middle", "thrower", "jumper",
+					   "via_call" };
+	for (uint32_t i = 0; r == 0 && i < 5; i++) {
 		const struct elf_sym *s = elf_find_sym(ef, fns[i]);
 		r = s ? pattach_add(pa, cxx, s->addr, fns[i], true, 30 + i, why,
 				    sizeof(why)) : -ENOENT;
@@ -473,23 +474,27 @@ static void test_cxx(void)
 	r = pattach_detach(pa, why, sizeof(why));
 	CHECK(r == 0, "detached");
 	struct held h;
-	long ret[4] = { 0 }, ent[4] = { 0 };
+	long ret[5] = { 0 }, ent[5] = { 0 };
 	if (hold(pid, &h) == 0) {
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < 5; i++) {
 			ret[i] = read_long(h.t, h.hits + 8 * (30 + i));
 			ent[i] = read_long(h.t, h.hits + 8 * (40 + i));
 		}
 		tracee_detach(h.t);
 	}
 	pattach_free(pa);
-	printf("# entries %ld %ld %ld %ld, returns %ld %ld %ld %ld\n", ent[0], ent[1],
-	       ent[2], ent[3], ret[0], ret[1], ret[2], ret[3]);
+	printf("# entries %ld %ld %ld %ld %ld, returns %ld %ld %ld %ld %ld\n",
+	       ent[0], ent[1], ent[2], ent[3], ent[4], ret[0], ret[1], ret[2],
+	       ret[3], ret[4]);
 	CHECK(ent[0] > 30 && ret[0] >= ent[0] - 1 && ret[0] <= ent[0],
 	      "catcher: every call returned through its probe, thrown through or not");
 	CHECK(ret[1] < ent[1] && ret[1] > ent[1] / 2,
 	      "middle: the calls an exception crossed did not return, the others did");
 	CHECK(ret[3] < ent[3] && ret[3] > ent[3] / 4,
 	      "jumper: the calls left by longjmp did not return, the others did");
+	CHECK(labs(ent[4] - ent[0]) <= 1 && ret[4] < ent[4] && ret[4] > ent[4] / 2,
+	      "via_call, whose moved first instructions hold the call the "
+	      "exceptions cross: they did not return, the others did");
 	CHECK(finish(pid) == 0, "the C++ program caught every exception right, "
 	      "ran every destructor and went on");
 	elf_close(ef);

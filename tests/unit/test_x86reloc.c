@@ -7,7 +7,9 @@
  * original ones. Shapes: an ordinary prologue, rip-relative loads and
  * lea first, a conditional branch, a call, jrcxz, a short jmp first,
  * a loop whose head is the second instruction (patched by a short jump
- * into the padding before), a function shorter than the jump (padding
+ * into the padding before), calls through a register and through memory
+ * (the callee sees the function's own return address), a function
+ * shorter than the jump (padding
  * after it covered), a site inside a function (FUNC+OFFSET); and the
  * refusals, each with its reason: among them an offset inside an
  * instruction and a branch from before such a site into its bytes. */
@@ -26,6 +28,15 @@ long g_tab[4] = { 10, 20, 30, 40 };
 long tramp_hits;
 
 long helper_double(long x) { return 2 * x; }
+long (*g_fnptr)(long) = helper_double;
+void *g_seen_ra;
+
+/* helper_double that notes where it will return to */
+__attribute__((noinline)) long helper_ra(long x)
+{
+	g_seen_ra = __builtin_return_address(0);
+	return 2 * x;
+}
 
 #define FN(name) ".globl " #name "\n.type " #name ",@function\n" #name ":\n"
 #define END(name) #name "_end:\n.globl " #name "_end\n.size " #name ", .-" #name "\n"
@@ -51,6 +62,22 @@ __asm__(
 	FN(f_call)
 	"  call helper_double\n  add $1, %rax\n  ret\n"
 	END(f_call)
+	".p2align 4, 0xcc\n"
+	FN(f_callra)
+	"  call helper_ra\n  add $1, %rax\n  ret\n"
+	END(f_callra)
+	".p2align 4, 0xcc\n"
+	FN(f_icall_reg)   /* the call through a register ends the moved bytes */
+	"  mov %rsi, %rax\n  call *%rax\n  add $1, %rax\n  ret\n"
+	END(f_icall_reg)
+	".p2align 4, 0xcc\n"
+	FN(f_icall_mem)
+	"  call *g_fnptr(%rip)\n  add $1, %rax\n  ret\n"
+	END(f_icall_mem)
+	".p2align 4, 0xcc\n"
+	FN(f_icall_sp)
+	"  call *0x80(%rsp)\n  ret\n"
+	END(f_icall_sp)
 	".p2align 4, 0xcc\n"
 	FN(f_jrcxz)
 	"  mov %rdi, %rcx\n  jrcxz 1f\n  lea 1(%rdi), %rax\n  ret\n1: mov $77, %eax\n  ret\n"
@@ -110,18 +137,21 @@ __asm__(
 
 #define DECL(n) extern uint8_t n[], n##_end[]
 DECL(f_plain); DECL(f_riprel); DECL(f_lea); DECL(f_jcc); DECL(f_call);
+DECL(f_callra); DECL(f_icall_reg); DECL(f_icall_mem); DECL(f_icall_sp);
 DECL(f_jrcxz); DECL(f_jmpfirst); DECL(f_loop); DECL(f_short); DECL(f_tail);
 DECL(f_loop_nopad); DECL(f_tiny); DECL(f_int3); DECL(f_indcall);
 DECL(f_xbegin); DECL(f_mid); DECL(f_midjmp); DECL(f_after);
 
 /* The functions in address order, to find each one's neighbours. */
 static uint8_t *const order[] = {
-	f_plain, f_riprel, f_lea, f_jcc, f_call, f_jrcxz, f_jmpfirst, f_loop,
+	f_plain, f_riprel, f_lea, f_jcc, f_call, f_callra, f_icall_reg,
+	f_icall_mem, f_icall_sp, f_jrcxz, f_jmpfirst, f_loop,
 	f_short, f_tail, f_loop_nopad, f_tiny, f_int3, f_indcall, f_xbegin,
 	f_mid, f_midjmp, f_after,
 };
 static uint8_t *const ends[] = {
 	f_plain_end, f_riprel_end, f_lea_end, f_jcc_end, f_call_end,
+	f_callra_end, f_icall_reg_end, f_icall_mem_end, f_icall_sp_end,
 	f_jrcxz_end, f_jmpfirst_end, f_loop_end, f_short_end, f_tail_end,
 	f_loop_nopad_end, f_tiny_end, f_int3_end, f_indcall_end,
 	f_xbegin_end, f_mid_end, f_midjmp_end, f_after_end,
@@ -316,6 +346,28 @@ static void far_copy(void)
 	munmap(far, 4096);
 }
 
+/* A moved call returns into the function, not into the copy: the callee
+ * sees the same return address patched as unpatched (a C++ unwinder and
+ * a stack walk need one with unwind information). */
+static void return_address(uint8_t *tramp)
+{
+	char why[256];
+	struct x86_site s;
+	struct x86_plan p;
+	site_of("f_callra", f_callra, &s);
+	g_seen_ra = NULL;
+	((fn1)(void *)f_callra)(4, 0);
+	void *unpatched = g_seen_ra;
+	int n = -1;
+	if (x86_plan(&s, &p, why, sizeof(why)) == 0)
+		n = x86_relocate(&p, (uint64_t)(uintptr_t)tramp, tramp, 4096, why,
+				 sizeof(why));
+	g_seen_ra = NULL;
+	long got = n > 0 ? ((fn1)(void *)tramp)(4, 0) : -1;
+	CHECK(unpatched == f_callra + 5 && got == 9 && g_seen_ra == unpatched,
+	      "a moved call: the callee returns to the function itself");
+}
+
 /* A thread stopped inside the patched bytes moves to the same
  * instruction in the copy. */
 static void moved_rip(uint8_t *tramp)
@@ -349,6 +401,11 @@ int main(void)
 	run_patched("f_lea", f_lea, a4, 4, tramp, 0);
 	run_patched("f_jcc", f_jcc, a3, 3, tramp, 0);
 	run_patched("f_call", f_call, a3, 3, tramp, 0);
+	run_patched("f_icall_reg", f_icall_reg, a3, 3, tramp, 0);
+	run_patched("f_icall_mem", f_icall_mem, a3, 3, tramp, 0);
+	run_patched("f_callra", f_callra, a3, 3, tramp, 0);
+	return_address(tramp);
+	refused("f_icall_sp", f_icall_sp, "call through the stack pointer");
 	run_patched("f_jrcxz", f_jrcxz, a3, 3, tramp, 0);
 	run_patched("f_jmpfirst", f_jmpfirst, a3, 3, tramp, 0);
 	long loops[] = { 1, 4, 10 };

@@ -260,6 +260,16 @@ static int map_bias(int pid, const struct elf_file *ef, const char *path,
 	return r;
 }
 
+/* Is path the file the process runs? */
+static bool is_exe(int pid, const char *path)
+{
+	char exe[64];
+	struct stat a, b;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	return stat(path, &a) == 0 && stat(exe, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 /* An opened file (its own symbols only, or with its debug file's). */
 static struct pfile *file_get_as(struct pattach *pa, const char *path,
 				 bool own_only)
@@ -276,8 +286,8 @@ static struct pfile *file_get_as(struct pattach *pa, const char *path,
 	f->err = own_only ? elf_open_own(path, &f->ef) : elf_open(path, &f->ef);
 	if (f->err == 0) {
 		f->err = map_bias(pa->pid, f->ef, path, &f->bias);
-		if (f->err < 0 && !elf_is_dyn(f->ef)) {
-			f->bias = 0;   /* a program at its link-time address */
+		if (f->err < 0 && !elf_is_dyn(f->ef) && is_exe(pa->pid, path)) {
+			f->bias = 0;   /* the program, at its link-time address */
 			f->err = 0;
 		}
 		if (f->err == -ENOENT)

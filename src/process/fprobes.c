@@ -82,6 +82,25 @@ static bool reads_stacks(const struct engine *e)
 	return false;
 }
 
+/* A warning about probe i's file is said once, for every function probe
+ * of that file still unpatched: at the first of them, which this tells
+ * (and how many follow). */
+static bool first_of_file(const struct engine *e, uint32_t i, uint32_t *more)
+{
+	const char *path = e->probes[i].probe->uprobe->path;
+	*more = 0;
+	for (uint32_t j = 0; j < e->nprobes; j++) {
+		const struct proc_probe *pp = &e->probes[j];
+		if (j == i || pp->req.how != PROCESS_FUNC || !pp->probe->uprobe ||
+		    pp->patched || strcmp(pp->probe->uprobe->path, path) != 0)
+			continue;
+		if (j < i)
+			return false;
+		(*more)++;
+	}
+	return true;
+}
+
 int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 {
 	char agent[PATH_MAX], why[512] = "";
@@ -113,8 +132,11 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 		if (r == -ENXIO) {
 			/* a -c command may load it later (an exec, say): said
 			 * at the end if it never did */
-			if (start_agent)
-				log_warn("probe %s: %s", pp->probe->name, why);
+			uint32_t more;
+			if (start_agent && first_of_file(e, i, &more))
+				log_warn("probe %s%s: %s", pp->probe->name,
+					 more ? " (and the other probes of that file)"
+					      : "", why);
 			continue;
 		}
 		pp->patched = true;
@@ -151,16 +173,21 @@ fail:
 
 void proc_fprobes_detach(struct engine *e)
 {
-	if (e->opts.pid <= 0 && e->traced)
+	if (e->opts.pid <= 0 && e->traced) {
 		for (uint32_t i = 0; i < e->nprobes; i++) {
 			struct proc_probe *pp = &e->probes[i];
-			if (pp->req.how == PROCESS_FUNC && !pp->patched) {
-				log_warn("probe %s: the command never loaded %s: "
-					 "it did not fire", pp->probe->name,
-					 pp->probe->uprobe->path);
-				pp->patched = true;   /* said once */
-			}
+			uint32_t more;
+			if (pp->req.how == PROCESS_FUNC && !pp->patched &&
+			    first_of_file(e, i, &more))
+				log_warn("probe %s%s: the command never loaded %s: "
+					 "%s not fire", pp->probe->name,
+					 more ? " and the other probes of that file" : "",
+					 pp->probe->uprobe->path, more ? "they did" : "it did");
 		}
+		for (uint32_t i = 0; i < e->nprobes; i++)
+			if (e->probes[i].req.how == PROCESS_FUNC)
+				e->probes[i].patched = true;   /* said once */
+	}
 	if (!e->fattach)
 		return;
 	char why[512] = "";

@@ -7,7 +7,11 @@
  * shadow stack and writes sonde_fprobe_return_tramp in its place; the
  * function returns there, and sonde_fprobe_return pops the entry, runs
  * the return probes and hands the real address back for the trampoline
- * to jump to.
+ * to jump to. A hooked function that tail-calls another (jmp) leaves it
+ * the same return address, the trampoline's: the callee's entry goes on
+ * top of the caller's with the same stack pointer and the real address,
+ * and the one return pops both, running the callee's return probes,
+ * then the caller's (the kernel's chained uretprobes).
  *
  * longjmp and exceptions leave hooked frames that never return. The
  * shadow stack is kept by stack pointer, with the kernel's rules for its
@@ -166,10 +170,20 @@ static void hook_return(const struct fprobe_site *site, struct fprobe_regs *regs
 		return;
 	}
 	uint32_t d = s->depth;
-	while (d && s->f[d - 1].stack <= sp)   /* frames that are gone */
+	uint64_t ret = *(uint64_t *)sp;
+	/* A tail call from a hooked frame: its return address is the
+	 * trampoline's already, and both frames return at once, through it;
+	 * the hooked frame's entry stays below this one's. */
+	bool chained = ret == (uint64_t)sonde_fprobe_return_tramp;
+	while (d && (s->f[d - 1].stack < sp ||   /* frames that are gone */
+		     (s->f[d - 1].stack == sp && !chained)))
 		d--;
 	s->depth = d;
 	barrier();
+	if (chained && d && s->f[d - 1].stack == sp)
+		ret = s->f[d - 1].ret;
+	else if (chained)
+		d = FPROBE_DEPTH;   /* not ours: no real address to keep */
 	if (d == FPROBE_DEPTH) {
 		__atomic_fetch_add(&sonde_fprobe_registry.missed_returns, 1,
 				   __ATOMIC_RELAXED);
@@ -180,7 +194,7 @@ static void hook_return(const struct fprobe_site *site, struct fprobe_regs *regs
 	barrier();
 	s->depth = d + 1;
 	barrier();
-	f->ret = *(uint64_t *)sp;
+	f->ret = ret;
 	f->site = (uint64_t)site;
 	f->hooked = 1;
 	barrier();
@@ -351,24 +365,33 @@ uint64_t sonde_fprobe_return(struct fprobe_regs *regs)
 		lost_return();
 		return 0;
 	}
-	struct shadow_frame *f = &s->f[d - 1];
-	uint64_t ret = f->ret;
-	const struct fprobe_site *site = (const struct fprobe_site *)f->site;
+	/* the frame, and those it tail-called, innermost first: they all
+	 * return now (taken off before their probes run, see Signals) */
+	const struct fprobe_site *sites[FPROBE_DEPTH];
+	uint32_t n = 0;
+	uint64_t ret = 0;
+	while (d && s->f[d - 1].stack == at) {
+		sites[n++] = (const struct fprobe_site *)s->f[d - 1].site;
+		ret = s->f[--d].ret;
+	}
 	barrier();
-	s->depth = d - 1;
+	s->depth = d;
 	barrier();
 	regs->ip = ret;
-	uint32_t ne = __atomic_load_n(&site->nentry, __ATOMIC_RELAXED);
-	uint32_t nr = __atomic_load_n(&site->nret, __ATOMIC_RELAXED);
-	if (ne > FPROBE_MAX_PROBES || nr > FPROBE_MAX_PROBES - ne || !nr)
-		return ret;
-	bool stacks = site->flags & FPROBE_F_STACKS;
-	if (stacks)
-		unhook_all(at);
-	for (uint32_t i = 0; i < nr; i++)
-		agent_fprobe_run(site->probes[ne + i], regs);
-	if (stacks)
-		rehook(site, at);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct fprobe_site *site = sites[k];
+		uint32_t ne = __atomic_load_n(&site->nentry, __ATOMIC_RELAXED);
+		uint32_t nr = __atomic_load_n(&site->nret, __ATOMIC_RELAXED);
+		if (ne > FPROBE_MAX_PROBES || nr > FPROBE_MAX_PROBES - ne || !nr)
+			continue;
+		bool stacks = site->flags & FPROBE_F_STACKS;
+		if (stacks)
+			unhook_all(at);
+		for (uint32_t i = 0; i < nr; i++)
+			agent_fprobe_run(site->probes[ne + i], regs);
+		if (stacks)
+			rehook(site, at);
+	}
 	return ret;
 }
 

@@ -26,12 +26,14 @@
 static long hits[NPROBES];
 static struct fprobe_regs seen[NPROBES];
 static int clobber;   /* scribble over vector registers and flags */
+static int runs, run_no[NPROBES];   /* the order probes ran in */
 
 void agent_fprobe_run(uint32_t id, struct fprobe_regs *regs)
 {
 	if (id < NPROBES) {
 		hits[id]++;
 		seen[id] = *regs;
+		run_no[id] = ++runs;
 	}
 	if (clobber)
 		__asm__ volatile("pxor %%xmm0, %%xmm0\n pxor %%xmm1, %%xmm1\n"
@@ -83,6 +85,10 @@ __asm__(
 	"  call *%rax\n  add $1, %rax\n  pop %rbp\n  ret\n"
 	END(t_call)
 	".p2align 4, 0xcc\n"
+	FN(t_tail)       /* t_add(a, b), by a tail call */
+	"  mov %rdi, %rdi\n  mov %rsi, %rsi\n  jmp t_add\n"
+	END(t_tail)
+	".p2align 4, 0xcc\n"
 	FN(t_sp)         /* call fn(a, b) and record the sp it was called with */
 	"  sub $8, %rsp\n  mov %rdi, %rax\n  mov %rsi, %rdi\n  mov %rdx, %rsi\n"
 	"  lea -8(%rsp), %rcx\n  mov %rcx, t_sp_seen(%rip)\n"
@@ -92,7 +98,7 @@ __asm__(
 
 #define DECL(n) extern uint8_t n[], n##_end[]
 DECL(t_add); DECL(t_scale); DECL(t_redzone); DECL(t_flags); DECL(t_rec);
-DECL(t_call);
+DECL(t_call); DECL(t_tail);
 extern uint8_t t_sp_end[];
 extern uint8_t t_redzone_site[], t_flags_site[];
 uint64_t t_sp_seen;
@@ -317,6 +323,35 @@ static void test_longjmp(void)
 	unpatch(&pt);
 }
 
+/* A function with a return probe tail-calls another with one: the callee
+ * finds the trampoline's address as its return address already; the one
+ * return runs both return probes, the callee's first, and goes back to
+ * the real caller (the kernel's chained uretprobes do the same). */
+static void test_tail_call(void)
+{
+	struct patched pa, pt;
+	uint32_t e2 = 2, r3 = 3, e4 = 4, r5 = 5;
+	memset(hits, 0, sizeof(hits));
+	if (patch("t_add", t_add, t_add_end, t_add, &e2, 1, &r3, 1, &pa) < 0)
+		return;
+	if (patch("t_tail", t_tail, t_tail_end, t_tail, &e4, 1, &r5, 1, &pt) < 0) {
+		unpatch(&pa);
+		return;
+	}
+	long r = t_sp(t_tail, 40, 2);
+	CHECK(r == 42, "a tail call between two return-probed functions returns right");
+	CHECK(hits[2] == 1 && hits[3] == 1 && hits[4] == 1 && hits[5] == 1,
+	      "both entries and both returns probed once");
+	CHECK(run_no[3] < run_no[5] && seen[3].ax == 42 && seen[5].ax == 42,
+	      "the callee's return probe first, then the caller's, both seeing retval");
+	CHECK(seen[5].ip > (uint64_t)(uintptr_t)t_sp &&
+	      seen[5].ip < (uint64_t)(uintptr_t)t_sp_end,
+	      "and both return to the real caller");
+	CHECK(tls_shadow && tls_shadow->depth == 0, "the shadow stack is empty again");
+	unpatch(&pt);
+	unpatch(&pa);
+}
+
 /* What the FPROBE_UNWIND and FPROBE_CATCH sites do, called by hand from
  * inside a hooked frame: the return address goes back to the real one
  * (an unwinder can read it) and is hooked again afterwards. */
@@ -411,6 +446,7 @@ int main(void)
 	test_vectors_redzone_flags();
 	test_returns();
 	test_recursion();
+	test_tail_call();
 	test_longjmp();
 	test_unwind_hooks();
 	test_hooks_after_detach();

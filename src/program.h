@@ -257,6 +257,7 @@ struct uprobe_info {
 	uint64_t ref_ctr_offset;   /* USDT semaphore's file offset, or 0 */
 	bool retprobe;
 	bool usdt;
+	bool wild;                 /* one of the functions a wildcard matched */
 	bool is_dyn;               /* ET_DYN: run-time address = vaddr + bias */
 	bool bias_known;           /* bias read from /proc/PID/maps (-p) */
 	uint64_t bias;

@@ -65,6 +65,7 @@ static int emit_at(struct uprobe_expand *x, const char *func, uint64_t vaddr,
 {
 	struct uprobe_info *u = user_info(x->ctx, x->t, x->ef, vaddr, offset);
 	u->retprobe = x->ret;
+	u->wild = x->wild;
 	x->ctx->emit_uprobe = u;
 	int r = x->emit(x->arg, x->t->shown, func, 0);
 	x->ctx->emit_uprobe = NULL;

@@ -110,6 +110,24 @@ static int agent_mapping(int pid, const char *agent_path, struct elf_file *ef,
 	return r;
 }
 
+/* Does the process map an earlier agent from this path, replaced on disk
+ * since (a rebuilt or upgraded sonde)? Its dlopen of the path would
+ * return that one. */
+static bool stale_agent(int pid, const char *agent_path)
+{
+	char real[PATH_MAX], gone[PATH_MAX + 16];
+	struct elf_map *maps;
+	size_t n;
+	if (!realpath(agent_path, real) || elf_proc_maps(pid, &maps, &n) < 0)
+		return false;
+	snprintf(gone, sizeof(gone), "%s (deleted)", real);
+	bool found = false;
+	for (size_t i = 0; i < n && !found; i++)
+		found = strcmp(maps[i].path, gone) == 0;
+	elf_maps_free(maps, n);
+	return found;
+}
+
 /* An exported symbol of the agent, at its run-time address. */
 static uint64_t agent_sym(const struct pattach *pa, const char *sym)
 {
@@ -136,6 +154,14 @@ int pattach_open(int pid, const char *agent_path, struct pattach **out,
 		goto fail;
 	/* loaded already (LD_PRELOAD, an earlier sonde): nothing to call */
 	r = agent_mapping(pid, agent_path, pa->agent_ef, &pa->agent_bias);
+	if (r == -ENOENT && stale_agent(pid, agent_path)) {
+		say(why, whylen, "process %d has an earlier build of sonde's agent "
+		    "loaded from %s, replaced on disk since: a process loads one "
+		    "library per path, so it cannot load this one (restart the "
+		    "process, or trace it with the kernel engine)", pid, agent_path);
+		r = -EEXIST;
+		goto fail;
+	}
 	if (r == -ENOENT) {
 		uint64_t handle;
 		if ((r = libc_of(pa, why, whylen)) < 0 ||
@@ -426,6 +452,11 @@ int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
 			    "functions with return probes may fail)", uwhy);
 	}
 	return r;
+}
+
+bool pattach_unpatchable(int err)
+{
+	return lp_unpatchable(err);
 }
 
 int pattach_commit(struct pattach *pa, char *why, size_t whylen)

@@ -46,10 +46,13 @@ int pattach_start(struct pattach *pa, const char *sym, const char *arg,
  * `path` (as sonde opens it: /proc/PID/root/... is fine), run with
  * `probe` as its id at the function's entry (ret false) or its return.
  * name is how messages call the probe. -ENXIO when the process has not
- * loaded that file (a library it has not opened yet). */
+ * loaded that file (a library it has not opened yet); an error that
+ * pattach_unpatchable() knows when the function itself cannot be patched
+ * (its shape, its place), why saying why. */
 int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
 		const char *name, bool ret, uint32_t probe, char *why,
 		size_t whylen);
+bool pattach_unpatchable(int err);
 
 /* FPROBE_F_* for the sites added from now on (FPROBE_F_STACKS: their
  * probes read user stacks). */

@@ -101,6 +101,9 @@ static bool first_of_file(const struct engine *e, uint32_t i, uint32_t *more)
 	return true;
 }
 
+/* Wildcard functions that cannot be patched: each named, up to this many. */
+#define SKIPPED_SAID 5
+
 int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 {
 	char agent[PATH_MAX], why[512] = "";
@@ -121,6 +124,7 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 		return r;
 	}
 	pattach_set_flags(e->fattach, reads_stacks(e) ? FPROBE_F_STACKS : 0);
+	uint32_t nskipped = 0, nadded = 0;
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct proc_probe *pp = &e->probes[i];
 		const struct uprobe_info *u = pp->probe->uprobe;
@@ -140,13 +144,32 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 			continue;
 		}
 		pp->patched = true;
+		if (r < 0 && u->wild && pattach_unpatchable(r)) {
+			/* one of a wildcard's functions: the others go on, as
+			 * probes a system lacks are skipped */
+			if (nskipped++ < SKIPPED_SAID)
+				log_warn("probe %s: cannot be patched, skipped: %s",
+					 pp->probe->name, why);
+			continue;
+		}
 		if (r < 0) {
 			log_error("probe %s: cannot attach in process %d: %s",
 				  pp->probe->name, pid, why);
 			goto fail;
 		}
+		nadded++;
 		if (why[0])
 			log_warn("probe %s: %s", pp->probe->name, why);
+	}
+	if (nskipped > SKIPPED_SAID)
+		log_warn("%u more functions matched by wildcards cannot be patched "
+			 "and are skipped (a probe on one by name says why)",
+			 nskipped - SKIPPED_SAID);
+	if (nskipped && !nadded) {
+		log_error("%s %d: none of the functions the wildcards matched can "
+			  "be patched", start_agent ? "-p" : "-c: process", pid);
+		r = -ENOTSUP;
+		goto fail;
 	}
 	if (start_agent &&
 	    (r = pattach_start(e->fattach, "sonde_agent_attach", e->sock_name,

@@ -448,6 +448,12 @@ static int merge_site(struct lp_entry *e, const struct lp_site *s,
 	return 0;
 }
 
+bool lp_unpatchable(int err)
+{
+	return err == -EINVAL || err == -ENOTSUP || err == -EBUSY ||
+	       err == -ERANGE || err == -EFAULT || err == -E2BIG;
+}
+
 int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	   char *why, size_t whylen)
 {

@@ -53,6 +53,9 @@ int lp_begin(struct tracee *t, const struct lp_agent *agent,
  * naming the site and the reason when it cannot be patched safely. */
 int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	   char *why, size_t whylen);
+/* Was lp_add's error about the function (its shape, its place), not
+ * about the process or the system? */
+bool lp_unpatchable(int err);
 /* Copy data into trampoline memory near `near` (read-only to the
  * process, never freed: for what must outlive a call). */
 int lp_put_data(struct livepatch *lp, struct tracee *t, uint64_t near,

@@ -276,11 +276,19 @@ void sonde_fprobe_entry(const struct fprobe_site *site, struct fprobe_regs *regs
 	default:
 		return;
 	}
+	/* an unwinder hook too: its work first; and an unwinder about to
+	 * walk the stack gets no frame hooked again (no return probe is
+	 * put on its entry points: sonde refuses them) */
+	bool unwinding = site->flags & FPROBE_F_UNWIND;
+	if (unwinding)
+		unhook_all(regs->sp);
+	else if (site->flags & FPROBE_F_CATCH)
+		rehook(site, regs->sp);
 	uint32_t ne = __atomic_load_n(&site->nentry, __ATOMIC_RELAXED);
 	uint32_t nr = __atomic_load_n(&site->nret, __ATOMIC_RELAXED);
 	if (ne > FPROBE_MAX_PROBES || nr > FPROBE_MAX_PROBES - ne)
 		return;
-	bool stacks = ne && (site->flags & FPROBE_F_STACKS);
+	bool stacks = ne && (site->flags & FPROBE_F_STACKS) && !unwinding;
 	if (stacks)
 		unhook_all(regs->sp);
 	for (uint32_t i = 0; i < ne; i++)

@@ -45,6 +45,11 @@ enum fprobe_kind {
  * addresses of the thread are put back while they run, so a stack walk
  * sees the real callers, not the return trampoline. */
 #define FPROBE_F_STACKS 1u
+/* A probe site that is also an unwinder hook (the script probes
+ * _Unwind_RaiseException or __cxa_begin_catch): does what an
+ * FPROBE_UNWIND or FPROBE_CATCH site does, before its probes. */
+#define FPROBE_F_UNWIND 2u
+#define FPROBE_F_CATCH 4u
 
 enum fprobe_state {
 	FPROBE_WRITING = 1,  /* sonde is writing it */

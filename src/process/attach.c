@@ -10,11 +10,13 @@
  *
  * Return probes change return addresses on the stack, which a C++
  * unwinder reads; so when there are any, the unwinder's entry points
- * (_Unwind_RaiseException, _Unwind_Resume_or_Rethrow,
+ * (_Unwind_RaiseException, _Unwind_Resume, _Unwind_Resume_or_Rethrow,
  * _Unwind_ForcedUnwind) and __cxa_begin_catch are patched as well, in
  * whatever object the process maps them from (libgcc_s, libstdc++, or a
  * program linked with them statically), to call the agent's unhook and
- * rehook (src/agent/fprobe.c). */
+ * rehook (src/agent/fprobe.c). A script's probes may be on the same
+ * functions (the site does both), but not a return probe on an entry
+ * point, which would stop every exception. */
 #include "attach.h"
 
 #include <errno.h>
@@ -342,10 +344,42 @@ static void site_bounds(const struct pfile *f, uint64_t vaddr, struct lp_site *s
 			vaddr - prev_end <= PAD_MAX ? vaddr - prev_end : 0;
 }
 
+/* The C++ unwinder's entry points, which walk the stack from their own
+ * return address up (so they take hooked return addresses back first),
+ * and the function a handler calls once it has caught an exception
+ * (hooks them again). */
+static const struct { const char *sym; uint32_t kind; } unwinder_hooks[] = {
+	{ "_Unwind_RaiseException", FPROBE_UNWIND },
+	{ "_Unwind_Resume", FPROBE_UNWIND },
+	{ "_Unwind_Resume_or_Rethrow", FPROBE_UNWIND },
+	{ "_Unwind_ForcedUnwind", FPROBE_UNWIND },
+	{ "__cxa_begin_catch", FPROBE_CATCH },
+};
+#define NUNWINDER_HOOKS (sizeof(unwinder_hooks) / sizeof(unwinder_hooks[0]))
+
+/* Is vaddr one of the unwinder's entry points in f? */
+static const char *unwinder_entry(const struct pfile *f, uint64_t vaddr)
+{
+	for (size_t k = 0; k < NUNWINDER_HOOKS; k++) {
+		const struct elf_sym *s = elf_find_sym(f->ef, unwinder_hooks[k].sym);
+		if (unwinder_hooks[k].kind == FPROBE_UNWIND && s && s->addr == vaddr &&
+		    !(s->flags & ELF_SYM_PLT))
+			return unwinder_hooks[k].sym;
+	}
+	return NULL;
+}
+
 static int add_site(struct pattach *pa, struct pfile *f, uint64_t vaddr,
 		    const char *name, uint32_t kind, bool ret, uint32_t probe,
 		    char *why, size_t whylen)
 {
+	const char *uw = ret && kind == FPROBE_PROBES ? unwinder_entry(f, vaddr) : NULL;
+	if (uw) {
+		say(why, whylen, "a return probe on %s, where C++ unwinding "
+		    "starts, would stop every exception (the unwinder reads its "
+		    "return address; it returns only when unwinding fails)", uw);
+		return -EINVAL;
+	}
 	struct lp_site s = { .addr = vaddr + f->bias, .kind = kind,
 			     .flags = kind == FPROBE_PROBES ? pa->site_flags : 0 };
 	site_bounds(f, vaddr, &s);
@@ -384,12 +418,6 @@ static bool unwinder_object(const char *path)
  * process has them (see the top of this file). */
 static int hook_unwinders(struct pattach *pa, char *why, size_t whylen)
 {
-	static const struct { const char *sym; uint32_t kind; } hooks[] = {
-		{ "_Unwind_RaiseException", FPROBE_UNWIND },
-		{ "_Unwind_Resume_or_Rethrow", FPROBE_UNWIND },
-		{ "_Unwind_ForcedUnwind", FPROBE_UNWIND },
-		{ "__cxa_begin_catch", FPROBE_CATCH },
-	};
 	char **objs;
 	size_t n;
 	int r = elf_proc_objects(pa->pid, &objs, &n);
@@ -411,12 +439,12 @@ static int hook_unwinders(struct pattach *pa, char *why, size_t whylen)
 		struct pfile *f = file_get_as(pa, path, i < n);
 		if (!f || f->err < 0)
 			continue;
-		for (size_t k = 0; k < sizeof(hooks) / sizeof(hooks[0]) && r == 0; k++) {
-			const struct elf_sym *s = elf_find_sym(f->ef, hooks[k].sym);
+		for (size_t k = 0; k < NUNWINDER_HOOKS && r == 0; k++) {
+			const struct elf_sym *s = elf_find_sym(f->ef, unwinder_hooks[k].sym);
 			if (!s || (s->flags & ELF_SYM_PLT))
 				continue;
-			r = add_site(pa, f, s->addr, hooks[k].sym, hooks[k].kind,
-				     false, 0, why, whylen);
+			r = add_site(pa, f, s->addr, unwinder_hooks[k].sym,
+				     unwinder_hooks[k].kind, false, 0, why, whylen);
 		}
 	}
 	elf_strings_free(objs, n);

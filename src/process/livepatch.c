@@ -424,9 +424,12 @@ static int merge_site(struct lp_entry *e, const struct lp_site *s,
 {
 	struct fprobe_site *fs = &e->site;
 	fs->flags |= s->flags;
+	/* probes and an unwinder hook on one function: a probe site that
+	 * does the hook's work first */
 	if (fs->kind != s->kind) {
-		say(why, whylen, "%s is patched for two purposes", s->name);
-		return -EINVAL;
+		uint32_t hook = fs->kind == FPROBE_PROBES ? s->kind : fs->kind;
+		fs->flags |= hook == FPROBE_UNWIND ? FPROBE_F_UNWIND : FPROBE_F_CATCH;
+		fs->kind = FPROBE_PROBES;
 	}
 	if (fs->nentry + fs->nret + s->nentry + s->nret > FPROBE_MAX_PROBES) {
 		say(why, whylen, "%s: more than %d probes on one function",

@@ -84,7 +84,7 @@ static bool reads_stacks(const struct engine *e)
 
 /* A warning about probe i's file is said once, for every function probe
  * of that file still unpatched: at the first of them, which this tells
- * (and how many follow). */
+ * (and *more, how many others there are). */
 static bool first_of_file(const struct engine *e, uint32_t i, uint32_t *more)
 {
 	const char *path = e->probes[i].probe->uprobe->path;

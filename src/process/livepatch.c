@@ -43,6 +43,8 @@
 #define MAX_SITES 20000
 #define SCAN_MAX (1u << 20)           /* bytes of a function scanned for branches */
 #define PAD_MAX 64
+#define AROUND 4096                   /* bytes around a function swept for
+					 branches into its first bytes */
 
 struct lp_region {
 	uint64_t addr, len, used;
@@ -506,25 +508,34 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	}
 	if (lead)
 		pad = 0;
-	uint8_t *code = malloc(lead + pad + len);
-	if (!code)
+	/* and the code around it, within the mapping: other functions may
+	 * branch into its first bytes */
+	uint64_t back = s->addr - m->start < AROUND ? s->addr - m->start : AROUND;
+	if (back < lead + pad)
+		back = lead + pad;
+	uint64_t fwd = m->end - (s->addr + len) < AROUND ? m->end - (s->addr + len)
+							  : AROUND;
+	uint8_t *buf = malloc(back + len + fwd);
+	if (!buf)
 		return -ENOMEM;
-	int r = tracee_read(t, s->addr - lead - pad, code, lead + pad + len);
+	uint8_t *code = buf + back - lead - pad;
+	int r = tracee_read(t, s->addr - back, buf, back + len + fwd);
 	if (r < 0) {
 		say(why, whylen, "%s: cannot read the code of process %d at "
 		    "0x%" PRIx64 ": %s", s->name, t->pid, s->addr, strerror(-r));
-		free(code);
+		free(buf);
 		return r;
 	}
 	struct x86_site xs = {
 		.name = s->name, .addr = s->addr, .code = code + lead + pad,
 		.len = len, .func_len = s->func_len > len ? len : s->func_len,
 		.room = room, .before = pad ? code : NULL, .before_len = pad,
-		.lead_len = lead,
+		.lead_len = lead, .around = buf, .around_len = back + len + fwd,
+		.around_addr = s->addr - back,
 	};
 	struct x86_plan plan;
 	r = x86_plan(&xs, &plan, why, whylen);
-	free(code);
+	free(buf);
 	if (r < 0)
 		return r;
 	const struct lp_entry *other = overlapping(lp, &plan);

@@ -219,6 +219,26 @@ static size_t first_inner_target(const struct x86_site *s, long *from)
 		}
 		off += in.d.length;
 	}
+	/* the code around it, swept from its start (decoding falls into
+	 * step within a few instructions; a branch decoded from data can
+	 * only make a patch be refused, never wrongly made) */
+	for (size_t off = 0; s->around && off < s->around_len;) {
+		struct insn in;
+		if (!decode(s->around + off, s->around_len - off, &in)) {
+			off++;
+			continue;
+		}
+		if (refers(&in)) {
+			uint64_t at = s->around_addr + off;
+			uint64_t t = ref_target(&in, at);
+			if (t > s->addr && t < s->addr + TARGET_WINDOW &&
+			    (!best || t - s->addr < best)) {
+				best = t - s->addr;
+				*from = (long)(int64_t)(at - s->addr);
+			}
+		}
+		off += in.d.length;
+	}
 	return best;
 }
 
@@ -259,6 +279,9 @@ static const char *site_at(const struct x86_site *s, long from, char *buf,
 	if (from < 0)
 		snprintf(buf, len, "%ld byte%s before %s", -from,
 			 from == -1 ? "" : "s", s->name);
+	else if (s->func_len && (size_t)from >= s->func_len)
+		snprintf(buf, len, "%ld bytes after the start of %s (outside "
+			 "it)", from, s->name);
 	else
 		snprintf(buf, len, "at %s+%ld", s->name, from);
 	return buf;
@@ -279,18 +302,26 @@ static bool padding_until(const struct x86_site *s, size_t from, size_t to)
 }
 
 /* Is `before` all padding, ending exactly at addr? */
-static bool padding_before(const struct x86_site *s)
+/* Padding before the function that can take a 5-byte jump: its offset
+ * in `before` (-1 if none). The jump starts where a padding instruction
+ * does, so that code falling through the padding into the function (a
+ * function that ends without a jump, as glibc's __memmove_chk does into
+ * memmove) meets it whole; the bytes after it are never run. */
+static long padding_before(const struct x86_site *s)
 {
 	if (!s->before || s->before_len < X86_JMP_LEN)
-		return false;
+		return -1;
+	long at = -1;
 	for (size_t off = 0; off < s->before_len;) {
 		struct insn in;
 		if (!decode(s->before + off, s->before_len - off, &in) ||
 		    !is_pad(&in) || off + in.d.length > s->before_len)
-			return false;
+			return -1;
+		if (off + X86_JMP_LEN <= s->before_len)
+			at = (long)off;
 		off += in.d.length;
 	}
-	return true;
+	return at;
 }
 
 /* Cover at least min_len bytes at the site with whole instructions. 0,
@@ -388,12 +419,12 @@ int x86_plan(const struct x86_site *s, struct x86_plan *p, char *why, size_t why
 		int r2 = cover(s, X86_SHORT_JMP_LEN, &q, why_short, sizeof(why_short));
 		if (r2 == 0 && target && target < q.patch_len)
 			r2 = -EINVAL;
-		if (r2 == 0 && padding_before(s)) {
+		long pad = r2 == 0 ? padding_before(s) : -1;
+		if (pad >= 0) {
 			*p = q;
 			p->via_pad = true;
-			p->pad_addr = s->addr - X86_JMP_LEN;
-			memcpy(p->pad_orig, s->before + s->before_len - X86_JMP_LEN,
-			       X86_JMP_LEN);
+			p->pad_addr = s->addr - (s->before_len - (size_t)pad);
+			memcpy(p->pad_orig, s->before + pad, X86_JMP_LEN);
 			r = 0;
 		} else if (r2 == -EBUSY || r2 == -ENOTSUP) {
 			say(why, whylen, "%s", why_short);

@@ -45,6 +45,14 @@ struct x86_site {
 	 * that addr is an instruction boundary, and their branches into the
 	 * patched bytes count as the rest of the function's do. */
 	size_t lead_len;
+	/* Code around the function, which may branch into its first bytes
+	 * from outside it (glibc's mempcpy jumps into memmove's second
+	 * instruction): around_len bytes from around_addr (the function's
+	 * own among them), swept for branches as the function is; NULL if
+	 * none. */
+	const uint8_t *around;
+	size_t around_len;
+	uint64_t around_addr;
 };
 
 /* How a site is patched. Filled by x86_plan; x86_relocate adds where

@@ -129,6 +129,17 @@ __asm__(
 	FN(f_midjmp)
 	"  test %rdi, %rdi\n  je 1f\n  mov %rdi, %rax\n1: add $1, %rax\n  ret\n"
 	END(f_midjmp)
+	/* glibc's shape: the function before jumps into f_xjmp's second
+	 * instruction; the padding between ends in a 6-byte nop */
+	".p2align 4, 0xcc\n"
+	FN(f_xsrc)
+	"  mov %rdi, %rax\n  jmp f_xjmp + 3\n"
+	END(f_xsrc)
+	"  .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+	"  .byte 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+	FN(f_xjmp)
+	"  mov %rdi, %rax\n  add $1, %rax\n  ret\n"
+	END(f_xjmp)
 	".p2align 4, 0xcc\n"
 	FN(f_after)
 	"  ret\n"
@@ -140,21 +151,23 @@ DECL(f_plain); DECL(f_riprel); DECL(f_lea); DECL(f_jcc); DECL(f_call);
 DECL(f_callra); DECL(f_icall_reg); DECL(f_icall_mem); DECL(f_icall_sp);
 DECL(f_jrcxz); DECL(f_jmpfirst); DECL(f_loop); DECL(f_short); DECL(f_tail);
 DECL(f_loop_nopad); DECL(f_tiny); DECL(f_int3); DECL(f_indcall);
-DECL(f_xbegin); DECL(f_mid); DECL(f_midjmp); DECL(f_after);
+DECL(f_xbegin); DECL(f_mid); DECL(f_midjmp); DECL(f_xsrc); DECL(f_xjmp);
+DECL(f_after);
 
 /* The functions in address order, to find each one's neighbours. */
 static uint8_t *const order[] = {
 	f_plain, f_riprel, f_lea, f_jcc, f_call, f_callra, f_icall_reg,
 	f_icall_mem, f_icall_sp, f_jrcxz, f_jmpfirst, f_loop,
 	f_short, f_tail, f_loop_nopad, f_tiny, f_int3, f_indcall, f_xbegin,
-	f_mid, f_midjmp, f_after,
+	f_mid, f_midjmp, f_xsrc, f_xjmp, f_after,
 };
 static uint8_t *const ends[] = {
 	f_plain_end, f_riprel_end, f_lea_end, f_jcc_end, f_call_end,
 	f_callra_end, f_icall_reg_end, f_icall_mem_end, f_icall_sp_end,
 	f_jrcxz_end, f_jmpfirst_end, f_loop_end, f_short_end, f_tail_end,
 	f_loop_nopad_end, f_tiny_end, f_int3_end, f_indcall_end,
-	f_xbegin_end, f_mid_end, f_midjmp_end, f_after_end,
+	f_xbegin_end, f_mid_end, f_midjmp_end, f_xsrc_end, f_xjmp_end,
+	f_after_end,
 };
 #define NFUNCS (sizeof(order) / sizeof(order[0]))
 
@@ -180,6 +193,10 @@ static void site_at(const char *name, uint8_t *fn, size_t off, struct x86_site *
 			s->before_len = (size_t)(fn - ends[i - 1]);
 		}
 	}
+	/* the code around it: all of this file's functions */
+	s->around = order[0];
+	s->around_len = (size_t)(ends[NFUNCS - 1] - order[0]);
+	s->around_addr = (uint64_t)(uintptr_t)order[0];
 }
 
 static void site_of(const char *name, uint8_t *fn, struct x86_site *s)
@@ -435,6 +452,24 @@ int main(void)
 	refused_at("f_midjmp+0x5", f_midjmp, 5, "a branch 2 bytes before "
 		   "f_midjmp+0x5 goes to f_midjmp+0x5+3");
 	far_copy();
+	{
+		/* another function's branch into f_xjmp+3: the plain jump
+		 * would cover it; a short one covers only the mov, and its
+		 * 5-byte jump starts where the 6-byte nop before does */
+		char why[256] = "";
+		struct x86_site s;
+		struct x86_plan p;
+		site_of("f_xjmp", f_xjmp, &s);
+		int r = x86_plan(&s, &p, why, sizeof(why));
+		CHECK(r == 0 && p.via_pad && p.patch_len == 3,
+		      "a branch from another function into the first bytes: the "
+		      "short jump, before it");
+		CHECK(r == 0 && p.pad_addr == (uint64_t)(uintptr_t)f_xjmp - 6,
+		      "the jump in the padding starts where a padding instruction does");
+		if (r < 0)
+			printf("#   %s\n", why);
+		run_patched("f_xjmp", f_xjmp, a3, 3, tramp, 1);
+	}
 	moved_rip(tramp);
 	bool pad;
 	CHECK(x86_insn_len((const uint8_t *)"\x0f\x1f\x44\x00\x00", 5, &pad) == 5 && pad,

@@ -158,6 +158,16 @@ static struct shadow *shadow_get(void)
 	return s;
 }
 
+/* Is this the thread the shadow stack belongs to? A vfork()ed child
+ * (posix_spawn's) runs with its parent thread's TLS, on a stack of its
+ * own, while the parent waits: it must not take the parent's hooked
+ * frames for gone. Asked (a system call) only before dropping entries. */
+static bool own_shadow(const struct shadow *s)
+{
+	return __atomic_load_n(&s->owner, __ATOMIC_RELAXED) ==
+	       (int32_t)sys(SYS_gettid, 0, 0, 0);
+}
+
 /* ---- entries ---- */
 
 static void hook_return(const struct fprobe_site *site, struct fprobe_regs *regs)
@@ -178,6 +188,11 @@ static void hook_return(const struct fprobe_site *site, struct fprobe_regs *regs
 	while (d && (s->f[d - 1].stack < sp ||   /* frames that are gone */
 		     (s->f[d - 1].stack == sp && !chained)))
 		d--;
+	if (d < s->depth && !own_shadow(s)) {
+		__atomic_fetch_add(&sonde_fprobe_registry.missed_returns, 1,
+				   __ATOMIC_RELAXED);
+		return;   /* a vfork child: its return is not probed */
+	}
 	s->depth = d;
 	barrier();
 	if (chained && d && s->f[d - 1].stack == sp)
@@ -221,6 +236,8 @@ static struct shadow *live_entries(uint64_t sp, uint32_t *depth)
 	uint32_t d = s->depth;
 	while (d && s->f[d - 1].stack <= sp)
 		d--;
+	if (d < s->depth && !own_shadow(s))
+		return NULL;
 	s->depth = d;
 	*depth = d;
 	return s;

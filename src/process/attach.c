@@ -369,6 +369,25 @@ static const char *unwinder_entry(const struct pfile *f, uint64_t vaddr)
 	return NULL;
 }
 
+/* Functions that return twice: the first return takes the hooked
+ * frame's entry, and the second comes back to the trampoline with none
+ * (a vfork child returns on its parent's stack; setjmp returns again
+ * through longjmp, to the address it saved, the trampoline's). */
+static const char *const returns_twice[] = {
+	"vfork", "__vfork", "setjmp", "_setjmp", "__setjmp", "sigsetjmp",
+	"__sigsetjmp", "getcontext", "__getcontext", "savectx",
+};
+
+static const char *returning_twice(const struct pfile *f, uint64_t vaddr)
+{
+	for (size_t k = 0; k < sizeof(returns_twice) / sizeof(returns_twice[0]); k++) {
+		const struct elf_sym *s = elf_find_sym(f->ef, returns_twice[k]);
+		if (s && s->addr == vaddr && !(s->flags & ELF_SYM_PLT))
+			return returns_twice[k];
+	}
+	return NULL;
+}
+
 static int add_site(struct pattach *pa, struct pfile *f, uint64_t vaddr,
 		    const char *name, uint32_t kind, bool ret, uint32_t probe,
 		    char *why, size_t whylen)
@@ -378,6 +397,16 @@ static int add_site(struct pattach *pa, struct pfile *f, uint64_t vaddr,
 		say(why, whylen, "a return probe on %s, where C++ unwinding "
 		    "starts, would stop every exception (the unwinder reads its "
 		    "return address; it returns only when unwinding fails)", uw);
+		return -EINVAL;
+	}
+	const char *twice = ret && kind == FPROBE_PROBES ? returning_twice(f, vaddr)
+							 : NULL;
+	if (twice) {
+		say(why, whylen, "%s returns twice (%s), which a return probe "
+		    "cannot follow: its second return would find no hooked frame",
+		    twice, strstr(twice, "fork") ? "in the child, on the "
+		    "parent's stack, then in the parent" : "again through "
+		    "longjmp or setcontext");
 		return -EINVAL;
 	}
 	struct lp_site s = { .addr = vaddr + f->bias, .kind = kind,

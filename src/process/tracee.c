@@ -740,24 +740,49 @@ static bool idle_syscall(long nr)
 	return false;
 }
 
-/* The thread calls run on: one sleeping in an idle system call if there
- * is one (the main thread first), else the main thread, else any. */
-static int choose_call_thread(struct tracee *t)
+/* A thread sleeping in an idle system call (-1: none), else in *any the
+ * main thread, else any thread (-1: none at all). */
+static ssize_t idle_thread(struct tracee *t, ssize_t *any)
 {
-	if (t->call_thread_chosen && t->call_thread < t->nthreads)
-		return 0;
-	ssize_t best = -1;
+	*any = -1;
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct user_regs_struct *r = tracee_regs(t, i);
 		if (!r)
 			continue;
-		if (idle_syscall((long)r->orig_rax)) {
-			best = (ssize_t)i;
-			break;
-		}
-		if (best < 0 || t->threads[i].tid == t->pid)
-			best = (ssize_t)i;
+		if (idle_syscall((long)r->orig_rax))
+			return (ssize_t)i;
+		if (*any < 0 || t->threads[i].tid == t->pid)
+			*any = (ssize_t)i;
 	}
+	return -1;
+}
+
+/* The thread calls run on: one sleeping in an idle system call if there
+ * is one (the main thread first), else the main thread, else any. A
+ * thread stopped anywhere else may hold a lock of the C library that the
+ * call needs (malloc's, the loader's), so the process runs a little and
+ * is stopped again, a few times, to find one idle (a process whose
+ * threads all compute gets the main thread a few ms later). */
+#define IDLE_TRIES 6
+static int choose_call_thread(struct tracee *t)
+{
+	if (t->call_thread_chosen && t->call_thread < t->nthreads)
+		return 0;
+	ssize_t any, best = idle_thread(t, &any);
+	/* a -c command held before it starts (borrowed) must not run yet */
+	bool may_run = true;
+	for (size_t i = 0; i < t->nthreads; i++)
+		may_run &= !t->threads[i].borrowed;
+	for (int k = 0; may_run && best < 0 && any >= 0 && k < IDLE_TRIES; k++) {
+		if (tracee_resume_all(t) < 0)
+			break;
+		usleep(1000);
+		if (tracee_stop_all(t) < 0)
+			return -ESRCH;
+		best = idle_thread(t, &any);
+	}
+	if (best < 0)
+		best = any;
 	if (best < 0) {
 		say(t, "process %d has no thread to run a call on", t->pid);
 		return -ESRCH;

@@ -172,7 +172,7 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 		goto fail;
 	}
 	if (start_agent &&
-	    (r = pattach_start(e->fattach, "sonde_agent_attach", e->sock_name,
+	    (r = pattach_start(e->fattach, "sonde_agent_attach_thread", e->sock_name,
 			       why, sizeof(why))) < 0) {
 		log_error("-p %d: cannot start the agent: %s", pid, why);
 		goto fail;

@@ -190,19 +190,14 @@ static bool refers(const struct insn *in)
 	return rel_imm(in) >= 0 || has_riprel(in);
 }
 
-/* The lowest branch target (or rip-relative address) strictly inside
- * (addr, addr + TARGET_WINDOW) from anywhere in the function (its lead
- * included); 0 if none. *from gets the offset from addr of the
- * instruction that refers to it (negative in the lead). */
-static size_t first_inner_target(const struct x86_site *s, long *from)
+/* Sweep len bytes of code at start, for instructions starting before
+ * end, for a branch target (or rip-relative address) strictly inside
+ * (addr, addr + TARGET_WINDOW) lower than *best; *from gets the offset
+ * from addr of the instruction that refers to it. */
+static void sweep_targets(const struct x86_site *s, const uint8_t *code,
+			  size_t len, size_t end, uint64_t start, size_t *best,
+			  long *from)
 {
-	size_t scan = s->func_len ? s->func_len : s->room;
-	if (scan > s->len)
-		scan = s->len;
-	const uint8_t *code = s->code - s->lead_len;
-	size_t len = s->lead_len + s->len, end = s->lead_len + scan;
-	uint64_t start = s->addr - s->lead_len;
-	size_t best = 0;
 	for (size_t off = 0; off < end;) {
 		struct insn in;
 		if (!decode(code + off, len - off, &in)) {
@@ -212,33 +207,33 @@ static size_t first_inner_target(const struct x86_site *s, long *from)
 		if (refers(&in)) {
 			uint64_t t = ref_target(&in, start + off);
 			if (t > s->addr && t < s->addr + TARGET_WINDOW &&
-			    (!best || t - s->addr < best)) {
-				best = t - s->addr;
-				*from = (long)off - (long)s->lead_len;
+			    (!*best || t - s->addr < *best)) {
+				*best = t - s->addr;
+				*from = (long)(int64_t)(start + off - s->addr);
 			}
 		}
 		off += in.d.length;
 	}
+}
+
+/* The lowest branch target (or rip-relative address) strictly inside
+ * (addr, addr + TARGET_WINDOW) from anywhere in the function (its lead
+ * included) or the code around it; 0 if none. *from gets the offset from
+ * addr of the instruction that refers to it (negative before addr). */
+static size_t first_inner_target(const struct x86_site *s, long *from)
+{
+	size_t scan = s->func_len ? s->func_len : s->room;
+	if (scan > s->len)
+		scan = s->len;
+	size_t best = 0;
+	sweep_targets(s, s->code - s->lead_len, s->lead_len + s->len,
+		      s->lead_len + scan, s->addr - s->lead_len, &best, from);
 	/* the code around it, swept from its start (decoding falls into
 	 * step within a few instructions; a branch decoded from data can
 	 * only make a patch be refused, never wrongly made) */
-	for (size_t off = 0; s->around && off < s->around_len;) {
-		struct insn in;
-		if (!decode(s->around + off, s->around_len - off, &in)) {
-			off++;
-			continue;
-		}
-		if (refers(&in)) {
-			uint64_t at = s->around_addr + off;
-			uint64_t t = ref_target(&in, at);
-			if (t > s->addr && t < s->addr + TARGET_WINDOW &&
-			    (!best || t - s->addr < best)) {
-				best = t - s->addr;
-				*from = (long)(int64_t)(at - s->addr);
-			}
-		}
-		off += in.d.length;
-	}
+	if (s->around)
+		sweep_targets(s, s->around, s->around_len, s->around_len,
+			      s->around_addr, &best, from);
 	return best;
 }
 
@@ -301,7 +296,6 @@ static bool padding_until(const struct x86_site *s, size_t from, size_t to)
 	return true;
 }
 
-/* Is `before` all padding, ending exactly at addr? */
 /* Padding before the function that can take a 5-byte jump: its offset
  * in `before` (-1 if none). The jump starts where a padding instruction
  * does, so that code falling through the padding into the function (a

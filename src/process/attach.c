@@ -357,15 +357,26 @@ static const struct { const char *sym; uint32_t kind; } unwinder_hooks[] = {
 };
 #define NUNWINDER_HOOKS (sizeof(unwinder_hooks) / sizeof(unwinder_hooks[0]))
 
+/* The function f defines under this name (not a PLT stub), or NULL. */
+static const struct elf_sym *defined(const struct pfile *f, const char *name)
+{
+	const struct elf_sym *s = elf_find_sym(f->ef, name);
+	return s && !(s->flags & ELF_SYM_PLT) ? s : NULL;
+}
+
+static bool defined_at(const struct pfile *f, const char *name, uint64_t vaddr)
+{
+	const struct elf_sym *s = defined(f, name);
+	return s && s->addr == vaddr;
+}
+
 /* Is vaddr one of the unwinder's entry points in f? */
 static const char *unwinder_entry(const struct pfile *f, uint64_t vaddr)
 {
-	for (size_t k = 0; k < NUNWINDER_HOOKS; k++) {
-		const struct elf_sym *s = elf_find_sym(f->ef, unwinder_hooks[k].sym);
-		if (unwinder_hooks[k].kind == FPROBE_UNWIND && s && s->addr == vaddr &&
-		    !(s->flags & ELF_SYM_PLT))
+	for (size_t k = 0; k < NUNWINDER_HOOKS; k++)
+		if (unwinder_hooks[k].kind == FPROBE_UNWIND &&
+		    defined_at(f, unwinder_hooks[k].sym, vaddr))
 			return unwinder_hooks[k].sym;
-	}
 	return NULL;
 }
 
@@ -380,11 +391,9 @@ static const char *const returns_twice[] = {
 
 static const char *returning_twice(const struct pfile *f, uint64_t vaddr)
 {
-	for (size_t k = 0; k < sizeof(returns_twice) / sizeof(returns_twice[0]); k++) {
-		const struct elf_sym *s = elf_find_sym(f->ef, returns_twice[k]);
-		if (s && s->addr == vaddr && !(s->flags & ELF_SYM_PLT))
+	for (size_t k = 0; k < sizeof(returns_twice) / sizeof(returns_twice[0]); k++)
+		if (defined_at(f, returns_twice[k], vaddr))
 			return returns_twice[k];
-	}
 	return NULL;
 }
 
@@ -469,11 +478,11 @@ static int hook_unwinders(struct pattach *pa, char *why, size_t whylen)
 		if (!f || f->err < 0)
 			continue;
 		for (size_t k = 0; k < NUNWINDER_HOOKS && r == 0; k++) {
-			const struct elf_sym *s = elf_find_sym(f->ef, unwinder_hooks[k].sym);
-			if (!s || (s->flags & ELF_SYM_PLT))
-				continue;
-			r = add_site(pa, f, s->addr, unwinder_hooks[k].sym,
-				     unwinder_hooks[k].kind, false, 0, why, whylen);
+			const struct elf_sym *s = defined(f, unwinder_hooks[k].sym);
+			if (s)
+				r = add_site(pa, f, s->addr, unwinder_hooks[k].sym,
+					     unwinder_hooks[k].kind, false, 0, why,
+					     whylen);
 		}
 	}
 	elf_strings_free(objs, n);

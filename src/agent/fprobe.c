@@ -168,6 +168,16 @@ static bool own_shadow(const struct shadow *s)
 	       (int32_t)sys(SYS_gettid, 0, 0, 0);
 }
 
+/* Has sonde restored the site since this thread found it patched (it
+ * gave every hooked frame its address back meanwhile)? A full fence
+ * first: the hook just written is seen by sonde, or this sees the
+ * restore. */
+static bool site_restored(const struct fprobe_site *site)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&site->state, __ATOMIC_RELAXED) != FPROBE_PATCHED;
+}
+
 /* ---- entries ---- */
 
 static void hook_return(const struct fprobe_site *site, struct fprobe_regs *regs)
@@ -218,8 +228,7 @@ static void hook_return(const struct fprobe_site *site, struct fprobe_regs *regs
 	*(uint64_t *)sp = (uint64_t)sonde_fprobe_return_tramp;
 	/* sonde may have detached while this thread was stopped above, after
 	 * it gave the hooked frames their addresses back: undo this one */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&site->state, __ATOMIC_RELAXED) != FPROBE_PATCHED &&
+	if (site_restored(site) &&
 	    *(uint64_t *)sp == (uint64_t)sonde_fprobe_return_tramp) {
 		*(uint64_t *)sp = f->ret;
 		f->hooked = 0;
@@ -274,8 +283,7 @@ static void rehook(const struct fprobe_site *site, uint64_t sp)
 			f->hooked = 1;
 		}
 	}
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&site->state, __ATOMIC_RELAXED) != FPROBE_PATCHED)
+	if (site_restored(site))
 		unhook_all(sp);
 }
 

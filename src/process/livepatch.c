@@ -143,7 +143,6 @@ static void unhook_returns(struct livepatch *lp, struct tracee *t)
 			continue;
 		for (size_t i = 0; i < FPROBE_SHADOW_PER_CHUNK; i++) {
 			const struct shadow *sh = &chunk[i];
-			uint64_t sp = 0;
 			size_t k;
 			for (k = 0; sh->owner && k < t->nthreads; k++)
 				if (t->threads[k].tid == sh->owner)
@@ -152,7 +151,7 @@ static void unhook_returns(struct livepatch *lp, struct tracee *t)
 				sh->owner && k < t->nthreads ? tracee_regs(t, k) : NULL;
 			if (!regs)
 				continue;   /* free, or its thread is gone */
-			sp = regs->rsp;
+			uint64_t sp = regs->rsp;
 			uint32_t d = sh->depth < FPROBE_DEPTH ? sh->depth : FPROBE_DEPTH;
 			for (uint32_t j = 0; j < d; j++) {
 				const struct shadow_frame *f = &sh->f[j];

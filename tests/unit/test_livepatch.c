@@ -443,6 +443,27 @@ static void wait_rounds(pid_t pid, long rounds)
 		usleep(10000);
 }
 
+/* Attach to the C++ target and probe the returns of fns[0..n) (probe
+ * ids 30 + i) and, with entries, their entries too (40 + i); committed.
+ * 0, or -errno with why. */
+static int probe_cxx(pid_t pid, struct elf_file *ef, const char *const *fns,
+		     uint32_t n, bool entries, struct pattach **pa, char *why,
+		     size_t whylen)
+{
+	int r = pattach_open(pid, agent, pa, why, whylen);
+	for (uint32_t i = 0; r == 0 && i < n; i++) {
+		const struct elf_sym *s = elf_find_sym(ef, fns[i]);
+		r = s ? pattach_add(*pa, cxx, s->addr, fns[i], true, 30 + i, why,
+				    whylen) : -ENOENT;
+		if (r == 0 && entries)
+			r = pattach_add(*pa, cxx, s->addr, fns[i], false, 40 + i,
+					why, whylen);
+	}
+	if (r == 0)
+		r = pattach_commit(*pa, why, whylen);
+	return r;
+}
+
 static void test_cxx(void)
 {
 	pid_t pid = start(cxx, "0", "20", NULL);
@@ -454,19 +475,9 @@ static void test_cxx(void)
 	elf_open(cxx, &ef);
 	char why[512] = "";
 	struct pattach *pa;
-	int r = pattach_open(pid, agent, &pa, why, sizeof(why));
 	static const char *const fns[] = { "catcher", "middle", "thrower", "jumper",
 					   "via_call" };
-	for (uint32_t i = 0; r == 0 && i < 5; i++) {
-		const struct elf_sym *s = elf_find_sym(ef, fns[i]);
-		r = s ? pattach_add(pa, cxx, s->addr, fns[i], true, 30 + i, why,
-				    sizeof(why)) : -ENOENT;
-		if (r == 0)
-			r = pattach_add(pa, cxx, s->addr, fns[i], false, 40 + i, why,
-					sizeof(why));
-	}
-	if (r == 0)
-		r = pattach_commit(pa, why, sizeof(why));
+	int r = probe_cxx(pid, ef, fns, 5, true, &pa, why, sizeof(why));
 	CHECK(r == 0, "return probes on functions exceptions and longjmp cross");
 	if (r < 0)
 		printf("# %s\n", why);
@@ -530,15 +541,8 @@ static void test_cxx_detach_inside(void)
 	elf_open(cxx, &ef);
 	char why[512] = "";
 	struct pattach *pa;
-	int r = pattach_open(pid, agent, &pa, why, sizeof(why));
 	static const char *const fns[] = { "catcher", "middle" };
-	for (uint32_t i = 0; r == 0 && i < 2; i++) {
-		const struct elf_sym *s = elf_find_sym(ef, fns[i]);
-		r = s ? pattach_add(pa, cxx, s->addr, fns[i], true, 30 + i, why,
-				    sizeof(why)) : -ENOENT;
-	}
-	if (r == 0)
-		r = pattach_commit(pa, why, sizeof(why));
+	int r = probe_cxx(pid, ef, fns, 2, false, &pa, why, sizeof(why));
 	CHECK(r == 0, "return probes on catcher and middle");
 	if (r < 0)
 		printf("# %s\n", why);

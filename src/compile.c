@@ -242,6 +242,11 @@ static void add_user_map_limits(struct program *prog, uint32_t keys_max)
 		bool hash = m->kind == MAP_HASH || m->kind == MAP_PERCPU_HASH;
 		if (keys_max && hash && (m->nkeys || keys_max < m->max_entries))
 			m->max_entries = keys_max;
+		/* a keyless histogram's sum entry needs a slot of its own */
+		if (prog->hist_sums && !m->nkeys && m->value_type &&
+		    (m->value_type->kind == TYPE_HIST ||
+		     m->value_type->kind == TYPE_LHIST))
+			m->max_entries++;
 	}
 	if (!any)
 		return;
@@ -284,6 +289,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	prog->ustack_copy = o->ustack_fp ? 0 :
 		o->ustack_copy ? o->ustack_copy : SONDE_USTACK_COPY_DEFAULT;
 	prog->helper_check = o->helper_check;
+	prog->hist_sums = o->hist_sums;
 	prog->src_name = arena_strdup(a, o->name ? o->name : "stdin");
 	prog->src_text = o->text ? arena_strdup(a, o->text) : NULL;
 

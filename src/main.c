@@ -21,6 +21,7 @@
 #include "codegen/codegen.h"
 #include "compile.h"
 #include "engine.h"
+#include "export/metrics.h"
 #include "info.h"
 #include "options.h"
 #include "output/output.h"
@@ -407,6 +408,13 @@ static int run(const struct options *o, const struct program *prog)
 	FILE *outf = stdout;
 	int ret = EXIT_RUNTIME;
 	bool leave_child = false;
+	struct metrics *mx = NULL;
+
+	/* --metrics: a wrong label or address is found (and the port
+	 * taken) before anything is attached */
+	if (o->metrics && !(mx = metrics_new(o->metrics, prog, o->metrics_labels,
+					     o->nmetrics_labels)))
+		return errno == EINVAL ? EXIT_SCRIPT : EXIT_RUNTIME;
 
 	/* From here on there is something to undo: a stop signal sets
 	 * the cancel flag, which every step checks (see base/cancel.h). */
@@ -456,12 +464,15 @@ static int run(const struct options *o, const struct program *prog)
 		goto out;
 	}
 	rc.out = out;
+	metrics_set_output(mx, out);
 	if (output_stacks_init(out) < 0) {
 		log_error("output: %s", strerror(ENOMEM));
 		goto out;
 	}
 	if (!o->quiet)
 		output_attaching(out, prog->nprobes);
+	if (mx && !o->quiet)
+		fprintf(stderr, "sonde: serving metrics at %s\n", metrics_url(mx));
 	fflush(outf);
 	if (eng->attach(e) < 0)
 		goto failed;
@@ -487,7 +498,9 @@ static int run(const struct options *o, const struct program *prog)
 	double last_compact = log_now_ms(), last_check = last_compact;
 	int oerr = 0;
 	while (!rc.exit_requested && !cancel_requested()) {
-		int r = eng->poll(e, 100);
+		/* a scrape in progress renders a map per turn, between
+		 * two reads of the ring: no sleeping until it is done */
+		int r = eng->poll(e, metrics_busy(mx) ? 0 : 100);
 		oerr = output_status(outf, o->buffering != BUF_FULL);
 		if (oerr < 0) {
 			/* Nobody reads what END and the maps would print:
@@ -514,6 +527,8 @@ static int run(const struct options *o, const struct program *prog)
 			output_compact(out);
 			last_compact = log_now_ms();
 		}
+		if (mx)
+			metrics_step(mx, eng->lost_events(e));
 		if (r == 1)
 			break;
 		if (r < 0 && r != -EINTR) {
@@ -554,6 +569,7 @@ out:
 		fflush(outf);
 	eng->free(e);   /* detach everything before the child may go on */
 	pcap_files_close(pcaps);   /* after the engine's last packets */
+	metrics_free(mx);
 	output_free(out);
 	if (ch.release_fd >= 0)
 		close(ch.release_fd);   /* EOF: an unreleased child exits */
@@ -636,6 +652,7 @@ int main(int argc, char **argv)
 		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,
 		.ustack_fp = o.ustack_fp, .ustack_copy = o.ustack_copy,
 		.helper_check = o.helper_check,
+		.hist_sums = o.metrics != NULL,
 		.include_dirs = o.include_dirs,
 		.ninclude_dirs = o.ninclude_dirs,
 		.include_files = o.include_files,

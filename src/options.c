@@ -56,6 +56,18 @@ void options_usage(FILE *f)
 	      "                            maps keyed by kstack/ustack to FILE at exit\n"
 	      "    --folded=FILE           the same stacks as folded text\n"
 	      "                            (flamegraph.pl, speedscope, inferno)\n"
+	      "    --pprof=FILE            write the maps keyed by kstack/ustack as a\n"
+	      "                            gzipped pprof profile to FILE at exit\n"
+	      "                            (go tool pprof, Pyroscope, Parca)\n"
+	      "    --metrics=[HOST:]PORT   serve the maps as Prometheus metrics\n"
+	      "                            (OpenMetrics) at http://HOST:PORT/metrics\n"
+	      "                            while the program runs; HOST defaults to\n"
+	      "                            127.0.0.1 (0.0.0.0 or [::] for every\n"
+	      "                            interface)\n"
+	      "    --metrics-labels=@MAP:NAME[,NAME...]\n"
+	      "                            name the labels of MAP's key fields\n"
+	      "                            (default: key, or key0, key1, ...; stacks:\n"
+	      "                            stack)\n"
 	      "    --ustack=dwarf[:BYTES]|fp\n"
 	      "                            how ustack walks user stacks: copy BYTES of\n"
 	      "                            stack (default 8192) and unwind them with\n"
@@ -116,7 +128,8 @@ int options_parse(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP, OPT_USTACK,
 	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE, OPT_INFO,
-	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE };
+	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE,
+	       OPT_METRICS, OPT_METRICS_LABELS, OPT_PPROF };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -132,6 +145,9 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "usdt-file-activation", no_argument, NULL,
 		  OPT_USDT_FILE_ACTIVATION },
 		{ "include", required_argument, NULL, OPT_INCLUDE },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
+		{ "metrics-labels", required_argument, NULL, OPT_METRICS_LABELS },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -192,6 +208,16 @@ int options_parse(int argc, char **argv, struct options *o)
 			o->include_files[o->ninclude_files++] = optarg;
 			break;
 		case OPT_FOLDED: o->folded = optarg; break;
+		case OPT_METRICS: o->metrics = optarg; break;
+		case OPT_METRICS_LABELS:
+			if (o->nmetrics_labels == OPTIONS_MAX_INCLUDES) {
+				log_error("--metrics-labels: more than %d maps",
+					  OPTIONS_MAX_INCLUDES);
+				return EXIT_SCRIPT;
+			}
+			o->metrics_labels[o->nmetrics_labels++] = optarg;
+			break;
+		case OPT_PPROF: o->pprof = optarg; break;
 		case OPT_ENGINE:
 			o->engine = engine_find(optarg);
 			if (!o->engine) {

@@ -53,6 +53,10 @@ struct options {
 	const char *dump;           /* ast | bpf */
 	const char *flamegraph;     /* --flamegraph=FILE.svg */
 	const char *folded;         /* --folded=FILE */
+	const char *metrics;        /* --metrics=[HOST:]PORT */
+	const char *metrics_labels[OPTIONS_MAX_INCLUDES]; /* --metrics-labels */
+	size_t nmetrics_labels;
+	const char *pprof;          /* --pprof=FILE */
 	const struct engine_ops *engine;   /* --engine= (kernel by default) */
 	bool ustack_fp;             /* --ustack=fp */
 	const char *include_dirs[OPTIONS_MAX_INCLUDES];  /* -I DIR */

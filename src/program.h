@@ -66,6 +66,12 @@
 #define SONDE_PERCPU_READ_MIN 64
 #define SONDE_PERCPU_READ_MAX 4096
 
+/* With prog->hist_sums, hist() and lhist() also add each value to the
+ * entry whose bucket index is this, so the sum of what they saw is known
+ * (an OpenMetrics histogram has a _sum). Printing skips it: no bucket
+ * has that index. */
+#define SONDE_HIST_SUM_BUCKET UINT64_MAX
+
 /* kstack/ustack values (types.h KSTACK: s64 id; USTACK: s64 id, u64 pid)
  * are ids in the MAP_STACK_TRACE map of this name, whose values are
  * SONDE_STACK_FRAMES u64 instruction pointers, innermost first, zero
@@ -318,6 +324,9 @@ struct program {
 	 * with the script's name and text to show where. */
 	int helper_check;
 	const char *src_name, *src_text;
+	/* hist()/lhist() keep the sum of their values (SONDE_HIST_SUM_BUCKET):
+	 * the metrics endpoint asks for it */
+	bool hist_sums;
 };
 
 /* The program's tables, filled by sema and codegen. The add functions

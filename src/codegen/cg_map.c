@@ -395,9 +395,16 @@ static void aggregate(struct cg *cg, const struct node *m,
 				     vt->lhist_step ? vt->lhist_min : lit(call, 1),
 				     vt->lhist_step ? vt->lhist_max : lit(call, 2),
 				     vt->lhist_step ? vt->lhist_step : lit(call, 3));
-		ir_stx(cg->ir, BPF_DW, key.base,
-		       (int16_t)(key.off + (int32_t)s->key_size - 8), b);
+		int16_t boff = (int16_t)(key.off + (int32_t)s->key_size - 8);
+		ir_stx(cg->ir, BPF_DW, key.base, boff, b);
 		add_at(cg, map, key, cg_imm(1, type_u64()));
+		if (cg->prog->hist_sums) {
+			/* the sum of the values, under a bucket index no
+			 * value maps to (program.h) */
+			ir_st(cg->ir, BPF_DW, key.base, boff,
+			      (int32_t)SONDE_HIST_SUM_BUCKET);
+			add_at(cg, map, key, x);
+		}
 		return;
 	}
 	default:

@@ -266,4 +266,17 @@ void elf_func_params_release(void);
 /* How many files' DWARF elf_func_params has read so far (for -v). */
 unsigned elf_func_params_files(void);
 
+/* ---- buildid.c: GNU build IDs ---- */
+
+/* The NT_GNU_BUILD_ID note among the notes in BUF[0..LEN) (an SHT_NOTE
+ * section's or PT_NOTE segment's bytes, or a sysfs notes file): its
+ * length, copied to OUT, or -ENOENT (none), -EINVAL (a note runs past the
+ * buffer before one was found), -ENOSPC (longer than CAP). */
+int elf_notes_build_id(const void *buf, size_t len, uint8_t *out, size_t cap);
+/* The build ID of the ELF file open at FD (note sections, else PT_NOTE
+ * segments): its length or -errno. */
+int elf_build_id_fd(int fd, uint8_t *out, size_t cap);
+/* The running kernel's (MODULE NULL) or a loaded module's build ID. */
+int kernel_build_id(const char *module, uint8_t *out, size_t cap);
+
 #endif

@@ -93,6 +93,20 @@ int usyms_lookup_file(struct usyms *u, const char *path, uint64_t vaddr,
 /* PATH of the file mapped at ADDR in PID, or NULL. */
 const char *usyms_module(struct usyms *u, pid_t pid, uint64_t addr);
 
+/* The executable mapping of PID that holds ADDR, as a profile names it:
+ * its range, the file offset it starts at, the file and its GNU build ID
+ * (build_id_len 0 when it has none). Strings stay valid as for sym. */
+struct umapping {
+	uint64_t start, end, pgoff;
+	const char *path;
+	const uint8_t *build_id;
+	size_t build_id_len;
+};
+/* 0, or -ENOENT when ADDR is in no mapped file, -ESRCH (PID unknown and
+ * gone). */
+int usyms_mapping(struct usyms *u, pid_t pid, uint64_t addr,
+		  struct umapping *out);
+
 /* ---- user: unwinding a copied stack -------------------------------- */
 
 /* x86-64 user registers as a probe copies them from pt_regs. */

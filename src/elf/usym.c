@@ -43,6 +43,7 @@
 #include "../base/file.h"
 #include "../base/vec.h"
 #include "demangle.h"
+#include "elf.h"
 #include "usym_internal.h"
 
 #define UPROC_BUCKETS 256
@@ -854,6 +855,32 @@ const char *usyms_module(struct usyms *u, pid_t pid, uint64_t addr)
 	const struct umap *m = p ? uproc_map(p, addr) : NULL;
 
 	return m ? m->path : NULL;
+}
+
+int usyms_mapping(struct usyms *u, pid_t pid, uint64_t addr,
+		  struct umapping *out)
+{
+	struct uproc *p = usyms_proc(u, pid);
+	const struct umap *m = p ? uproc_map(p, addr) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return -ESRCH;
+	if (!m || !m->file)
+		return -ENOENT;
+	out->start = m->start;
+	out->end = m->end;
+	out->pgoff = m->pgoff;
+	out->path = m->path;
+	if (!m->file->build_id_read) {
+		int n = elf_build_id_fd(m->file->fd, m->file->build_id,
+					sizeof(m->file->build_id));
+		m->file->build_id_len = n > 0 ? (uint8_t)n : 0;
+		m->file->build_id_read = true;
+	}
+	out->build_id = m->file->build_id_len ? m->file->build_id : NULL;
+	out->build_id_len = m->file->build_id_len;
+	return 0;
 }
 
 /* PATH's Dwfl with the file reported at its link-time addresses. */

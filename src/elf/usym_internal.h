@@ -3,9 +3,13 @@
 #define SONDE_ELF_USYM_INTERNAL_H
 
 #include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "symbolize.h"
+
+#define USYM_BUILD_ID_MAX 64
 
 /* One mapped file, shared by every process that maps it (by device and
  * inode), kept open so it can be read after the process is gone, and
@@ -15,6 +19,10 @@ struct ufile {
 	int fd;                 /* -1 when it could not be opened */
 	char *path;             /* as the first process mapped it */
 	unsigned refs;          /* mappings of remembered processes */
+	/* its GNU build ID, read at the first usyms_mapping() */
+	uint8_t build_id[USYM_BUILD_ID_MAX];
+	uint8_t build_id_len;
+	bool build_id_read;
 	struct ufile *next;
 };
 

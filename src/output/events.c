@@ -40,6 +40,7 @@ void output_free(struct output *o)
 	free(o->map_warned);
 	stacks_free(o->stacks);
 	resolve_cache_free(o->cgroups);
+	output_symcache_free(o->symcache);
 	free(o);
 }
 

@@ -138,6 +138,16 @@ static void merge(const struct mctx *mc, const struct map_snapshot *s,
 	}
 }
 
+void maps_merge_values(const struct type *vt, const struct map_snapshot *s,
+		       uint32_t i, uint64_t *a, uint64_t *b)
+{
+	struct mctx mc = { .vt = vt };
+	struct ment e = { 0 };
+	merge(&mc, s, i, &e);
+	*a = e.a;
+	*b = e.b;
+}
+
 /* ---- ordering ------------------------------------------------------- */
 
 /* Sorts move pointers to entries, not the entries themselves. */

@@ -101,4 +101,93 @@ void output_message(struct output *o, const char *level, const char *msg);
 /* Warn, once per map, about user maps whose updates failed (full). */
 void output_check_maps(struct output *o);
 
+/* ---- user maps for exporters (entries.c) ----------------------------- */
+
+/* What a map holds, as an exporter (OpenMetrics, pprof) names it. */
+enum output_value_kind {
+	OUTV_COUNT, OUTV_SUM, OUTV_MIN, OUTV_MAX, OUTV_AVG, OUTV_STATS,
+	OUTV_HIST, OUTV_LHIST,
+	OUTV_INT,       /* @m = 5 */
+	OUTV_OTHER,     /* strings, tuples, ...: no number */
+};
+enum output_field_kind { OUTF_TEXT, OUTF_INT, OUTF_KSTACK, OUTF_USTACK };
+
+/* hist(): bucket indexes 0..64 (program.h numbers them). */
+#define OUTPUT_HIST_BUCKETS 65
+
+struct output_map_info {
+	const char *name;             /* "@m", or "@" */
+	enum output_value_kind kind;
+	bool is_signed;
+	uint32_t nfields;             /* key fields (0: no key) */
+	uint32_t nstacks;             /* of which kstack/ustack */
+	int64_t lhist_min, lhist_max, lhist_step;
+	uint32_t nbuckets;            /* hist/lhist: bucket indexes */
+};
+
+/* 0, or -ENOENT when MAP_ID is not a user map. */
+int output_map_info(const struct program *prog, uint32_t map_id,
+		    struct output_map_info *mi);
+/* The kind of key field I of the map. */
+enum output_field_kind output_map_field(const struct program *prog,
+					uint32_t map_id, uint32_t i);
+
+/* One frame of a stack in a key. */
+struct output_frame {
+	uint64_t addr;
+	const char *name;             /* its function, or NULL */
+	bool kernel;
+	int32_t pid;                  /* user frames: the process */
+	/* with OUTPUT_WALK_MAPPINGS: the file mapped at addr (kernel:
+	 * "[kernel.kallsyms]" or "[module]", range unknown: 0) */
+	const char *file;             /* NULL: none known */
+	uint64_t start, end, pgoff;
+	const uint8_t *build_id;
+	size_t build_id_len;
+};
+
+/* hist/lhist entries hold one bucket each; this one holds the sum of
+ * the values instead (program.h SONDE_HIST_SUM_BUCKET). */
+#define OUTPUT_BUCKET_SUM UINT32_MAX
+
+/* One map entry, valid during the callback only. */
+struct output_entry {
+	const char *const *fields;    /* per key field: its text as print()
+				       * shows it in a key; NULL for stacks */
+	const struct output_frame *frames;  /* the key's stacks, leaf
+				       * first: kernel frames above user ones */
+	size_t nframes;
+	int64_t pid;                  /* of the key's user stack, or -1 */
+	uint64_t value;               /* count, sum, integer, min/max, the
+				       * bucket's count; avg/stats: count */
+	int64_t total;                /* avg/stats: the total */
+	bool set;                     /* min/max: a value was stored */
+	uint32_t bucket;              /* hist/lhist: index or BUCKET_SUM */
+};
+
+#define OUTPUT_WALK_MAPPINGS 1u   /* fill each frame's file and build ID */
+
+/* Call FN for every entry of user map MAP_ID (one snapshot, merged over
+ * CPUs, stacks canonicalized and symbolized). FN returns 0 to go on or
+ * -errno to stop. 0 or -errno. */
+int output_map_walk(struct output *o, uint32_t map_id, unsigned flags,
+		    int (*fn)(void *ctx, const struct output_entry *e),
+		    void *ctx);
+/* The same in steps: begin takes the snapshot (NULL, errno set, when it
+ * cannot), next calls FN for entries until BUDGET_US microseconds have
+ * passed (0: no limit) and returns 1 when every entry was seen, 0 when
+ * more remain, -errno when FN or a read failed; end lets go. While a
+ * walk is open the stacks its snapshot names are kept. */
+struct output_walk;
+struct output_walk *output_walk_begin(struct output *o, uint32_t map_id,
+				      unsigned flags);
+int output_walk_next(struct output_walk *wk, uint64_t budget_us,
+		     int (*fn)(void *ctx, const struct output_entry *e),
+		     void *ctx);
+void output_walk_end(struct output_walk *wk);
+/* Updates of MAP_ID that failed because it was full (0 if unknown). */
+uint64_t output_map_failures(struct output *o, uint32_t map_id);
+/* The program the output prints. */
+const struct program *output_program(const struct output *o);
+
 #endif

@@ -61,6 +61,7 @@ struct output_hooks {
 
 struct stacks;
 struct cgroup_cache;
+struct symcache;
 struct output;
 struct mctx;
 struct ment;
@@ -122,6 +123,8 @@ struct output {
 	struct timespec boottime;   /* wall clock when nsecs was 0 */
 	bool boottime_ok;
 	struct cgroup_cache *cgroups; /* cgroup_path()'s found paths */
+	struct symcache *symcache;  /* user frames named (entries.c) */
+	unsigned walks;             /* entries.c walks under way: no sweep */
 };
 
 /* Install (or, with NULL, remove) the symbol and stack hooks. */
@@ -216,6 +219,11 @@ void json_message(struct sbuf *out, const char *type, const char *text,
 /* print(@m, top, div) and each map at exit. */
 int maps_print(struct output *o, uint32_t map_id, uint64_t top,
 	       uint64_t div);
+/* Entry I of snapshot S merged over CPUs as print() merges it: count,
+ * sum, integer and hist/lhist bucket values in A; min/max the value in A
+ * and whether one was set in B; avg/stats the count in A, total in B. */
+void maps_merge_values(const struct type *vt, const struct map_snapshot *s,
+		       uint32_t i, uint64_t *a, uint64_t *b);
 /* The two renderings of one sorted map (the formats' `map` hooks). */
 void maps_render_text(const struct mctx *mc, struct sbuf *out,
 		      struct ment *const *v, size_t n, uint64_t top);
@@ -274,6 +282,10 @@ bool stackmaps_keyed_by_samples(const struct output *o,
  * the entries that become equal. 0 or -ENOMEM. */
 int stackmaps_canonicalize(struct output *o, const struct map_spec *m,
 			   struct map_snapshot *s);
+
+/* ---- entries.c ----------------------------------------------------- */
+
+void output_symcache_free(struct symcache *c);
 
 /* ---- flame.c ------------------------------------------------------- */
 

@@ -104,6 +104,10 @@ int output_sweep(struct output *o, bool now)
 	double t = log_now_ms();
 	if (!now && t - o->last_sweep_ms < SWEEP_INTERVAL_MS)
 		return 0;
+	/* an exporter's walk holds canonical ids from its snapshot, which
+	 * must keep their stacks until it ends (entries.c) */
+	if (o->walks)
+		return 0;
 	o->last_sweep_ms = t;
 	struct refs r = { 0 };
 	int err = 0;

@@ -826,6 +826,7 @@ struct metrics *metrics_new(const char *addr, const struct program *prog,
 			    const char *const *labels, size_t nlabels)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
+	int err = ENOMEM;
 	if (!m)
 		return NULL;
 	m->prog = prog;
@@ -833,6 +834,7 @@ struct metrics *metrics_new(const char *addr, const struct program *prog,
 	m->family = calloc(prog->nmaps ? prog->nmaps : 1, sizeof(*m->family));
 	if (!m->labels || !m->family)
 		goto fail;
+	err = EINVAL;      /* what the user wrote is wrong: exit 1 */
 	for (size_t i = 0; i < nlabels; i++)
 		if (parse_labels(m, labels[i]) < 0)
 			goto fail;
@@ -845,17 +847,23 @@ struct metrics *metrics_new(const char *addr, const struct program *prog,
 				 mi.name);
 			continue;
 		}
-		if (check_labels(m, i, &mi) < 0 ||
-		    !(m->family[i] = family_name(&mi)))
+		if (check_labels(m, i, &mi) < 0)
 			goto fail;
+		if (!(m->family[i] = family_name(&mi))) {
+			err = ENOMEM;
+			goto fail;
+		}
 	}
 	if (check_names(m) < 0)
 		goto fail;
-	if (addr && !(m->http = http_listen(addr, &http_default_limits)))
+	if (addr && !(m->http = http_listen(addr, &http_default_limits))) {
+		err = errno;
 		goto fail;
+	}
 	return m;
 fail:
 	metrics_free(m);
+	errno = err;
 	return NULL;
 }
 

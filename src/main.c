@@ -22,6 +22,7 @@
 #include "compile.h"
 #include "engine.h"
 #include "export/metrics.h"
+#include "export/pprof.h"
 #include "info.h"
 #include "options.h"
 #include "output/output.h"
@@ -365,6 +366,29 @@ static void write_flamegraphs(const struct options *o, struct output *out)
 		log_error("--folded %s: %s", o->folded, strerror(errno));
 }
 
+/* --pprof at exit. */
+static void write_pprof(const struct options *o, struct output *out,
+			double run_ms)
+{
+	if (!o->pprof)
+		return;
+	FILE *f = open_output("--pprof", o->pprof);
+	if (!f)
+		return;
+	struct pprof_opts po = {
+		.units = o->pprof_units, .nunits = o->npprof_units,
+		.duration_ns = (int64_t)(run_ms * 1e6),
+	};
+	int r = pprof_write(out, f, &po);
+	if (r == -ENOENT)
+		log_warn("no map is keyed by kstack or ustack with count(), "
+			 "sum() or integer values: the profile is empty");
+	else if (r < 0)
+		log_error("--pprof %s: %s", o->pprof, strerror(-r));
+	if (fclose(f) != 0)
+		log_error("--pprof %s: %s", o->pprof, strerror(errno));
+}
+
 /* After a batch of output: 0, or -errno once the output refuses what is
  * written. A pipe or socket that fails has lost its reader (-EPIPE; sonde
  * ignores SIGPIPE so that it can detach before it goes). An interrupted
@@ -415,6 +439,10 @@ static int run(const struct options *o, const struct program *prog)
 	if (o->metrics && !(mx = metrics_new(o->metrics, prog, o->metrics_labels,
 					     o->nmetrics_labels)))
 		return errno == EINVAL ? EXIT_SCRIPT : EXIT_RUNTIME;
+	if (pprof_check(prog, o->pprof_units, o->npprof_units) < 0) {
+		metrics_free(mx);
+		return EXIT_SCRIPT;
+	}
 
 	/* From here on there is something to undo: a stop signal sets
 	 * the cancel flag, which every step checks (see base/cancel.h). */
@@ -496,6 +524,7 @@ static int run(const struct options *o, const struct program *prog)
 	child_release(&ch, eng->child_env ? eng->child_env(e) : NULL);
 
 	double last_compact = log_now_ms(), last_check = last_compact;
+	double run_start = last_compact;
 	int oerr = 0;
 	while (!rc.exit_requested && !cancel_requested()) {
 		/* a scrape in progress renders a map per turn, between
@@ -551,6 +580,7 @@ static int run(const struct options *o, const struct program *prog)
 	output_check_maps(out);
 	output_print_maps(out);
 	write_flamegraphs(o, out);
+	write_pprof(o, out, log_now_ms() - run_start);
 	unsigned long long lost = eng->lost_events(e);
 	if (lost)
 		output_lost(out, lost);

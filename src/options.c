@@ -59,6 +59,8 @@ void options_usage(FILE *f)
 	      "    --pprof=FILE            write the maps keyed by kstack/ustack as a\n"
 	      "                            gzipped pprof profile to FILE at exit\n"
 	      "                            (go tool pprof, Pyroscope, Parca)\n"
+	      "    --pprof-unit=@MAP:UNIT  the unit of a sum() map's values in the\n"
+	      "                            profile (nanoseconds, bytes, ...)\n"
 	      "    --metrics=[HOST:]PORT   serve the maps as Prometheus metrics\n"
 	      "                            (OpenMetrics) at http://HOST:PORT/metrics\n"
 	      "                            while the program runs; HOST defaults to\n"
@@ -129,7 +131,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP, OPT_USTACK,
 	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE, OPT_INFO,
 	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE,
-	       OPT_METRICS, OPT_METRICS_LABELS, OPT_PPROF };
+	       OPT_METRICS, OPT_METRICS_LABELS, OPT_PPROF, OPT_PPROF_UNIT };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -148,6 +150,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "metrics-labels", required_argument, NULL, OPT_METRICS_LABELS },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "pprof-unit", required_argument, NULL, OPT_PPROF_UNIT },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -218,6 +221,14 @@ int options_parse(int argc, char **argv, struct options *o)
 			o->metrics_labels[o->nmetrics_labels++] = optarg;
 			break;
 		case OPT_PPROF: o->pprof = optarg; break;
+		case OPT_PPROF_UNIT:
+			if (o->npprof_units == OPTIONS_MAX_INCLUDES) {
+				log_error("--pprof-unit: more than %d maps",
+					  OPTIONS_MAX_INCLUDES);
+				return EXIT_SCRIPT;
+			}
+			o->pprof_units[o->npprof_units++] = optarg;
+			break;
 		case OPT_ENGINE:
 			o->engine = engine_find(optarg);
 			if (!o->engine) {

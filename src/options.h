@@ -57,6 +57,8 @@ struct options {
 	const char *metrics_labels[OPTIONS_MAX_INCLUDES]; /* --metrics-labels */
 	size_t nmetrics_labels;
 	const char *pprof;          /* --pprof=FILE */
+	const char *pprof_units[OPTIONS_MAX_INCLUDES]; /* --pprof-unit */
+	size_t npprof_units;
 	const struct engine_ops *engine;   /* --engine= (kernel by default) */
 	bool ustack_fp;             /* --ustack=fp */
 	const char *include_dirs[OPTIONS_MAX_INCLUDES];  /* -I DIR */

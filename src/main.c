@@ -436,7 +436,8 @@ static int run(const struct options *o, const struct program *prog)
 
 	/* --metrics: a wrong label or address is found (and the port
 	 * taken) before anything is attached */
-	if (o->metrics && !(mx = metrics_new(o->metrics, prog, o->metrics_labels,
+	if (o->metrics && !(mx = metrics_new(o->metrics, prog, o->metrics_maps,
+					     o->metrics_labels,
 					     o->nmetrics_labels)))
 		return errno == EINVAL ? EXIT_SCRIPT : EXIT_RUNTIME;
 	if (pprof_check(prog, o->pprof_units, o->npprof_units) < 0) {

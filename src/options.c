@@ -70,6 +70,10 @@ void options_usage(FILE *f)
 	      "                            name the labels of MAP's key fields\n"
 	      "                            (default: key, or key0, key1, ...; stacks:\n"
 	      "                            stack)\n"
+	      "    --metrics-maps=@MAP[,@MAP...]\n"
+	      "                            serve only these maps (default: every\n"
+	      "                            aggregation; maps of plain integers only\n"
+	      "                            when named here)\n"
 	      "    --ustack=dwarf[:BYTES]|fp\n"
 	      "                            how ustack walks user stacks: copy BYTES of\n"
 	      "                            stack (default 8192) and unwind them with\n"
@@ -131,7 +135,8 @@ int options_parse(int argc, char **argv, struct options *o)
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP, OPT_USTACK,
 	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE, OPT_INFO,
 	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE,
-	       OPT_METRICS, OPT_METRICS_LABELS, OPT_PPROF, OPT_PPROF_UNIT };
+	       OPT_METRICS, OPT_METRICS_LABELS, OPT_METRICS_MAPS, OPT_PPROF,
+	       OPT_PPROF_UNIT };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -149,6 +154,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "include", required_argument, NULL, OPT_INCLUDE },
 		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "metrics-labels", required_argument, NULL, OPT_METRICS_LABELS },
+		{ "metrics-maps", required_argument, NULL, OPT_METRICS_MAPS },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "pprof-unit", required_argument, NULL, OPT_PPROF_UNIT },
 		{ NULL, 0, NULL, 0 },
@@ -212,6 +218,7 @@ int options_parse(int argc, char **argv, struct options *o)
 			break;
 		case OPT_FOLDED: o->folded = optarg; break;
 		case OPT_METRICS: o->metrics = optarg; break;
+		case OPT_METRICS_MAPS: o->metrics_maps = optarg; break;
 		case OPT_METRICS_LABELS:
 			if (o->nmetrics_labels == OPTIONS_MAX_INCLUDES) {
 				log_error("--metrics-labels: more than %d maps",

@@ -54,6 +54,7 @@ struct options {
 	const char *flamegraph;     /* --flamegraph=FILE.svg */
 	const char *folded;         /* --folded=FILE */
 	const char *metrics;        /* --metrics=[HOST:]PORT */
+	const char *metrics_maps;   /* --metrics-maps=@a,@b */
 	const char *metrics_labels[OPTIONS_MAX_INCLUDES]; /* --metrics-labels */
 	size_t nmetrics_labels;
 	const char *pprof;          /* --pprof=FILE */

@@ -822,8 +822,48 @@ char *metrics_render(struct metrics *m, bool openmetrics, uint64_t lost,
 
 /* ---- setup -------------------------------------------------------------- */
 
+/* Whether the list "@a,@b" names map NAME. */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t l = comma ? (size_t)(comma - p) : strlen(p);
+		if (l == n && strncmp(p, name, n) == 0)
+			return true;
+		p = comma ? comma + 1 : NULL;
+	}
+	return false;
+}
+
+/* Every map --metrics-maps names exists and holds numbers. */
+static int check_maps(const struct program *prog, const char *list)
+{
+	for (const char *p = list; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t l = comma ? (size_t)(comma - p) : strlen(p);
+		char name[256];
+		struct output_map_info mi;
+		int id = -1;
+		if (l > 0 && l < sizeof(name)) {
+			memcpy(name, p, l);
+			name[l] = '\0';
+			id = program_find_map(prog, name);
+		}
+		if (id < 0 || output_map_info(prog, (uint32_t)id, &mi) < 0 ||
+		    mi.kind == OUTV_OTHER) {
+			log_error("--metrics-maps: '%.*s' is no map of numbers the "
+				  "program has", (int)l, p);
+			return -EINVAL;
+		}
+		p = comma ? comma + 1 : NULL;
+	}
+	return 0;
+}
+
 struct metrics *metrics_new(const char *addr, const struct program *prog,
-			    const char *const *labels, size_t nlabels)
+			    const char *maps, const char *const *labels,
+			    size_t nlabels)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
 	int err = ENOMEM;
@@ -835,6 +875,8 @@ struct metrics *metrics_new(const char *addr, const struct program *prog,
 	if (!m->labels || !m->family)
 		goto fail;
 	err = EINVAL;      /* what the user wrote is wrong: exit 1 */
+	if (check_maps(prog, maps) < 0)
+		goto fail;
 	for (size_t i = 0; i < nlabels; i++)
 		if (parse_labels(m, labels[i]) < 0)
 			goto fail;
@@ -842,9 +884,12 @@ struct metrics *metrics_new(const char *addr, const struct program *prog,
 		struct output_map_info mi;
 		if (output_map_info(prog, i, &mi) < 0)
 			continue;
-		if (mi.kind == OUTV_OTHER) {
-			log_info("--metrics: %s holds no number: not exported",
-				 mi.name);
+		/* Without a list, every aggregation; a map of plain
+		 * integers is mostly state between probes (@start[tid] =
+		 * nsecs), exported when a list names it. */
+		if (maps ? !listed(maps, mi.name) :
+		    (mi.kind == OUTV_INT || mi.kind == OUTV_OTHER)) {
+			log_info("--metrics: %s is not exported", mi.name);
 			continue;
 		}
 		if (check_labels(m, i, &mi) < 0)

@@ -7,7 +7,7 @@
  * (key, or key0, key1, ...; --metrics-labels names them), every
  * kstack/ustack of a key is folded into one label, stack="root;...;leaf";
  * count() and sum() are counters, min(), max(), avg() and integers
- * gauges, stats() a summary (_count, _sum), hist() and lhist()
+ * (maps of plain integers only when --metrics-maps names them) gauges, stats() a summary (_count, _sum), hist() and lhist()
  * histograms. sonde adds sonde_events_lost_total and
  * sonde_map_updates_failed_total{map="@NAME"}. */
 #ifndef SONDE_EXPORT_METRICS_H
@@ -22,11 +22,14 @@
 
 struct metrics;
 
-/* Check --metrics-labels specs ("@MAP:NAME[,NAME...]") against PROG and
- * listen on ADDR (http.h): NULL with a message when either is wrong.
- * Called before anything is attached. */
+/* Check --metrics-maps ("@a,@b": only those; NULL: every aggregation)
+ * and --metrics-labels specs ("@MAP:NAME[,NAME...]") against PROG and
+ * listen on ADDR (http.h; NULL: no server, for tests): NULL with a
+ * message when one is wrong (errno EINVAL: a usage error). Called
+ * before anything is attached. */
 struct metrics *metrics_new(const char *addr, const struct program *prog,
-			    const char *const *labels, size_t nlabels);
+			    const char *maps, const char *const *labels,
+			    size_t nlabels);
 /* Where it listens: "http://127.0.0.1:9477/metrics". */
 const char *metrics_url(const struct metrics *m);
 /* The output that reads the maps (before the first step). */

@@ -52,11 +52,11 @@ static void t_parser(void)
 
 /* The exposition of the fake program's maps. */
 static char *render(struct fake *f, struct output **o, bool om,
-		    const char *const *labels, size_t nlabels)
+		    const char *maps, const char *const *labels, size_t nlabels)
 {
 	struct output_opts oo = { .format = OUTPUT_TEXT, .out = stdout };
 	*o = output_new(&f->prog, &oo, &f->reader);
-	struct metrics *m = metrics_new(NULL, &f->prog, labels, nlabels);
+	struct metrics *m = metrics_new(NULL, &f->prog, maps, labels, nlabels);
 	if (!m)
 		return NULL;
 	metrics_set_output(m, *o);
@@ -77,6 +77,7 @@ static void t_exposition(void)
 	struct fmap *mn = fake_map(&f, "@low", str, t_agg(&f, TYPE_MIN, true));
 	struct fmap *st = fake_map(&f, "@", NULL, t_agg(&f, TYPE_STATS, true));
 	struct fmap *text = fake_map(&f, "@name", NULL, str);
+	struct fmap *gauge = fake_map(&f, "@level", NULL, type_s64());
 	for (int i = 0; i < 5; i++)
 		op_count(&f, calls, ({ struct kb k = { .n = 0 };
 			kb_str(&k, "a\"b\\c\nd\xff"); kb_int(&k, i % 2); k; }));
@@ -95,9 +96,10 @@ static void t_exposition(void)
 	op_avg(&f, st, key0(), 10);
 	op_avg(&f, st, key0(), -4);
 	op_set(&f, text, key0(), &(struct kb){ .n = 0 });
+	op_set_int(&f, gauge, key0(), -12);
 	const char *labels[] = { "@calls_total:who,parity" };
 	struct output *o;
-	char *s = render(&f, &o, false, labels, 1);
+	char *s = render(&f, &o, false, NULL, labels, 1);
 	CHECK(s != NULL, "render: text 0.0.4");
 	if (s) {
 		CHECK(strstr(s, "# TYPE sonde_calls_total counter\n"
@@ -118,16 +120,24 @@ static void t_exposition(void)
 			       "sonde_anon_count 2\nsonde_anon_sum 6\n") != NULL,
 		      "render: stats() summary, the anonymous map");
 		CHECK(strstr(s, "sonde_name") == NULL, "render: a string map is not a metric");
+		CHECK(strstr(s, "sonde_level") == NULL,
+		      "render: a map of integers only when --metrics-maps names it");
 		CHECK(strstr(s, "sonde_events_lost_total 7\n") != NULL &&
 		      strstr(s, "# EOF") == NULL, "render: sonde's own counter, no # EOF");
 	}
 	free(s);
 	output_free(o);
-	s = render(&f, &o, true, labels, 1);
+	s = render(&f, &o, true, NULL, labels, 1);
 	CHECK(s && strstr(s, "# TYPE sonde_calls counter\n") &&
 	      strstr(s, "sonde_calls_total{who=") &&
 	      strcmp(s + strlen(s) - 6, "# EOF\n") == 0,
 	      "render: OpenMetrics: the family without _total, # EOF last");
+	free(s);
+	output_free(o);
+	s = render(&f, &o, false, "@level,@lat", NULL, 0);
+	CHECK(s && strstr(s, "# TYPE sonde_level gauge\n# HELP sonde_level the value of "
+			       "@level\nsonde_level -12\n") && strstr(s, "sonde_lat_sum") &&
+	      !strstr(s, "sonde_calls"), "render: --metrics-maps, an integer gauge");
 	free(s);
 	output_free(o);
 	fake_fini(&f);
@@ -153,13 +163,16 @@ static void t_refusals(void)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *spec = cases[i].spec;
-		struct metrics *m = metrics_new(NULL, &f.prog, &spec, 1);
+		struct metrics *m = metrics_new(NULL, &f.prog, NULL, &spec, 1);
 		CHECK(!m && errno == EINVAL, cases[i].name);
 		metrics_free(m);
 	}
 	/* @x and @x_total both write sonde_x_total */
-	struct metrics *m = metrics_new(NULL, &f.prog, NULL, 0);
+	struct metrics *m = metrics_new(NULL, &f.prog, NULL, NULL, 0);
 	CHECK(!m && errno == EINVAL, "names: two maps writing one series");
+	metrics_free(m);
+	m = metrics_new(NULL, &f.prog, "@h,@nope", NULL, 0);
+	CHECK(!m && errno == EINVAL, "maps: a map the program lacks");
 	metrics_free(m);
 	fake_fini(&f);
 }

@@ -676,7 +676,8 @@ static int render_map(struct metrics *m, uint32_t id)
 		return 0;
 	int r = output_map_walk(m->out, id, 0, add_entry, &f);
 	if (r == 0) {
-		qsort(f.v, f.n, sizeof(*f.v), cmp_group);
+		if (f.n)
+			qsort(f.v, f.n, sizeof(*f.v), cmp_group);
 		render_family(m, &f, &m->body);
 	}
 	family_free(&f);
@@ -755,7 +756,8 @@ static bool job_advance(struct metrics *m, uint64_t lost, int *err)
 		return true;
 	}
 	if (r == 1) {
-		qsort(m->fam.v, m->fam.n, sizeof(*m->fam.v), cmp_group);
+		if (m->fam.n)
+			qsort(m->fam.v, m->fam.n, sizeof(*m->fam.v), cmp_group);
 		render_family(m, &m->fam, &m->body);
 		job_drop_walk(m);
 	}

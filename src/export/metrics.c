@@ -9,9 +9,9 @@
  * (canonical user stacks, process mappings, symbols) belong to output,
  * which the event loop owns and changes as records arrive. A scrape
  * thread would have to lock them, and the event reader would wait on the
- * scrape's lock anyway. So a scrape renders in the loop, one map per
- * turn: between two maps the ring is read again, and a turn's work is
- * bounded by one map's size (BPFTRACE_MAP_KEYS_MAX keys).
+ * scrape's lock anyway. So a scrape renders in the loop, a slice of a
+ * map per turn (output_walk_next's budget, WALK_BUDGET_*): between two
+ * slices the ring is read again.
  *
  * Entries whose labels come out equal (two stacks that differ only in
  * offsets inside the same functions, as in a flame graph) are merged as
@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../base/log.h"
 #include "http.h"
@@ -30,7 +31,12 @@
 
 #define STACK_LABEL_MAX 4096    /* bytes of a folded stack label */
 #define HIST_FINITE 33          /* hist buckets 0..32 have a bound */
-#define WALK_BUDGET_US 5000     /* of a scrape per turn of the event loop */
+/* A scrape's share of a turn of the event loop: as long as the rest of
+ * the turn took (reading the ring: when records come fast and cost much,
+ * such as user stacks to unwind, the two share the time), at least 5 ms
+ * and at most 100 ms. */
+#define WALK_BUDGET_MIN_US 5000
+#define WALK_BUDGET_MAX_US 100000
 
 /* ---- names ----------------------------------------------------------- */
 
@@ -91,6 +97,7 @@ struct metrics {
 	struct output_walk *walk;       /* the map being read, or NULL */
 	struct family fam;              /* its entries so far */
 	unsigned want;                  /* formats waiting, after the last step */
+	uint64_t step_end_us;           /* when the last step ended */
 	bool warned_full;
 };
 
@@ -730,7 +737,8 @@ static void job_drop_walk(struct metrics *m)
 
 /* One turn of the scrape: at most WALK_BUDGET_US of one map's entries
  * (a map of a few keys is read whole). True when the body is done. */
-static bool job_advance(struct metrics *m, uint64_t lost, int *err)
+static bool job_advance(struct metrics *m, uint64_t lost, uint64_t budget_us,
+			int *err)
 {
 	while (!m->walk) {
 		if (m->next_map >= m->prog->nmaps) {
@@ -749,7 +757,7 @@ static bool job_advance(struct metrics *m, uint64_t lost, int *err)
 			return true;
 		}
 	}
-	int r = output_walk_next(m->walk, WALK_BUDGET_US, add_entry, &m->fam);
+	int r = output_walk_next(m->walk, budget_us, add_entry, &m->fam);
 	if (r < 0) {
 		*err = r;
 		job_drop_walk(m);
@@ -784,6 +792,13 @@ static void job_finish(struct metrics *m, int err)
 	m->job = false;
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 void metrics_step(struct metrics *m, uint64_t lost)
 {
 	if (!m || !m->out)
@@ -792,11 +807,18 @@ void metrics_step(struct metrics *m, uint64_t lost)
 	if (!m->job && m->want)
 		job_start(m, m->want & (1u << HTTP_FMT_OPENMETRICS) ?
 			  HTTP_FMT_OPENMETRICS : HTTP_FMT_TEXT);
-	if (!m->job)
-		return;
-	int err = 0;
-	if (job_advance(m, lost, &err))
-		job_finish(m, err);
+	uint64_t now = now_us();
+	uint64_t budget = m->step_end_us ? now - m->step_end_us : 0;
+	if (budget < WALK_BUDGET_MIN_US)
+		budget = WALK_BUDGET_MIN_US;
+	if (budget > WALK_BUDGET_MAX_US)
+		budget = WALK_BUDGET_MAX_US;
+	if (m->job) {
+		int err = 0;
+		if (job_advance(m, lost, budget, &err))
+			job_finish(m, err);
+	}
+	m->step_end_us = now_us();
 }
 
 bool metrics_busy(const struct metrics *m)

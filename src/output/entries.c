@@ -441,11 +441,12 @@ static int cmp_order(const void *a, const void *b)
 /* A walk in progress: the snapshot, its order, and where it stands. */
 struct output_walk {
 	struct output *o;
+	struct output_walk *next;       /* o->walks */
 	uint32_t map_id;
 	struct output_map_info mi;
 	struct map_snapshot s;
 	struct order *ord;
-	uint32_t next;
+	uint32_t next_entry;    /* ord index of the next entry */
 	char **texts;
 	struct sbuf b;
 	struct walk w;
@@ -506,11 +507,13 @@ struct output_walk *output_walk_begin(struct output *o, uint32_t map_id,
 	if (mi.nstacks)
 		qsort(wk->ord, s->n, sizeof(*wk->ord), cmp_order);
 	/* The canonical stacks the snapshot names must stay what they are
-	 * until the walk ends: no sweep meanwhile (stacks_gc.c). */
-	o->walks++;
+	 * until the walk has read them: a sweep meanwhile keeps them
+	 * (output_walks_keys). */
 	struct symcache *c = o->symcache;
-	if (c && o->walks == 1 && c->cap >= SYMCACHE_MAX && 2 * c->n >= c->cap)
+	if (c && !o->walks && c->cap >= SYMCACHE_MAX && 2 * c->n >= c->cap)
 		symcache_clear(c);     /* no name of it is held now */
+	wk->next = o->walks;
+	o->walks = wk;
 	return wk;
 }
 
@@ -586,11 +589,12 @@ int output_walk_next(struct output_walk *wk, uint64_t budget_us,
 		     void *ctx)
 {
 	uint64_t t0 = budget_us ? now_us() : 0;
-	while (wk->next < wk->s.n) {
-		int r = walk_one(wk, wk->ord[wk->next++].i, fn, ctx);
+	while (wk->next_entry < wk->s.n) {
+		int r = walk_one(wk, wk->ord[wk->next_entry++].i, fn, ctx);
 		if (r < 0)
 			return r;
-		if (budget_us && wk->next < wk->s.n && now_us() - t0 >= budget_us)
+		if (budget_us && wk->next_entry < wk->s.n &&
+		    now_us() - t0 >= budget_us)
 			return 0;
 	}
 	return 1;
@@ -600,13 +604,32 @@ void output_walk_end(struct output_walk *wk)
 {
 	if (!wk)
 		return;
-	if (wk->o && wk->o->walks)
-		wk->o->walks--;
+	if (wk->o) {
+		struct output_walk **pp = &wk->o->walks;
+		while (*pp && *pp != wk)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = wk->next;
+	}
 	sbuf_free(&wk->b);
 	free(wk->ord);
 	free(wk->texts);
 	map_snapshot_free(&wk->s);
 	free(wk);
+}
+
+void output_walks_keys(struct output *o,
+		       void (*fn)(void *ctx, struct output *o,
+				  const struct map_spec *m, const uint8_t *key,
+				  uint32_t size),
+		       void *ctx)
+{
+	for (struct output_walk *wk = o->walks; wk; wk = wk->next) {
+		const struct map_spec *m = &o->prog->maps[wk->map_id];
+		for (uint32_t k = wk->next_entry; k < wk->s.n; k++)
+			fn(ctx, o, m, wk->s.keys + (size_t)wk->ord[k].i *
+			   wk->s.key_size, wk->s.key_size);
+	}
 }
 
 int output_map_walk(struct output *o, uint32_t map_id, unsigned flags,

@@ -124,7 +124,7 @@ struct output {
 	bool boottime_ok;
 	struct cgroup_cache *cgroups; /* cgroup_path()'s found paths */
 	struct symcache *symcache;  /* user frames named (entries.c) */
-	unsigned walks;             /* entries.c walks under way: no sweep */
+	struct output_walk *walks;  /* entries.c walks under way */
 };
 
 /* Install (or, with NULL, remove) the symbol and stack hooks. */
@@ -286,6 +286,13 @@ int stackmaps_canonicalize(struct output *o, const struct map_spec *m,
 /* ---- entries.c ----------------------------------------------------- */
 
 void output_symcache_free(struct symcache *c);
+/* FN for every key the open walks have yet to read (the sweep keeps
+ * what they name). */
+void output_walks_keys(struct output *o,
+		       void (*fn)(void *ctx, struct output *o,
+				  const struct map_spec *m, const uint8_t *key,
+				  uint32_t size),
+		       void *ctx);
 
 /* ---- flame.c ------------------------------------------------------- */
 

@@ -97,6 +97,13 @@ static int collect_map(struct output *o, uint32_t id, struct refs *r)
 	return 0;
 }
 
+static void collect_key(void *ctx, struct output *o, const struct map_spec *m,
+			const uint8_t *key, uint32_t size)
+{
+	if (holds_user_refs(m->key_type))
+		collect(o, m->key_type, key, size, ctx);
+}
+
 int output_sweep(struct output *o, bool now)
 {
 	if (!o || !o->stacks || !o->have_maps || !o->maps.dump)
@@ -104,16 +111,16 @@ int output_sweep(struct output *o, bool now)
 	double t = log_now_ms();
 	if (!now && t - o->last_sweep_ms < SWEEP_INTERVAL_MS)
 		return 0;
-	/* an exporter's walk holds canonical ids from its snapshot, which
-	 * must keep their stacks until it ends (entries.c) */
-	if (o->walks)
-		return 0;
 	o->last_sweep_ms = t;
 	struct refs r = { 0 };
 	int err = 0;
 	for (uint32_t i = 0; i < o->prog->nmaps && err == 0; i++)
 		if (o->prog->maps[i].name && o->prog->maps[i].name[0] == '@')
 			err = collect_map(o, i, &r);
+	/* an exporter's walk still to finish holds keys of its snapshot
+	 * that the maps may have let go of since (entries.c) */
+	if (err == 0)
+		output_walks_keys(o, collect_key, &r);
 	if (err == 0)
 		err = stacks_gc(o->stacks, r.canon.v, r.canon.n, r.pids.v,
 				r.pids.n);

@@ -220,6 +220,12 @@ struct event_spec {
 	int32_t map_id;           /* EV_PRINT_MAP/CLEAR/ZERO */
 	uint64_t top, div;        /* EV_PRINT_MAP: print(@m, top, div) */
 	struct pos pos;           /* EV_HELPER_ERROR: where in the script */
+	/* The script's probe block whose code emits it (set by sema), so
+	 * that an engine knows which of its probes may write it; any
+	 * probe's when !block_known (records codegen adds: stacks, pids,
+	 * helper errors). */
+	uint32_t block;
+	bool block_known;
 };
 
 struct provider;

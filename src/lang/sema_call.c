@@ -136,8 +136,12 @@ void sema_add_event(struct sema *s, struct node *n,
 	    !sema_has_big_field(e->args))
 		sema_note_value_size(s, n->pos, arena_printf(s->a, "the record "
 				     "of %s()", n->u.call.name), e->args);
-	if (s->final)
-		n->u.call.event_id = program_add_event(s->prog, e);
+	if (s->final) {
+		struct event_spec own = *e;
+		own.block = s->block;
+		own.block_known = true;
+		n->u.call.event_id = program_add_event(s->prog, &own);
+	}
 }
 
 /* ---------------------------------------------------------------- */

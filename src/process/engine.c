@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <linux/bpf.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@
 
 #include "../base/log.h"
 #include "../vm/vm.h"
+#include "guard.h"
+#include "tracee.h"
 #include "proc_int.h"
 
 #define POLL_BUDGET 8192
@@ -158,6 +161,68 @@ static int load_programs(struct engine *e)
 
 static void process_free(struct engine *e);
 
+int proc_traced_pid(const struct engine *e)
+{
+	return e->opts.pid > 0 ? e->opts.pid : e->opts.cpid;
+}
+
+int proc_region_broken(struct engine *e, const char *fmt, ...)
+{
+	if (!e->broken) {
+		char what[256];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(what, sizeof(what), fmt, ap);
+		va_end(ap);
+		e->broken = true;
+		log_error("process engine: process %d broke the memory it shares "
+			  "with sonde (%s): its session ends", proc_traced_pid(e),
+			  what);
+	}
+	return -ECANCELED;
+}
+
+/* The events the agents' probes may write: those of their blocks, and
+ * those codegen adds to any probe (stacks, pids, helper errors). A
+ * record of another event in the shared ring was not written by an
+ * agent. */
+static int agent_events_of(struct engine *e)
+{
+	const struct program *prog = e->prog;
+	e->agent_events = calloc(prog->nevents ? prog->nevents : 1, 1);
+	if (!e->agent_events)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < prog->nevents; k++) {
+		const struct event_spec *ev = &prog->events[k];
+		bool ok = !ev->block_known;
+		for (uint32_t i = 0; i < e->nprobes && !ok; i++) {
+			const struct proc_probe *pp = &e->probes[i];
+			ok = (pp->req.how == PROCESS_USDT ||
+			      pp->req.how == PROCESS_FUNC) &&
+			     pp->probe->block == ev->block;
+		}
+		e->agent_events[k] = ok;
+	}
+	return 0;
+}
+
+/* sonde's own probes write into a ring of their own (the shared one's
+ * size), which the map reference of the bytecode sonde runs points to. */
+static int own_ring_open(struct engine *e)
+{
+	int m = e->rt.hdr.ring_map;
+	if (m < 0)
+		return 0;
+	int r = rt_ring_private(e->rt.ring.size, &e->own_ring);
+	if (r < 0) {
+		log_error("process engine: cannot make its event ring: %s",
+			  strerror(-r));
+		return r;
+	}
+	e->rt.maps[m].ring = &e->own_ring;
+	return 0;
+}
+
 static int process_load(const struct program *prog,
 			const struct engine_opts *opts, struct engine **out)
 {
@@ -188,12 +253,13 @@ static int process_load(const struct program *prog,
 		e->nsites += pp->req.how == PROCESS_USDT;
 		e->nfuncs += pp->req.how == PROCESS_FUNC;
 	}
-	if ((r = proc_region_create(e)) < 0)
+	if ((r = proc_region_create(e)) < 0 || (r = own_ring_open(e)) < 0 ||
+	    (r = agent_events_of(e)) < 0)
 		goto fail;
 	/* sonde runs its own probes in slot 0, reading its own memory
 	 * through process_vm_readv (it has no fault handler) */
 	rt_process_init(false);
-	rt_proc.ring = &e->rt.ring;
+	rt_proc.ring = &e->own_ring;
 	rt_self.slot = 0;
 	rt_self.regs = NULL;
 	if ((r = load_programs(e)) < 0)
@@ -224,6 +290,10 @@ static int process_attach(struct engine *e)
 		int r = proc_fprobes_attach(e, e->opts.pid, true);
 		if (r < 0)
 			return r;
+	} else if (e->opts.pid > 0) {
+		/* nothing runs in it, but a killed run's patches may be
+		 * there: a -p run puts them back whatever its probes */
+		proc_fprobes_cleanup(e, e->opts.pid);
 	}
 	int n = 0;
 	uint64_t now = now_ns();
@@ -279,17 +349,57 @@ static int on_record(void *arg, void *data, uint32_t size)
 	return 0;
 }
 
-/* Consume the ring: 1 when a handler asked to stop, else 0. */
+/* A record of the shared ring: an event the agents' probes write. */
+static int on_shared_record(void *arg, void *data, uint32_t size)
+{
+	struct engine *e = arg;
+	uint64_t id;
+	if (size < sizeof(id)) {
+		proc_region_broken(e, "a record of %u bytes in the event ring, "
+				   "too short to name its event", size);
+		return -1;
+	}
+	memcpy(&id, data, sizeof(id));
+	if (id >= e->prog->nevents || !e->agent_events[id]) {
+		proc_region_broken(e, "a record of event %llu in the event ring, "
+				   "which none of its probes writes",
+				   (unsigned long long)id);
+		return -1;
+	}
+	return on_record(arg, data, size);
+}
+
+/* Consume the rings, the traced process's, then sonde's own (its timers
+ * ran just before: what the process wrote until then comes first): 1
+ * when a handler asked to stop, -ECANCELED once the shared one is found
+ * broken (said), else 0. */
 static int consume(struct engine *e)
 {
 	e->handled = 0;
-	int r = rt_ring_consume(&e->rt.ring, on_record, e, POLL_BUDGET,
+	if (e->broken)
+		return -ECANCELED;
+	if (guard_tripped())
+		return proc_region_broken(e, "it cut the shared memory short");
+	int r = rt_ring_consume(&e->rt.ring, on_shared_record, e, POLL_BUDGET,
 				&e->stalled);
+	if (r == -EBADMSG)
+		return proc_region_broken(e, "the event ring holds %s, at "
+					  "position %llu (%llu)", e->rt.ring.bad,
+					  (unsigned long long)e->rt.ring.bad_pos,
+					  (unsigned long long)e->rt.ring.bad_value);
+	if (e->broken)
+		return -ECANCELED;
+	if (!e->stopped && r >= 0) {
+		e->handled = (unsigned)r;
+		r = rt_ring_consume(&e->own_ring, on_record, e, POLL_BUDGET,
+				    &e->stalled);
+		if (r > 0)
+			e->handled += (unsigned)r;
+	}
 	if (e->stopped) {
 		e->stopped = false;
 		return 1;
 	}
-	e->handled = r > 0 ? (unsigned)r : 0;
 	return 0;
 }
 
@@ -334,6 +444,8 @@ static int process_run_end(struct engine *e)
 	for (uint32_t i = 0; i < e->nprobes; i++)
 		e->probes[i].next_ns = 0;      /* timers stop */
 	process_drain(e);
+	if (e->broken)
+		return -ECANCELED;   /* no END over a region it broke */
 	e->ignore_events = false;
 	e->stopped = false;
 	return run_once(e, PROCESS_END);
@@ -399,6 +511,8 @@ static int process_poll(struct engine *e, int timeout_ms)
 	}
 	run_timers(e);
 	int r = consume(e);
+	if (r < 0)
+		return r;
 	e->backlog = e->handled >= POLL_BUDGET;
 	if (r == 0 && !e->backlog && exit_lost(e)) {
 		e->ignore_events = true;
@@ -434,14 +548,34 @@ static void process_free(struct engine *e)
 	free(e->probes);
 	if (rt_proc.ring == &e->rt.ring)
 		rt_proc.ring = NULL;
+	if (e->rt.base)
+		guard_remove(e->rt.base);
+	if (e->rt.ring_area)
+		guard_remove(e->rt.ring_area);
 	rt_close(&e->rt);
+	rt_ring_private_close(&e->own_ring);
+	free(e->agent_events);
 	if (e->memfd >= 0)
 		close(e->memfd);
 	free(e);
 }
 
+/* -p: a process sonde may not trace (another user's, Yama, a zombie...)
+ * is refused with the reason before anything is compiled: the script's
+ * paths, resolved inside it, would otherwise fail first, for a reason
+ * that hides this one. */
+static int process_preflight_pid(int pid)
+{
+	char why[512];
+	int r = tracee_precheck(pid, why, sizeof(why));
+	if (r < 0)
+		log_error("-p %d: %s", pid, why);
+	return r;
+}
+
 const struct engine_ops engine_process = {
 	.name = "process",
+	.preflight_pid = process_preflight_pid,
 	.check = process_check,
 	.load = process_load,
 	.child_env = process_child_env,

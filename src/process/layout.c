@@ -12,9 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/file.h"
 #include "../base/log.h"
 #include "../base/vec.h"
 #include "../runtime/rt_int.h"
+#include "guard.h"
 #include "proc_int.h"
 
 /* The event ring: the kernel engine's floor (4 MiB) when probes run in
@@ -84,7 +86,7 @@ static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 static int site_bytes(const struct probe *p, struct proto_site *site)
 {
 	const struct uprobe_info *u = p->uprobe;
-	int fd = open(u->path, O_RDONLY | O_CLOEXEC);
+	int fd = file_open_regular(u->path, false);
 	if (fd < 0) {
 		int e = errno;
 		log_error("probe %s: cannot read '%s': %s", p->name, u->path,
@@ -275,7 +277,7 @@ int proc_region_create(struct engine *e)
 	}
 	h.size = RT_ALIGN(off, PAGE);
 
-	e->memfd = memfd_create("sonde-region", MFD_CLOEXEC);
+	e->memfd = memfd_create("sonde-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (e->memfd < 0 || ftruncate(e->memfd, (off_t)h.size) < 0) {
 		r = -errno;
 		log_error("cannot create the shared memory of %llu bytes: %s",
@@ -294,9 +296,25 @@ int proc_region_create(struct engine *e)
 	section_write(&sec, p + h.prog_off);
 	munmap(p, h.prog_off + h.prog_size);
 	e->region_size = h.size;
+	/* The traced process gets the memfd: its size is sealed first, so
+	 * that it can neither shrink it under sonde's mappings (a SIGBUS at
+	 * sonde's next read) nor grow it; the guard catches a fault anyway
+	 * should sealing fail. */
+	if (fcntl(e->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+		  F_SEAL_SEAL) < 0)
+		log_warn("process engine: cannot seal its shared memory (%s): a "
+			 "traced process that truncates it ends its session",
+			 strerror(errno));
 	r = rt_open(e->memfd, h.size, &e->rt);
 	if (r < 0) {
 		log_error("cannot map the shared memory: %s", strerror(-r));
+		goto out;
+	}
+	if ((r = guard_add(e->rt.base, e->rt.size)) < 0 ||
+	    (e->rt.ring_area &&
+	     (r = guard_add(e->rt.ring_area, e->rt.ring_area_len)) < 0)) {
+		log_error("process engine: cannot guard its shared memory: %s",
+			  strerror(-r));
 		goto out;
 	}
 	r = write_globals(e);

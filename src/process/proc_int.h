@@ -53,6 +53,12 @@ struct engine {
 	int memfd;
 	uint64_t region_size;
 	struct rt rt;
+	/* The ring sonde's own probes write (BEGIN, END, interval): private,
+	 * so a traced process cannot write records as them. Of the events,
+	 * which the agents' probes may write into the shared ring. */
+	struct rt_ring own_ring;
+	bool *agent_events;
+	bool broken;               /* the shared region failed a check (said) */
 	volatile struct sonde_globals *globals;
 	struct map_reader reader;
 	/* the agents' channel */
@@ -83,6 +89,14 @@ static inline bool proc_uses_agent(const struct engine *e)
  * section (the agents' probes and sites); 0 or -errno, said. */
 int proc_region_create(struct engine *e);
 
+/* engine.c: the pid messages name for the traced process (-p, or the -c
+ * command). */
+int proc_traced_pid(const struct engine *e);
+/* The traced process broke the shared region (what, said once): its
+ * session ends. Returns -ECANCELED for the caller to pass on. */
+int proc_region_broken(struct engine *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* control.c */
 /* The agent library: $SONDE_AGENT_LIB, else beside sonde's executable;
  * 0 or -errno (-EINVAL: a path LD_PRELOAD cannot take). */
@@ -97,6 +111,12 @@ int proc_control_poll(struct engine *e, const short *revents, uint32_t n);
 uint32_t proc_control_fds(struct engine *e, int *fds, uint32_t max);
 /* Ask every attached agent to detach and wait for them (bounded). */
 void proc_control_detach(struct engine *e);
+/* One message from the traced process's agent on connection c (what it
+ * sends is checked: its type in c's state, its size, the site it names;
+ * its text is printed escaped). 0, or -ECANCELED when its session ends:
+ * its attach failed, or it broke the protocol (said). */
+int proc_control_message(struct engine *e, struct proc_conn *c,
+			 const void *buf, size_t n);
 
 /* fprobes.c: function probes, patched by sonde in the traced process
  * (over ptrace: src/process/attach.h). */
@@ -109,6 +129,10 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent);
 /* Put their bytes back (the process may be gone); warn about probes
  * never patched (a -c command that never loaded their file). */
 void proc_fprobes_detach(struct engine *e);
+/* -p with no probe in the process: put back what a killed sonde left
+ * patched there (its agent loaded, its functions jumping to inert
+ * trampolines), said. */
+void proc_fprobes_cleanup(struct engine *e, int pid);
 
 /* reader.c */
 void proc_reader_init(struct engine *e);

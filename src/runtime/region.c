@@ -147,7 +147,56 @@ static int ring_map(int fd, struct rt *rt)
 	rt->ring.prod = &rt->shared->ring_prod;
 	rt->ring.cons = &rt->shared->ring_cons;
 	rt->ring.wake_fd = -1;
+	rt->ring.read_pos = rt->hdr.ring_cons;
 	return 0;
+}
+
+int rt_ring_private(uint64_t size, struct rt_ring *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->wake_fd = -1;
+	long page = sysconf(_SC_PAGESIZE);
+	if (page <= 0)
+		page = 4096;
+	if (size < (uint64_t)page || (size & (size - 1)) || size > (1ull << 30))
+		return -EINVAL;
+	/* the data twice in a row, then a page for the two positions */
+	size_t len = 2 * size + (size_t)page;
+	uint8_t *area = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (area == MAP_FAILED)
+		return -errno;
+	int fd = memfd_create("sonde-ring", MFD_CLOEXEC);
+	int e = fd < 0 ? errno : 0;
+	if (fd >= 0 && ftruncate(fd, (off_t)size) < 0)
+		e = errno;
+	for (int i = 0; i < 2 && !e; i++)
+		if (mmap(area + i * size, size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+			e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (e) {
+		munmap(area, len);
+		return -e;
+	}
+	r->data = area;
+	r->size = size;
+	r->mask = size - 1;
+	r->prod = (uint64_t *)(area + 2 * size);
+	r->cons = r->prod + 8;     /* a cache line apart */
+	r->area_len = len;
+	return 0;
+}
+
+void rt_ring_private_close(struct rt_ring *r)
+{
+	if (r->copy)
+		munmap(r->copy, r->copy_len);
+	if (r->data && r->area_len)
+		munmap(r->data, r->area_len);
+	memset(r, 0, sizeof(*r));
+	r->wake_fd = -1;
 }
 
 int rt_open(int fd, uint64_t size, struct rt *rt)
@@ -211,6 +260,8 @@ fail:
 
 void rt_close(struct rt *rt)
 {
+	if (rt->ring.copy)
+		munmap(rt->ring.copy, rt->ring.copy_len);
 	if (rt->ring_area)
 		munmap(rt->ring_area, rt->ring_area_len);
 	if (rt->priv)

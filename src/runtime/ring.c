@@ -15,9 +15,18 @@
  * A producer can die between its claim and its submit (a thread killed
  * in the middle of a probe): its record would stop the reader forever, so
  * the reader skips a record that stayed BUSY for RING_STALL_NS, counting
- * it as lost. */
+ * it as lost.
+ *
+ * Trust. The traced process can write anything into the ring and its
+ * positions. The reader (sonde) keeps its own read position, reads each
+ * header once and checks the length it holds against the ring before
+ * using it, hands every record over as a private copy, and bounds its
+ * walk by the positions it checked: a ring that is not what producers
+ * leave is reported (-EBADMSG), never followed. A producer's reservation
+ * gives up after a bounded number of tries. */
 #include <errno.h>
 #include <linux/bpf.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +35,10 @@
 #include "rt_int.h"
 
 #define RING_STALL_NS 1000000000ull
+/* Compare-and-swaps a reservation tries before it counts as lost: many
+ * threads contend for a few at most; only a writer of the shared
+ * position that is not a producer (a hostile process) makes more fail. */
+#define RESERVE_TRIES 100000
 
 static uint32_t *header_at(const struct rt_ring *r, uint64_t pos)
 {
@@ -40,9 +53,10 @@ void *rt_ring_reserve(struct rt_ring *r, uint32_t size)
 	if (len > r->size / 2)     /* as the kernel: at most half the ring */
 		return NULL;
 	uint64_t p = __atomic_load_n(r->prod, __ATOMIC_RELAXED);
-	for (;;) {
+	for (unsigned tries = 0;; tries++) {
 		uint64_t c = __atomic_load_n(r->cons, __ATOMIC_ACQUIRE);
-		if (p - c > r->size || p + len - c > r->size)
+		if (p - c > r->size || p + len - c > r->size ||
+		    tries == RESERVE_TRIES)
 			return NULL;   /* full (or positions not to be trusted) */
 		if (__atomic_compare_exchange_n(r->prod, &p, p + len, true,
 						__ATOMIC_ACQ_REL,
@@ -119,8 +133,30 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The reader's memory of a BUSY record, to skip it once it is stale. */
-static uint64_t stuck_pos = UINT64_MAX, stuck_since;
+/* The ring is corrupt: say where and how, and stop reading it. */
+static int corrupt(struct rt_ring *r, const char *what, uint64_t pos,
+		   uint64_t value)
+{
+	r->bad = what;
+	r->bad_pos = pos;
+	r->bad_value = value;
+	return -EBADMSG;
+}
+
+/* The reader's copy of one record: every record is handed over from
+ * private memory, so what it holds cannot change while it is decoded. */
+static void *copy_buffer(struct rt_ring *r)
+{
+	if (!r->copy) {
+		void *p = mmap(NULL, r->size / 2, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		r->copy = p;
+		r->copy_len = r->size / 2;
+	}
+	return r->copy;
+}
 
 int rt_ring_consume(struct rt_ring *r,
 		    int (*fn)(void *arg, void *data, uint32_t size),
@@ -128,35 +164,58 @@ int rt_ring_consume(struct rt_ring *r,
 {
 	if (!r->data)
 		return 0;
-	uint64_t c = __atomic_load_n(r->cons, __ATOMIC_RELAXED);
+	if (r->bad)
+		return -EBADMSG;
+	/* The reader's position is its own: the traced process can write
+	 * the shared one, but not make the reader skip or repeat. */
+	uint64_t c = r->read_pos;
 	uint64_t p = __atomic_load_n(r->prod, __ATOMIC_ACQUIRE);
+	if (p - c > r->size)
+		return corrupt(r, "its write position is not within the ring "
+			       "of its read position", c, p);
+	uint8_t *copy = copy_buffer(r);
+	if (!copy)
+		return -ENOMEM;
 	int handled = 0, ret = 0;
 	while (c < p && (unsigned)handled < budget) {
 		uint32_t *h = header_at(r, c);
+		/* each header is read once: its copy is what is checked and
+		 * used */
 		uint32_t v = __atomic_load_n(h, __ATOMIC_ACQUIRE);
 		uint32_t size = v & RT_RING_LEN_MASK;
-		uint64_t len = RT_ALIGN(size + RT_RING_HDR, 8);
-		if (v == 0 || len > p - c)
-			break;         /* claimed, not headed yet (or garbage) */
-		if (v & RT_RING_BUSY) {
+		uint64_t len = RT_ALIGN((uint64_t)size + RT_RING_HDR, 8);
+		if (v != 0 && (len > r->size / 2 || len > p - c))
+			return corrupt(r, "a record longer than the ring holds",
+				       c, size);
+		if (v == 0 || v & RT_RING_BUSY) {
+			/* claimed and not written yet: a writer that died or
+			 * stopped there holds the reader up for RING_STALL_NS,
+			 * then its record is skipped (a header never written is
+			 * not a writer's: the ring is corrupt) */
 			uint64_t t = now_ns();
-			if (stuck_pos != c) {
-				stuck_pos = c;
-				stuck_since = t;
+			if (r->stuck_pos != c || !r->stuck_since) {
+				r->stuck_pos = c;
+				r->stuck_since = t;
 				break;
 			}
-			if (t - stuck_since < RING_STALL_NS)
+			if (t - r->stuck_since < RING_STALL_NS)
 				break;
+			if (v == 0)
+				return corrupt(r, "a record that is never written",
+					       c, 0);
 			if (stalled)
 				(*stalled)++;
 			v |= RT_RING_DISCARD;
 		}
+		r->stuck_since = 0;
 		if (!(v & RT_RING_DISCARD)) {
 			handled++;
-			ret = fn(arg, (uint8_t *)h + RT_RING_HDR, size);
+			rt_memcpy(copy, (uint8_t *)h + RT_RING_HDR, size);
+			ret = fn(arg, copy, size);
 		}
 		rt_memset(h, 0, len);
 		c += len;
+		r->read_pos = c;
 		__atomic_store_n(r->cons, c, __ATOMIC_RELEASE);
 		if (ret)
 			return ret;

@@ -36,6 +36,17 @@ struct rt_ring {
 	int wake_fd;               /* eventfd the reader sleeps on, or -1 */
 	uint64_t wake_ino;         /* its inode: the descriptor is written to
 				    * only while it is still that eventfd */
+	/* The reader's own state (sonde's), in its private memory: its
+	 * position (the shared cons is only published), the copy each
+	 * record is handed over in, a record it waits for, and what it
+	 * found wrong (then it reads no more). */
+	uint64_t read_pos;
+	uint8_t *copy;
+	uint64_t copy_len;
+	uint64_t stuck_pos, stuck_since;
+	const char *bad;
+	uint64_t bad_pos, bad_value;
+	uint64_t area_len;         /* rt_ring_private's mapping, else 0 */
 };
 
 /* One map: the checked copy of its descriptor, and where its data is.
@@ -75,6 +86,13 @@ struct rt {
 int rt_open(int fd, uint64_t size, struct rt *out);
 void rt_close(struct rt *rt);
 
+/* A ring of `size` bytes (a power of two, at least a page) that no other
+ * process maps, with its positions in private memory: where the probes
+ * sonde runs itself write, apart from what a traced process can touch.
+ * 0 or -errno; rt_ring_private_close frees it. */
+int rt_ring_private(uint64_t size, struct rt_ring *r);
+void rt_ring_private_close(struct rt_ring *r);
+
 /* Bytes a map of this shape needs in the region, and the geometry
  * stored in its descriptor (nbuckets, elem_size). 0 for the ring, whose
  * data lives apart. -EINVAL for a shape the runtime cannot hold. */
@@ -109,10 +127,15 @@ void *rt_ring_reserve(struct rt_ring *r, uint32_t size);
 void rt_ring_submit(struct rt_ring *r, void *rec, uint64_t flags, bool discard);
 uint64_t rt_ring_query(const struct rt_ring *r, uint64_t what);
 /* The reader: call fn for each written record in order, up to budget
- * records, zeroing what it consumed. Returns the number handled, or
- * fn's non-zero value (the record it stopped at is consumed). A record
- * left reserved but unwritten for stall_ns (its writer died) is skipped
- * and counted in *stalled. */
+ * records, zeroing what it consumed. fn gets a private copy of the
+ * record. Returns the number handled, or fn's non-zero value (the record
+ * it stopped at is consumed). A record left reserved but unwritten for
+ * a second (its writer died) is skipped and counted in *stalled.
+ * Everything read from the shared memory is checked once, against the
+ * ring's size: a ring that is not what a writer leaves (a position out
+ * of reach, a record longer than the ring, a header never written)
+ * returns -EBADMSG, with what and where in r->bad, r->bad_pos and
+ * r->bad_value, and then -EBADMSG for good. */
 int rt_ring_consume(struct rt_ring *r, int (*fn)(void *arg, void *data,
 						 uint32_t size),
 		    void *arg, unsigned budget, uint64_t *stalled);

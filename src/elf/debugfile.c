@@ -18,13 +18,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../base/file.h"
+
 #define DEBUG_DIR "/usr/lib/debug"
 
 int elf__debug_open(Elf *e, const char *path, int *fd, Elf **out);
 
 static int try_open(const char *cand, int *fd, Elf **out)
 {
-	int f = open(cand, O_RDONLY | O_CLOEXEC);
+	int f = file_open_regular(cand, false);
 	if (f < 0)
 		return -errno;
 	Elf *d = elf_begin(f, ELF_C_READ_MMAP, NULL);
@@ -85,7 +87,7 @@ static int by_build_id(Elf *e, int *fd, Elf **out)
 /* CRC32 of a whole file, as .gnu_debuglink records it. */
 static int file_crc(const char *path, uint32_t *crc)
 {
-	int f = open(path, O_RDONLY | O_CLOEXEC);
+	int f = file_open_regular(path, false);
 	if (f < 0)
 		return -errno;
 	unsigned char buf[65536];

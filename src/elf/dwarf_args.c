@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "../base/arena.h"
+#include "../base/file.h"
 #include "../types.h"
 
 #define DW_MAX_TYPES 20000   /* types made for one function's parameters */
@@ -375,7 +376,7 @@ static Dwarf *open_dwarf(const char *path, int *fds, Elf **elfs)
 	elfs[0] = elfs[1] = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
-	fds[0] = open(path, O_RDONLY | O_CLOEXEC);
+	fds[0] = file_open_regular(path, false);
 	if (fds[0] < 0)
 		return NULL;
 	elfs[0] = elf_begin(fds[0], ELF_C_READ_MMAP, NULL);

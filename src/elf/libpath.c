@@ -10,6 +10,7 @@
  * cache is as untrusted as any other file. */
 #include "elf.h"
 
+#include "../base/file.h"
 #include "../base/log.h"
 
 #include <ctype.h>
@@ -87,7 +88,7 @@ static int ld_cache_find(const char *root, const char *want, char *out, size_t l
 {
 	char fn[4096];
 	snprintf(fn, sizeof(fn), "%s%s", root, LD_CACHE_PATH);
-	int fd = open(fn, O_RDONLY | O_CLOEXEC);
+	int fd = file_open_regular(fn, false);   /* the process's own */
 	if (fd < 0)
 		return -ENOENT;
 	struct stat st;
@@ -202,7 +203,7 @@ int elf_find_library(const char *name, char *out, size_t len)
 static bool is_elf(const char *path)
 {
 	unsigned char magic[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = file_open_regular(path, false);
 	if (fd < 0)
 		return false;
 	bool elf = read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&

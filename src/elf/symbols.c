@@ -19,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/file.h"
+
 struct elf_seg {
 	uint64_t vaddr, filesz, memsz, offset;
 	bool exec;                 /* PF_X: holds code */
@@ -311,7 +313,8 @@ static int open_file(const char *path, bool debug_file, struct elf_file **out)
 		err = -ENOMEM;
 		goto fail;
 	}
-	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a traced process may have put anything at a path it maps */
+	ef->fd = file_open_regular(path, false);
 	if (ef->fd < 0) {
 		err = -errno;
 		goto fail;

@@ -11,9 +11,9 @@
  * is reported with dwfl_report_elf at the load bias the mapping implies,
  * the vDSO from a copy of sonde's own (the kernel maps the same image
  * into every 64-bit process). libdwfl then does the rest: .symtab or
- * .dynsym, separate debug files by build-id under /usr/lib/debug and by
- * .gnu_debuglink (dwfl_standard_find_debuginfo), and the CFI that
- * unwind.c uses. Anonymous executable memory is looked up in
+ * .dynsym, separate debug files (found by build-id under /usr/lib/debug
+ * and by .gnu_debuglink, through debugfile.c, which opens nothing that
+ * could block), and the CFI that unwind.c uses. Anonymous executable memory is looked up in
  * /tmp/perf-PID.map, the JIT symbol file perf defined.
  *
  * Names are interned in one table so each distinct string (demangled C++
@@ -370,16 +370,11 @@ unsigned usyms_ndwfl(const struct usyms *u)
 /* ---- mapped files -------------------------------------------------------- */
 
 /* Open a mapped file without blocking on special files: only regular
- * files are opened. Returns an fd or -1. */
+ * files are opened, checked on the descriptor (a path checked first
+ * could be swapped for a FIFO before the open). Returns an fd or -1. */
 static int open_regular(const char *path)
 {
-	struct stat st;
-	int fd;
-
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd;
+	return file_open_regular(path, false);
 }
 
 static struct ufile *usyms_file(struct usyms *u, pid_t pid, uint64_t dev,
@@ -623,9 +618,32 @@ static int no_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	return -1;      /* every module is reported with its fd */
 }
 
+int elf__debug_open(Elf *e, const char *path, int *fd, Elf **out);
+
+/* A module's separate debug file, as symbols.c finds it (build-id under
+ * /usr/lib/debug, else the debug link, CRC checked), opened the way
+ * files a traced process could have planted are (a FIFO named as the
+ * link next to the file would block libdwfl's own search for good). */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	Dwarf_Addr bias;
+	Elf *main_elf = dwfl_module_getelf(mod, &bias);
+	Elf *dbg = NULL;
+	int fd = -1;
+
+	if (!main_elf || !file_name ||
+	    elf__debug_open(main_elf, file_name, &fd, &dbg) < 0)
+		return -1;
+	elf_end(dbg);         /* libdwfl opens its own from the fd */
+	return fd;
+}
+
 static const Dwfl_Callbacks usym_callbacks = {
 	.find_elf = no_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -727,7 +745,8 @@ static int jit_cmp(const void *a, const void *b)
 }
 
 /* (Re)read /tmp/perf-PID.map when its size changed since the last read:
- * JITs append to it while they run. */
+ * JITs append to it while they run. At most PERF_MAP_MAX symbols. */
+#define PERF_MAP_MAX (1u << 21)
 static void uproc_load_perf_map(struct usyms *u, struct uproc *p)
 {
 	char path[64], line[4096];
@@ -738,9 +757,21 @@ static void uproc_load_perf_map(struct usyms *u, struct uproc *p)
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->pid);
 	if (stat(path, &st) < 0 || (long long)st.st_size == p->jit_size)
 		return;
-	f = fopen(path, "re");
-	if (!f)
+	/* anyone can write in /tmp: only a regular file (not a FIFO, not
+	 * a link to somebody else's file) that the process's own user (or
+	 * root) owns, as perf accepts it */
+	struct stat owner;
+	char proc[32];
+	int fd = file_open_regular(path, true);
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)p->pid);
+	if (fd < 0)
 		return;
+	if (fstat(fd, &st) < 0 || stat(proc, &owner) < 0 ||
+	    (st.st_uid != owner.st_uid && st.st_uid != 0) ||
+	    !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return;
+	}
 	free(p->jit);
 	p->jit = NULL;
 	p->njit = 0;
@@ -758,6 +789,8 @@ static void uproc_load_perf_map(struct usyms *u, struct uproc *p)
 			line[--len] = '\0';
 		if (p->njit == cap) {
 			size_t ncap = cap ? cap * 2 : 256;
+			if (ncap > PERF_MAP_MAX)
+				break;       /* a JIT's map is not this long */
 			struct jitsym *nj = realloc(p->jit, ncap * sizeof(*nj));
 
 			if (!nj)

@@ -133,6 +133,25 @@ static int conn_open(const char *name)
 		close(fd);
 		return -e;
 	}
+	/* Anyone can listen on an abstract name, sonde's too once sonde is
+	 * gone (a -c command that execs after sonde was killed asks again):
+	 * the listener must be the sonde the name names (its pid is in it,
+	 * proto.h), run by root or by this process's own user. A pid of 0
+	 * is a listener outside this process's pid namespace: a sonde
+	 * reaching into a container with -p, which asks once, while sonde
+	 * holds the name. */
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	long want = 0;
+	const char *p = strchr(name, '-');
+	for (p = p ? p + 1 : ""; *p >= '0' && *p <= '9' && want < (1L << 40); p++)
+		want = want * 10 + (*p - '0');
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 ||
+	    (cred.pid != 0 && (cred.pid != want ||
+			       (cred.uid != 0 && cred.uid != geteuid())))) {
+		close(fd);
+		return -EPERM;
+	}
 	return fd;
 }
 
@@ -769,6 +788,11 @@ int sonde_agent_attach(const char *name)
 	struct proto_setup m;
 	int fds[2] = { -1, -1 };
 	ssize_t n = recv_msg(fd, &m, sizeof(m), fds, SETUP_WAIT_MS);
+	/* sonde tells a process it does not trace to stay inert and closes
+	 * at once: the reset that closing reports comes before the
+	 * message, which is there to read */
+	if (n == -ECONNRESET)
+		n = recv_msg(fd, &m, sizeof(m), fds, 100);
 	if (n < (ssize_t)sizeof(m) || m.type != PROTO_SETUP || fds[0] < 0 ||
 	    fds[1] < 0 || m.version != PROTO_VERSION) {
 		int r = n >= 4 && m.type == PROTO_INERT ? -EPERM :

@@ -3,15 +3,19 @@
  * by src/process/ (sonde's side) and src/agent/ (the target's side).
  *
  * Starting. sonde listens on an abstract unix socket (SOCK_SEQPACKET)
- * with a random name, and gives a -c command two variables:
+ * named "sonde-<its pid>-<random>", and gives a -c command two variables:
  *     LD_PRELOAD=/path/libsonde-agent.so[:what was there]
  *     SONDE_AGENT=<socket name>
  * (for -p, the injector makes the process call sonde_agent_attach(name)
  * instead, agent.h). The agent's constructor connects before main runs
- * and says HELLO. sonde checks who is calling (SO_PEERCRED): a process it
- * does not trace (a child the command forked and exec'd, which inherited
- * the variables) is told INERT, takes the variables out of its
- * environment so its own children do not ask again, and runs untraced.
+ * and says HELLO. Both ends check who the other is (SO_PEERCRED), since
+ * anyone can connect to an abstract name, or take it once sonde is gone:
+ * sonde keeps a connection only from the process it traces (anyone else,
+ * such as a child the command forked and exec'd, which inherited the
+ * variables, is told INERT at once and let go; that child takes the
+ * variables out of its environment so its own children do not ask
+ * again, and runs untraced), and the agent talks only to the pid the
+ * name carries, run by root or by its own user.
  * The traced process gets SETUP with two descriptors: the region's memfd
  * and an eventfd to wake sonde. It maps the region, loads the programs
  * into the VM, patches every site it finds mapped (one REPORT per site
@@ -27,7 +31,11 @@
  *
  * Messages are one struct each (SOCK_SEQPACKET keeps their bounds), with
  * a u32 type first. Every length and index in them and in the region is
- * checked by the receiver. */
+ * checked by the receiver. sonde trusts nothing the traced process says:
+ * a message it does not expect in the connection's state, of the wrong
+ * size or naming a site it was not given ends the session
+ * (proc_control_message), and text from the agent is printed with its
+ * control bytes escaped. */
 #ifndef SONDE_AGENT_PROTO_H
 #define SONDE_AGENT_PROTO_H
 
@@ -36,6 +44,7 @@
 #define PROTO_VERSION 1
 #define PROTO_ENV_SOCKET "SONDE_AGENT"
 #define PROTO_SOCKET_MAX 100         /* bytes of the name, without the NUL */
+#define PROTO_TEXT_MAX 160           /* a message's text, with its NUL */
 
 enum proto_msg {
 	PROTO_HELLO = 1,     /* agent -> sonde */
@@ -73,7 +82,7 @@ struct proto_report {
 	int32_t status;
 	uint32_t pad;
 	uint64_t addr;
-	char text[160];
+	char text[PROTO_TEXT_MAX];
 };
 
 struct proto_attached {
@@ -81,7 +90,7 @@ struct proto_attached {
 	uint32_t patched;          /* sites patched (ATTACHED) / restored */
 	uint32_t failed;
 	uint32_t semaphores;       /* raised / lowered */
-	char text[160];            /* ATTACHED: why it failed as a whole */
+	char text[PROTO_TEXT_MAX]; /* ATTACHED: why it failed as a whole */
 };
 
 /* A message that carries only its type (INERT, DETACH). */

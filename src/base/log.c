@@ -2,7 +2,9 @@
 #include "log.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 int log_verbose;
@@ -26,6 +28,74 @@ void log_json_str(FILE *out, const char *s)
 			fputc(c, out);
 	}
 	fputc('"', out);
+}
+
+/* Bytes of the UTF-8 character starting at s (1 to 4), 0 if none does
+ * (a stray continuation, an overlong or surrogate form, a C1 control). */
+static size_t utf8_char(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	size_t n;
+	uint32_t cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+		return 0;
+	return n;
+}
+
+const char *log_clean(char *out, size_t n, const char *text)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t k = 0;
+	if (!n)
+		return out;
+	const unsigned char *s = (const unsigned char *)(text ? text : "");
+	while (*s) {
+		size_t len = utf8_char(s);
+		char esc[4];
+		const char *put = (const char *)s;
+		size_t w = len;
+		if (len == 0 || *s < 0x20 || *s == 0x7f || *s == '\\') {
+			esc[0] = '\\';
+			if (*s == '\\') {
+				esc[1] = '\\';
+				w = 2;
+			} else {
+				esc[1] = 'x';
+				esc[2] = hex[*s >> 4];
+				esc[3] = hex[*s & 15];
+				w = 4;
+			}
+			put = esc;
+			len = 1;
+		}
+		if (k + w >= n)
+			break;
+		memcpy(out + k, put, w);
+		k += w;
+		s += len;
+	}
+	out[k] = '\0';
+	return out;
 }
 
 /* One message is at most LOG_LINE_MAX bytes, whatever it quotes. */

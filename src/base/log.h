@@ -15,6 +15,13 @@ extern int log_no_warnings;
 /* s as a JSON string with its quotes: ", \ and control bytes escaped. */
 void log_json_str(FILE *out, const char *s);
 
+/* Text another process chose (a traced program's message, a path in
+ * its mappings, its name), made safe to print on a terminal: control
+ * bytes (C0, DEL, C1) and bytes that are not UTF-8 become \xNN, and a
+ * backslash \\; at most n - 1 bytes, cut at a whole character. Returns
+ * out. */
+const char *log_clean(char *out, size_t n, const char *text);
+
 /* "sonde: <subsystem>: message" on stderr. */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -154,30 +154,30 @@ static const char *site_probe_name(struct engine *e, uint32_t site)
 	return "?";
 }
 
+/* The connection's peer is the traced process: the pid the kernel took
+ * when it connected (SO_PEERCRED: a process cannot claim another's), the
+ * one -p names or the -c command's (through its execs; what it starts is
+ * not traced, as the kernel engine binds USDT probes to it). */
+static bool traced_peer(const struct engine *e, const struct proc_conn *c)
+{
+	int traced = e->opts.pid > 0 ? e->opts.pid : e->opts.cpid;
+	return e->attached && c->pid > 0 && c->pid == traced;
+}
+
 /* 0, or -ECANCELED when the function probes could not be patched (the
  * process is told to run untraced, and the run fails). */
 static int on_hello(struct engine *e, struct proc_conn *c)
 {
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		cred.pid = 0;
-	c->pid = cred.pid;
-	/* -c traces the command's process, through its execs; what it
-	 * starts is not traced (as the kernel engine binds USDT probes);
-	 * -p the process named */
-	int traced = e->opts.pid > 0 ? e->opts.pid : e->opts.cpid;
-	bool ours = e->attached && cred.pid > 0 && cred.pid == traced;
 	/* a -c command: its functions are patched while it waits for its
 	 * region in the agent's constructor, before main() (with -p they
 	 * were patched when the agent was loaded) */
-	if (ours && e->nfuncs && e->opts.pid <= 0 &&
-	    proc_fprobes_attach(e, cred.pid, false) < 0) {
+	if (e->nfuncs && e->opts.pid <= 0 &&
+	    proc_fprobes_attach(e, c->pid, false) < 0) {
 		send_plain(c->fd, PROTO_INERT);
 		c->state = CONN_INERT;
 		return -ECANCELED;
 	}
-	if (ours && send_setup(e, c->fd) == 0) {
+	if (send_setup(e, c->fd) == 0) {
 		c->state = CONN_ATTACHING;
 		e->traced++;
 		log_info("process engine: process %d connected; attaching",
@@ -186,27 +186,57 @@ static int on_hello(struct engine *e, struct proc_conn *c)
 	}
 	send_plain(c->fd, PROTO_INERT);
 	c->state = CONN_INERT;
-	log_info("process engine: process %d is not traced", c->pid);
 	return 0;
 }
 
-/* One message from an agent; -ECANCELED when its attach failed. */
-static int on_message(struct engine *e, struct proc_conn *c, const void *buf,
-		      size_t n)
+/* The traced process said what its agent does not say: it is not an
+ * agent that sonde can trust with a session. */
+static int protocol_broken(struct engine *e, struct proc_conn *c,
+			   const char *what, uint32_t type)
+{
+	log_error("process engine: process %d broke the protocol (%s, message "
+		  "type %u): its session ends", c->pid, what, type);
+	c->state = CONN_INERT;
+	return -ECANCELED;
+}
+
+int proc_control_message(struct engine *e, struct proc_conn *c,
+			 const void *buf, size_t n)
 {
 	uint32_t type;
+	char clean[4 * PROTO_TEXT_MAX];
+	if (c->state == CONN_INERT)
+		return 0;          /* said goodbye, or broke the protocol */
 	if (n < sizeof(type))
-		return 0;
+		return protocol_broken(e, c, "a message too short", 0);
 	memcpy(&type, buf, sizeof(type));
-	if (type == PROTO_HELLO && c->state == CONN_HELLO &&
-	    n >= sizeof(struct proto_hello))
+	switch (type) {
+	case PROTO_HELLO:
+		if (c->state != CONN_HELLO)
+			return protocol_broken(e, c, "a second hello", type);
+		if (n != sizeof(struct proto_hello))
+			return protocol_broken(e, c, "a hello of the wrong size",
+					       type);
 		return on_hello(e, c);
-	if (type == PROTO_REPORT && n >= sizeof(struct proto_report)) {
+	case PROTO_REPORT: {
+		/* a site found at attach, or later in a library it loaded */
+		if (c->state != CONN_ATTACHING && c->state != CONN_ATTACHED)
+			return protocol_broken(e, c, "a report before its setup",
+					       type);
+		if (n != sizeof(struct proto_report))
+			return protocol_broken(e, c, "a report of the wrong size",
+					       type);
 		struct proto_report r;
 		memcpy(&r, buf, sizeof(r));
 		r.text[sizeof(r.text) - 1] = '\0';
 		if (r.site >= e->nsites)
-			return 0;
+			return protocol_broken(e, c, "a report on a site it was "
+					       "not given", type);
+		/* each site is found once, and again in a library loaded
+		 * again: far more than that is not an agent's doing */
+		if (c->patched + c->failed > 16 * e->nsites + 64)
+			return protocol_broken(e, c, "more reports than its sites "
+					       "explain", type);
 		if (r.status == 0) {
 			c->patched++;
 			log_info("process engine: %s attached at 0x%llx in "
@@ -215,34 +245,51 @@ static int on_message(struct engine *e, struct proc_conn *c, const void *buf,
 		} else {
 			c->failed++;
 			log_error("probe %s: cannot attach in process %d: %s",
-				  site_probe_name(e, r.site), c->pid, r.text);
+				  site_probe_name(e, r.site), c->pid,
+				  log_clean(clean, sizeof(clean), r.text));
 		}
 		return 0;
 	}
-	if ((type == PROTO_ATTACHED || type == PROTO_DETACHED) &&
-	    n >= sizeof(struct proto_attached)) {
+	case PROTO_ATTACHED: {
+		if (c->state != CONN_ATTACHING)
+			return protocol_broken(e, c, "attached when it was not "
+					       "attaching", type);
+		if (n != sizeof(struct proto_attached))
+			return protocol_broken(e, c, "a message of the wrong size",
+					       type);
 		struct proto_attached a;
 		memcpy(&a, buf, sizeof(a));
 		a.text[sizeof(a.text) - 1] = '\0';
-		if (type == PROTO_DETACHED) {
-			log_info("process engine: process %d detached (%u sites "
-				 "and %u semaphores restored)", c->pid,
-				 a.patched, a.semaphores);
-			c->state = CONN_INERT;
-			return 0;
-		}
 		c->state = CONN_ATTACHED;
 		if (a.text[0])
 			log_error("process engine: process %d cannot be traced: "
-				  "%s", c->pid, a.text);
+				  "%s", c->pid, log_clean(clean, sizeof(clean),
+							  a.text));
 		else
 			log_info("process engine: process %d attached: %u "
 				 "sites, %u semaphores", c->pid, a.patched,
 				 a.semaphores);
 		if (a.text[0] || a.failed || c->failed)
 			return -ECANCELED;
+		return 0;
 	}
-	return 0;
+	case PROTO_DETACHED: {
+		if (c->state != CONN_DETACHING)
+			return protocol_broken(e, c, "detached when not asked to",
+					       type);
+		if (n != sizeof(struct proto_attached))
+			return protocol_broken(e, c, "a message of the wrong size",
+					       type);
+		struct proto_attached a;
+		memcpy(&a, buf, sizeof(a));
+		log_info("process engine: process %d detached (%u sites and %u "
+			 "semaphores restored)", c->pid, a.patched, a.semaphores);
+		c->state = CONN_INERT;
+		return 0;
+	}
+	default:
+		return protocol_broken(e, c, "a message no agent sends", type);
+	}
 }
 
 uint32_t proc_control_fds(struct engine *e, int *fds, uint32_t max)
@@ -255,27 +302,45 @@ uint32_t proc_control_fds(struct engine *e, int *fds, uint32_t max)
 	return n;
 }
 
+/* Connections taken at each wake-up, at most: a flood of them (anyone
+ * can connect to an abstract socket) never keeps sonde from its work. */
+#define ACCEPT_BATCH 64
+
+/* Who connects is known at once (SO_PEERCRED): only the traced process
+ * gets a place; any other (a child of the -c command, which inherited
+ * its environment, or anyone else) is told to stay inert and let go
+ * there and then, keeping nothing of sonde's. */
 static void accept_all(struct engine *e)
 {
-	for (;;) {
+	for (int k = 0; k < ACCEPT_BATCH; k++) {
 		int fd = accept4(e->listen_fd, NULL, NULL,
 				 SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return;
-		if (e->nconns == PROC_CONNS_MAX) {
+		struct proc_conn c = { .fd = fd, .state = CONN_HELLO };
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+			c.pid = cred.pid;
+		if (!traced_peer(e, &c) || e->nconns == PROC_CONNS_MAX) {
+			log_info("process engine: process %d is not traced", c.pid);
 			send_plain(fd, PROTO_INERT);
 			close(fd);
 			continue;
 		}
-		e->conns[e->nconns++] = (struct proc_conn){ .fd = fd,
-							    .state = CONN_HELLO };
+		e->conns[e->nconns++] = c;
 	}
 }
+
+/* Messages read from one connection at each wake-up, at most: an agent
+ * sends one per site and a few more, and a process that sends more
+ * keeps sonde from nothing else. */
+#define READ_BATCH 256
 
 /* Read what one connection has; false once it is closed. */
 static bool conn_read(struct engine *e, uint32_t i, int *err)
 {
-	for (;;) {
+	for (int k = 0; k < READ_BATCH; k++) {
 		union { struct proto_report r; struct proto_attached a;
 			struct proto_hello h; char raw[256]; } buf;
 		ssize_t n = recv(e->conns[i].fd, &buf, sizeof(buf), MSG_DONTWAIT);
@@ -290,10 +355,11 @@ static bool conn_read(struct engine *e, uint32_t i, int *err)
 			conn_close(e, i);
 			return false;
 		}
-		int r = on_message(e, &e->conns[i], &buf, (size_t)n);
+		int r = proc_control_message(e, &e->conns[i], &buf, (size_t)n);
 		if (r < 0 && !*err)
 			*err = r;
 	}
+	return true;
 }
 
 int proc_control_poll(struct engine *e, const short *revents, uint32_t n)

@@ -196,6 +196,47 @@ fail:
 	return r;
 }
 
+int pattach_cleanup(int pid, const char *agent_path, size_t *restored,
+		    char *why, size_t whylen)
+{
+	*restored = 0;
+	why[0] = 0;
+	struct elf_file *ef;
+	uint64_t bias;
+	int r = elf_open(agent_path, &ef);
+	if (r < 0) {
+		say(why, whylen, "the agent library %s: %s", agent_path,
+		    strerror(-r));
+		return r;
+	}
+	if (agent_mapping(pid, agent_path, ef, &bias) < 0) {
+		elf_close(ef);
+		return 0;        /* never traced by the process engine */
+	}
+	struct lp_agent agent = { 0 };
+	uint64_t v;
+	if (elf_symbol_addr(ef, FPROBE_SYM_ENTRY, &v) == 0)
+		agent.entry = v + bias;
+	if (elf_symbol_addr(ef, FPROBE_SYM_REGISTRY, &v) == 0)
+		agent.registry = v + bias;
+	if (elf_symbol_addr(ef, FPROBE_SYM_RETURN_TRAMP, &v) == 0)
+		agent.return_tramp = v + bias;
+	elf_close(ef);
+	if (!agent.registry)
+		return 0;
+	struct tracee *t;
+	if ((r = tracee_attach(pid, &t, why, whylen)) < 0)
+		return r;
+	struct livepatch *lp;
+	if ((r = lp_begin(t, &agent, &lp, why, whylen)) == 0) {
+		*restored = lp_stale_restored(lp);
+		r = lp_restore(lp, t, why, whylen);
+		lp_free(lp);
+	}
+	tracee_detach(t);
+	return r;
+}
+
 uint64_t pattach_agent_sym(struct pattach *pa, const char *sym)
 {
 	return agent_sym(pa, sym);
@@ -214,9 +255,14 @@ int pattach_call(struct pattach *pa, const char *sym, const uint64_t *args,
 		say(why, whylen, "the agent in process %d has no %s", pa->pid, sym);
 		return -ENOENT;
 	}
-	int r = tracee_call(pa->t, fn, args, nargs, data, datalen, 5000, ret);
+	char cwhy[256];
+	int r = libc_of(pa, why, whylen);
 	if (r < 0)
-		say(why, whylen, "%s in process %d: %s", sym, pa->pid, pa->t->why);
+		return r;
+	r = inject_call(pa->t, &pa->lc, fn, args, nargs, data, datalen, 5000,
+			ret, cwhy, sizeof(cwhy));
+	if (r < 0)
+		say(why, whylen, "%s in process %d: %s", sym, pa->pid, cwhy);
 	return r;
 }
 
@@ -246,11 +292,12 @@ int pattach_start(struct pattach *pa, const char *sym, const char *arg,
 		return r;
 	uint64_t thread_id = 0, ret = 0;
 	uint64_t args[4] = { TRACEE_ARG_DATA, 0, fn, at };
-	r = tracee_call(pa->t, pa->lc.pthread_create, args, 4, &thread_id,
-			sizeof(thread_id), 5000, &ret);
+	char cwhy[256];
+	r = inject_call(pa->t, &pa->lc, pa->lc.pthread_create, args, 4, &thread_id,
+			sizeof(thread_id), 5000, &ret, cwhy, sizeof(cwhy));
 	if (r < 0 || ret) {
 		say(why, whylen, "pthread_create in process %d: %s", pa->pid,
-		    r < 0 ? pa->t->why : strerror((int)ret));
+		    r < 0 ? cwhy : strerror((int)ret));
 		return r < 0 ? r : -(int)ret;
 	}
 	return 0;

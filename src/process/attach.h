@@ -74,6 +74,13 @@ void pattach_free(struct pattach *pa);
  * is touched there. NULL is a no-op. */
 void pattach_free_gone(struct pattach *pa);
 
+/* Put back what a sonde killed earlier left patched in process pid
+ * (inert function probes), if it loaded the agent: holds the process a
+ * moment, as pattach_open does. *restored: how many sites. 0, or -errno
+ * with why (-EBUSY: another sonde that is running owns them). */
+int pattach_cleanup(int pid, const char *agent_path, size_t *restored,
+		    char *why, size_t whylen);
+
 /* The process's pid; the number of patched sites. */
 int pattach_pid(const struct pattach *pa);
 size_t pattach_nsites(const struct pattach *pa);

@@ -28,9 +28,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/cancel.h"
 #include "../base/log.h"
 #include "../agent/fprobe.h"
 #include "attach.h"
+#include "tracee.h"
 #include "proc_int.h"
 
 #define ATTACH_WAIT_MS 5000
@@ -40,6 +42,8 @@ static int wait_attached(struct engine *e, int pid)
 {
 	double deadline = log_now_ms() + ATTACH_WAIT_MS;
 	while (log_now_ms() < deadline) {
+		if (cancel_requested())
+			return -ECANCELED;
 		for (uint32_t i = 0; i < e->nconns; i++)
 			if (e->conns[i].pid == pid &&
 			    e->conns[i].state == CONN_ATTACHED)
@@ -104,6 +108,9 @@ static bool first_of_file(const struct engine *e, uint32_t i, uint32_t *more)
 /* Wildcard functions that cannot be patched: each named, up to this many. */
 #define SKIPPED_SAID 5
 
+static int attach_in(struct engine *e, int pid, bool start_agent,
+		     const char *agent, char *why, size_t whylen, double t0);
+
 int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 {
 	char agent[PATH_MAX], why[512] = "";
@@ -118,7 +125,18 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 	 * went with it */
 	pattach_free_gone(e->fattach);
 	e->fattach = NULL;
-	r = pattach_open(pid, agent, &e->fattach, why, sizeof(why));
+	/* a stop signal ends every wait of the attach (undoing it does not
+	 * stop at one) */
+	tracee_cancellable(true);
+	r = attach_in(e, pid, start_agent, agent, why, sizeof(why), t0);
+	tracee_cancellable(false);
+	return r;
+}
+
+static int attach_in(struct engine *e, int pid, bool start_agent,
+		     const char *agent, char *why, size_t whylen, double t0)
+{
+	int r = pattach_open(pid, agent, &e->fattach, why, whylen);
 	if (r < 0) {
 		log_error("%s %d: %s", start_agent ? "-p" : "-c: process", pid, why);
 		return r;
@@ -132,7 +150,7 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 			continue;
 		why[0] = 0;
 		r = pattach_add(e->fattach, u->path, u->vaddr, pp->probe->name,
-				u->retprobe, pp->section_index, why, sizeof(why));
+				u->retprobe, pp->section_index, why, whylen);
 		if (r == -ENXIO) {
 			/* a -c command may load it later (an exec, say): said
 			 * at the end if it never did */
@@ -173,11 +191,11 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 	}
 	if (start_agent &&
 	    (r = pattach_start(e->fattach, "sonde_agent_attach_thread", e->sock_name,
-			       why, sizeof(why))) < 0) {
+			       why, whylen)) < 0) {
 		log_error("-p %d: cannot start the agent: %s", pid, why);
 		goto fail;
 	}
-	if ((r = pattach_commit(e->fattach, why, sizeof(why))) < 0) {
+	if ((r = pattach_commit(e->fattach, why, whylen)) < 0) {
 		log_error("-p %d: %s", pid, why);
 		goto fail;
 	}
@@ -189,9 +207,27 @@ int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 		 start_agent ? "; its agent attached" : "");
 	return 0;
 fail:
+	tracee_cancellable(false);   /* undoing it goes to its end */
 	pattach_free(e->fattach);   /* nothing is left patched */
 	e->fattach = NULL;
 	return r;
+}
+
+void proc_fprobes_cleanup(struct engine *e, int pid)
+{
+	char agent[PATH_MAX], why[512];
+	size_t restored;
+	if (proc_agent_path(agent, sizeof(agent)) < 0)
+		return;
+	tracee_cancellable(true);
+	int r = pattach_cleanup(pid, agent, &restored, why, sizeof(why));
+	tracee_cancellable(false);
+	if (r < 0 && r != -ECANCELED && r != -EBUSY)   /* EBUSY: a live sonde's */
+		log_warn("-p %d: cannot put back what an earlier sonde left patched "
+			 "there: %s", pid, why);
+	else if (restored)
+		log_warn("-p %d: put back %zu function%s an earlier sonde (killed) "
+			 "left patched", pid, restored, restored == 1 ? "" : "s");
 }
 
 void proc_fprobes_detach(struct engine *e)

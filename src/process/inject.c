@@ -17,7 +17,9 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "../elf/elf.h"
 #include "tracee.h"
@@ -56,10 +58,18 @@ int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen)
 	for (size_t i = 0; i < nm && r == -ENOEXEC; i++) {
 		if (maps[i].path[0] != '/' || !is_libc(maps[i].path))
 			continue;
+		/* the very file mapped there (map_files, for root), else the
+		 * path inside the process's root; either opened without
+		 * blocking, and only if it is a regular file: the process
+		 * names it, and could have put a FIFO there */
 		char file[4096];
 		struct elf_file *ef;
-		if (elf_proc_path(pid, maps[i].path, file, sizeof(file)) < 0 ||
-		    elf_open_own(file, &ef) < 0)
+		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", pid,
+			 (unsigned long long)maps[i].start,
+			 (unsigned long long)maps[i].end);
+		if (elf_open_own(file, &ef) < 0 &&
+		    (elf_proc_path(pid, maps[i].path, file, sizeof(file)) < 0 ||
+		     elf_open_own(file, &ef) < 0))
 			continue;
 		uint64_t bias;
 		if (elf_map_bias(ef, &maps[i], &bias) == 0) {
@@ -90,14 +100,179 @@ int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen)
 	return r;
 }
 
+/* ---- where calls return to ----
+ *
+ * tracee_call needs code in the process that ends a call with
+ * rt_sigreturn (tracee.h says why). The C library has one, its signal
+ * restorer (`mov $15, %rax; syscall`, glibc's and musl's alike), which
+ * loses the call's result; so the first call, through it, maps a page
+ * for sonde's own:
+ *     mov %rax, %rdi; mov $15, %eax; syscall; ud2
+ * and every later call returns there, its result in rdi. The page stays
+ * (read and execute only) and is found again by its signature by the
+ * next sonde that attaches, so a process gets one in its life. */
+static const uint8_t restorer_code[] = {
+	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
+};
+static const uint8_t return_code[] = {
+	0x48, 0x89, 0xc7, 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x0f, 0x0b,
+};
+#define RETURN_END 10           /* the syscall instruction's end */
+#define RETURN_SIG_AT 32
+static const char return_sig[] = "sonde: calls return here, v1";
+#define PAGE 4096u
+#define SCAN_CHUNK (64u << 10)
+
+/* A page of the process holding sonde's return code already. */
+static uint64_t return_page_found(struct tracee *t, const struct elf_map *maps,
+				  size_t n)
+{
+	uint8_t buf[RETURN_SIG_AT + sizeof(return_sig)];
+	for (size_t i = 0; i < n; i++) {
+		const struct elf_map *m = &maps[i];
+		if (m->end - m->start != PAGE || m->inode || m->path[0] ||
+		    strcmp(m->perms, "r-xp") != 0 ||
+		    tracee_read(t, m->start, buf, sizeof(buf)) < 0)
+			continue;
+		if (memcmp(buf, return_code, sizeof(return_code)) == 0 &&
+		    memcmp(buf + RETURN_SIG_AT, return_sig, sizeof(return_sig)) == 0)
+			return m->start;
+	}
+	return 0;
+}
+
+/* The C library's signal restorer, in its executable mappings. */
+static uint64_t restorer_of(struct tracee *t, const struct inject_libc *lc,
+			    const struct elf_map *maps, size_t n)
+{
+	uint8_t *buf = malloc(SCAN_CHUNK + sizeof(restorer_code));
+	uint64_t found = 0;
+	for (size_t i = 0; buf && i < n && !found; i++) {
+		const struct elf_map *m = &maps[i];
+		if (m->perms[2] != 'x' || strcmp(m->path, lc->path) != 0)
+			continue;
+		for (uint64_t at = m->start; at < m->end && !found; at += SCAN_CHUNK) {
+			uint64_t len = m->end - at;
+			if (len > SCAN_CHUNK + sizeof(restorer_code))
+				len = SCAN_CHUNK + sizeof(restorer_code);
+			if (len < sizeof(restorer_code) ||
+			    tracee_read(t, at, buf, len) < 0)
+				continue;
+			void *p = memmem(buf, len, restorer_code, sizeof(restorer_code));
+			if (p)
+				found = at + (uint64_t)((uint8_t *)p - buf);
+		}
+	}
+	free(buf);
+	return found;
+}
+
+/* Free address space for one page: the nearest below the C library,
+ * where mmap puts what comes next anyway (away from the stack's room to
+ * grow and the heap's). */
+static uint64_t free_page(const struct inject_libc *lc,
+			  const struct elf_map *maps, size_t n)
+{
+	size_t first = n;
+	for (size_t i = 0; i < n && first == n; i++)
+		if (strcmp(maps[i].path, lc->path) == 0)
+			first = i;
+	for (size_t i = first < n ? first : n - 1; i > 0; i--) {
+		uint64_t lo = maps[i - 1].end, hi = maps[i].start;
+		if (hi > lo && hi - lo >= 2 * PAGE && lo >= (1u << 20))
+			return hi - PAGE;
+	}
+	return 0;
+}
+
+int inject_prepare_calls(struct tracee *t, const struct inject_libc *lc,
+			 char *why, size_t whylen)
+{
+	if (t->ret_value)
+		return 0;
+	struct elf_map *maps;
+	size_t n;
+	int r = elf_proc_maps(t->pid, &maps, &n);
+	if (r < 0) {
+		snprintf(why, whylen, "cannot read the mappings of process %d: %s",
+			 t->pid, strerror(-r));
+		return r;
+	}
+	uint64_t page = return_page_found(t, maps, n);
+	if (page) {
+		elf_maps_free(maps, n);
+		tracee_set_return(t, page, page + RETURN_END, true);
+		return 0;
+	}
+	uint64_t restorer = restorer_of(t, lc, maps, n);
+	uint64_t hint = n ? free_page(lc, maps, n) : 0;
+	elf_maps_free(maps, n);
+	if (!restorer || !hint || !lc->mmap) {
+		snprintf(why, whylen, "process %d: %s", t->pid, !restorer ?
+			 "no signal restorer (mov $15, %rax; syscall) in its C "
+			 "library, for calls to return through" :
+			 "no free page for sonde's calls to return to");
+		return -ENOEXEC;
+	}
+	tracee_set_return(t, restorer, restorer + sizeof(restorer_code), false);
+	uint64_t args[6] = { hint, PAGE, PROT_READ | PROT_EXEC,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			     (uint64_t)-1, 0 };
+	uint64_t ret;
+	r = tracee_call(t, lc->mmap, args, 6, NULL, 0, CALL_TIMEOUT_MS, &ret);
+	if (r < 0) {
+		tracee_set_return(t, 0, 0, false);
+		snprintf(why, whylen, "mmap in process %d: %s", t->pid, t->why);
+		return r;
+	}
+	/* the result is not known: the page is there, or it is not */
+	bool mapped = false;
+	if (elf_proc_maps(t->pid, &maps, &n) == 0) {
+		for (size_t i = 0; i < n; i++)
+			mapped |= maps[i].start == hint && maps[i].end == hint + PAGE &&
+				  !maps[i].inode && !maps[i].path[0] &&
+				  strcmp(maps[i].perms, "r-xp") == 0;
+		elf_maps_free(maps, n);
+	}
+	uint8_t code[RETURN_SIG_AT + sizeof(return_sig)];
+	memset(code, 0xcc, sizeof(code));
+	memcpy(code, return_code, sizeof(return_code));
+	memcpy(code + RETURN_SIG_AT, return_sig, sizeof(return_sig));
+	if (!mapped || (r = tracee_write(t, hint, code, sizeof(code))) < 0) {
+		tracee_set_return(t, 0, 0, false);
+		snprintf(why, whylen, "process %d: could not map a page for sonde's "
+			 "calls to return to", t->pid);
+		return -ENOMEM;
+	}
+	tracee_set_return(t, hint, hint + RETURN_END, true);
+	return 0;
+}
+
+int inject_call(struct tracee *t, const struct inject_libc *lc, uint64_t fn,
+		const uint64_t *args, int nargs, const void *data,
+		size_t datalen, unsigned timeout_ms, uint64_t *ret, char *why,
+		size_t whylen)
+{
+	int r = inject_prepare_calls(t, lc, why, whylen);
+	if (r < 0)
+		return r;
+	r = tracee_call(t, fn, args, nargs, data, datalen, timeout_ms, ret);
+	if (r < 0)
+		snprintf(why, whylen, "%s", t->why);
+	return r;
+}
+
 int inject_dlopen(struct tracee *t, const struct inject_libc *lc,
 		  const char *path, uint64_t *handle, char *why, size_t whylen)
 {
 	*handle = 0;
 	uint64_t args[2] = { TRACEE_ARG_DATA,
 			     (uint64_t)(RTLD_NOW | lc->dlopen_flags_extra) };
-	int r = tracee_call(t, lc->dlopen, args, 2, path, strlen(path) + 1,
-			    CALL_TIMEOUT_MS, handle);
+	int r = inject_prepare_calls(t, lc, why, whylen);
+	if (r < 0)
+		return r;
+	r = tracee_call(t, lc->dlopen, args, 2, path, strlen(path) + 1,
+			CALL_TIMEOUT_MS, handle);
 	if (r < 0) {
 		snprintf(why, whylen, "dlopen in process %d: %s", t->pid, t->why);
 		return r;
@@ -119,8 +294,9 @@ int inject_dlsym(struct tracee *t, const struct inject_libc *lc,
 		 uint64_t handle, const char *name, uint64_t *addr)
 {
 	uint64_t args[2] = { handle, TRACEE_ARG_DATA };
-	int r = tracee_call(t, lc->dlsym, args, 2, name, strlen(name) + 1,
-			    CALL_TIMEOUT_MS, addr);
+	char why[256];
+	int r = inject_call(t, lc, lc->dlsym, args, 2, name, strlen(name) + 1,
+			    CALL_TIMEOUT_MS, addr, why, sizeof(why));
 	if (r < 0)
 		return r;
 	return *addr ? 0 : -ENOENT;

@@ -25,6 +25,18 @@ struct inject_libc {
  * dynamic loader to call (a static program), -errno otherwise. */
 int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen);
 
+/* Make the held process ready for calls (tracee_set_return): find the
+ * page of code sonde's calls return to, or map it (through the C
+ * library's signal restorer, then mmap). 0 or -errno with why. */
+int inject_prepare_calls(struct tracee *t, const struct inject_libc *lc,
+			 char *why, size_t whylen);
+/* tracee_call, the process made ready for it first; why filled on
+ * failure. */
+int inject_call(struct tracee *t, const struct inject_libc *lc, uint64_t fn,
+		const uint64_t *args, int nargs, const void *data,
+		size_t datalen, unsigned timeout_ms, uint64_t *ret, char *why,
+		size_t whylen);
+
 /* dlopen(path, RTLD_NOW) in the held process; *handle is what dlopen
  * returned. On failure returns -errno and why holds dlerror()'s words or
  * what went wrong with the call. */

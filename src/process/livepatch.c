@@ -72,6 +72,7 @@ struct livepatch {
 	struct lp_entry *sites;
 	size_t nsites, cap;
 	uint64_t session;
+	size_t stale_restored;          /* a killed run's sites lp_begin undid */
 };
 
 static void say(char *why, size_t whylen, const char *fmt, ...)
@@ -108,6 +109,11 @@ uint64_t lp_proc_start(int pid)
 size_t lp_nsites(const struct livepatch *lp)
 {
 	return lp ? lp->nsites : 0;
+}
+
+size_t lp_stale_restored(const struct livepatch *lp)
+{
+	return lp ? lp->stale_restored : 0;
 }
 
 /* The registry's fields that sonde owns (the agent counts in the rest). */
@@ -189,7 +195,7 @@ static bool restore_stale(struct tracee *t, uint64_t at, struct fprobe_site *s)
 }
 
 /* Walk every region of the registry for sites still patched. */
-static void restore_all_stale(struct livepatch *lp, struct tracee *t)
+static size_t restore_all_stale(struct livepatch *lp, struct tracee *t)
 {
 	size_t restored = 0;
 	uint32_t n = lp->reg.nregions < FPROBE_MAX_REGIONS ? lp->reg.nregions
@@ -215,6 +221,7 @@ static void restore_all_stale(struct livepatch *lp, struct tracee *t)
 	}
 	if (restored)
 		unhook_returns(lp, t);
+	return restored;
 }
 
 int lp_begin(struct tracee *t, const struct lp_agent *agent,
@@ -242,7 +249,7 @@ int lp_begin(struct tracee *t, const struct lp_agent *agent,
 		lp_free(lp);
 		return -EBUSY;
 	}
-	restore_all_stale(lp, t);
+	lp->stale_restored = restore_all_stale(lp, t);
 	lp->session = ((uint64_t)getpid() << 32) ^ lp_proc_start(getpid());
 	lp->reg.owner_pid = (uint64_t)getpid();
 	lp->reg.owner_start = lp_proc_start(getpid());
@@ -326,9 +333,11 @@ static int region_new(struct livepatch *lp, struct tracee *t, uint64_t addr,
 				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
 				     (uint64_t)-1, 0 };
 		uint64_t got = 0;
-		int r = tracee_call(t, lp->lc.mmap, args, 6, NULL, 0, 2000, &got);
+		char cwhy[256];
+		int r = inject_call(t, &lp->lc, lp->lc.mmap, args, 6, NULL, 0, 2000,
+				    &got, cwhy, sizeof(cwhy));
 		if (r < 0) {
-			say(why, whylen, "mmap in process %d: %s", t->pid, t->why);
+			say(why, whylen, "mmap in process %d: %s", t->pid, cwhy);
 			return r;
 		}
 		/* the process's maps may have changed while it ran */
@@ -353,7 +362,8 @@ static int region_new(struct livepatch *lp, struct tracee *t, uint64_t addr,
 		}
 		if (got != (uint64_t)-1 && got) {   /* elsewhere: give it back */
 			uint64_t margs[2] = { got, len };
-			tracee_call(t, lp->lc.munmap, margs, 2, NULL, 0, 2000, &got);
+			inject_call(t, &lp->lc, lp->lc.munmap, margs, 2, NULL, 0,
+				    2000, &got, cwhy, sizeof(cwhy));
 		}
 	}
 	say(why, whylen, "process %d: could not map trampoline memory near "
@@ -624,6 +634,14 @@ static int move_threads(struct tracee *t, const struct lp_entry *e,
 		}
 		regs->rip = to;
 		tracee_regs_changed(t, i);
+		/* written now, before the code changes: a thread let go at
+		 * any moment (sonde killed) runs either the original bytes or
+		 * their copy, never a jump's middle */
+		int r = tracee_regs_flush(t, i);
+		if (r < 0) {
+			say(why, whylen, "%s", t->why);
+			return r;
+		}
 	}
 	return 0;
 }
@@ -644,13 +662,16 @@ int lp_commit(struct livepatch *lp, struct tracee *t, char *why, size_t whylen)
 		}
 		if ((r = move_threads(t, e, why, whylen)) < 0)
 			return r;
+		/* marked patched before it is: a sonde killed in between
+		 * leaves a record that the next one checks against the code
+		 * (restore_stale), never code that no record names */
+		fs->state = FPROBE_PATCHED;
+		if ((r = tracee_write(t, e->site_at, fs, sizeof(*fs))) < 0)
+			goto fail;
 		if (fs->via_pad &&
 		    (r = tracee_write(t, fs->pad_addr, e->pad_patch, X86_JMP_LEN)) < 0)
 			goto fail;
 		if ((r = tracee_write(t, fs->addr, fs->patch, fs->patch_len)) < 0)
-			goto fail;
-		fs->state = FPROBE_PATCHED;
-		if ((r = tracee_write(t, e->site_at, fs, sizeof(*fs))) < 0)
 			goto fail;
 		continue;
 fail:

@@ -71,6 +71,8 @@ void lp_free(struct livepatch *lp);
 
 /* How many sites are patched; the trampoline memory in use. */
 size_t lp_nsites(const struct livepatch *lp);
+/* How many sites of a killed run lp_begin put back. */
+size_t lp_stale_restored(const struct livepatch *lp);
 
 /* The start time of a process (/proc/PID/stat field 22), 0 if gone. */
 uint64_t lp_proc_start(int pid);

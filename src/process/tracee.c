@@ -39,15 +39,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/cancel.h"
 #include "../base/file.h"
+#include "../base/log.h"
+#include "tracee_int.h"
 
-#define STOP_TIMEOUT_MS 2000
 #define MAX_THREADS 65536
 #define XSTATE_MAX (64 * 1024)
 
-static void say(struct tracee *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void say(struct tracee *t, const char *fmt, ...)
+void tracee_say(struct tracee *t, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -62,11 +62,24 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Process-wide: waits give up when a stop signal comes (attaching), or
+ * go on (detaching, which must finish). */
+static bool waits_cancellable;
+
+bool tracee_cancellable(bool on)
+{
+	bool was = waits_cancellable;
+	waits_cancellable = on;
+	return was;
+}
+
 /* waitpid for one traced thread, giving up after timeout_ms. SIGCHLD
  * (which the kernel sends the tracer at every stop) is blocked and waited
  * for, so there is no polling; one that was taken from sonde's own
- * handler is raised again afterwards. Returns 0, -ETIMEDOUT or -errno. */
-static int wait_tid(pid_t tid, int *status, int timeout_ms)
+ * handler is raised again afterwards. A stop signal interrupts the wait
+ * (sigtimedwait is never restarted), which then ends while attaching.
+ * Returns 0, -ETIMEDOUT, -ECANCELED or -errno. */
+int tracee_wait_tid(pid_t tid, int *status, int timeout_ms)
 {
 	pid_t r = waitpid(tid, status, __WALL | WNOHANG);
 	if (r == tid)
@@ -95,6 +108,10 @@ static int wait_tid(pid_t tid, int *status, int timeout_ms)
 			ret = -ETIMEDOUT;
 			break;
 		}
+		if (waits_cancellable && cancel_requested()) {
+			ret = -ECANCELED;
+			break;
+		}
 		struct timespec ts = { .tv_sec = (time_t)(left / 1000),
 				       .tv_nsec = (long)((left - (time_t)(left / 1000) * 1000.0) * 1e6) };
 		if (sigtimedwait(&chld, NULL, &ts) == SIGCHLD)
@@ -110,7 +127,7 @@ static int wait_tid(pid_t tid, int *status, int timeout_ms)
 	return ret;
 }
 
-static ssize_t find_thread(const struct tracee *t, pid_t tid)
+ssize_t tracee_find_thread(const struct tracee *t, pid_t tid)
 {
 	for (size_t i = 0; i < t->nthreads; i++)
 		if (t->threads[i].tid == tid)
@@ -134,7 +151,7 @@ static int add_thread(struct tracee *t, pid_t tid)
 	return 0;
 }
 
-static void drop_thread(struct tracee *t, size_t i)
+void tracee_drop_thread(struct tracee *t, size_t i)
 {
 	if (t->call_thread_chosen) {
 		if (t->call_thread == i)
@@ -147,7 +164,7 @@ static void drop_thread(struct tracee *t, size_t i)
 	t->nthreads--;
 }
 
-static void keep_signal(struct tracee_thread *th, int sig)
+void tracee_keep_signal(struct tracee_thread *th, int sig)
 {
 	for (int k = 0; k < th->npending; k++)
 		if (th->pending[k] == sig && sig < SIGRTMIN)
@@ -156,10 +173,8 @@ static void keep_signal(struct tracee_thread *th, int sig)
 		th->pending[th->npending++] = sig;
 }
 
-/* What a wait status says about thread i. */
-enum stop_kind { STOPPED, GONE, SIGNALLED, EXECED };
 
-static enum stop_kind note_status(struct tracee *t, size_t i, int status)
+enum stop_kind tracee_note_status(struct tracee *t, size_t i, int status)
 {
 	struct tracee_thread *th = &t->threads[i];
 	if (WIFEXITED(status) || WIFSIGNALED(status))
@@ -172,7 +187,7 @@ static enum stop_kind note_status(struct tracee *t, size_t i, int status)
 	if (event == PTRACE_EVENT_CLONE) {
 		unsigned long child = 0;
 		if (ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &child) == 0 &&
-		    find_thread(t, (pid_t)child) < 0)
+		    tracee_find_thread(t, (pid_t)child) < 0)
 			add_thread(t, (pid_t)child);   /* attached by the kernel */
 		return STOPPED;
 	}
@@ -198,42 +213,42 @@ static bool thread_is_zombie(pid_t pid, pid_t tid)
 
 /* Wait until thread i is in a stop (or gone: then it is dropped and
  * *gone set). Signals it meets are kept for later. */
-static int wait_stopped(struct tracee *t, size_t i, bool *gone)
+int tracee_wait_stopped(struct tracee *t, size_t i, bool *gone)
 {
 	*gone = false;
 	double deadline = now_ms() + STOP_TIMEOUT_MS;
 	for (;;) {
 		pid_t tid = t->threads[i].tid;
 		int status, left = (int)(deadline - now_ms());
-		int r = wait_tid(tid, &status, left > 0 ? left : 0);
+		int r = tracee_wait_tid(tid, &status, left > 0 ? left : 0);
 		if (r == -ETIMEDOUT && thread_is_zombie(t->pid, tid))
 			r = -ECHILD;
 		if (r == -ECHILD) {   /* exited and reaped, or a zombie */
-			drop_thread(t, i);
+			tracee_drop_thread(t, i);
 			*gone = true;
 			return 0;
 		}
 		if (r == -ETIMEDOUT) {
-			say(t, "thread %d of process %d did not stop within %d ms "
+			tracee_say(t, "thread %d of process %d did not stop within %d ms "
 			    "(is it in an uninterruptible sleep?)", tid, t->pid,
 			    STOP_TIMEOUT_MS);
 			return r;
 		}
 		if (r < 0) {
-			say(t, "waiting for thread %d: %s", tid, strerror(-r));
+			tracee_say(t, "waiting for thread %d: %s", tid, strerror(-r));
 			return r;
 		}
-		switch (note_status(t, i, status)) {
+		switch (tracee_note_status(t, i, status)) {
 		case GONE:
-			drop_thread(t, i);
+			tracee_drop_thread(t, i);
 			*gone = true;
 			return 0;
 		case EXECED:
-			say(t, "process %d ran a new program (exec) while sonde "
+			tracee_say(t, "process %d ran a new program (exec) while sonde "
 			    "was attaching", t->pid);
 			return -ECHILD;
 		case SIGNALLED:
-			keep_signal(&t->threads[i], WSTOPSIG(status));
+			tracee_keep_signal(&t->threads[i], WSTOPSIG(status));
 			return 0;
 		case STOPPED:
 			return 0;
@@ -280,7 +295,7 @@ static int read_tids(pid_t pid, pid_t **out, size_t *n)
 	return 0;
 }
 
-static const long seize_opts = PTRACE_O_TRACECLONE;
+static const long seize_opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACESYSGOOD;
 
 static long tracer_of(pid_t pid, pid_t tid);
 
@@ -310,7 +325,7 @@ int tracee_stop_all(struct tracee *t)
 			if (t->threads[i].stopped)
 				continue;
 			bool gone;
-			int r = wait_stopped(t, i, &gone);
+			int r = tracee_wait_stopped(t, i, &gone);
 			if (r < 0)
 				return r;
 			if (gone)
@@ -321,20 +336,20 @@ int tracee_stop_all(struct tracee *t)
 		size_t n = 0;
 		int r = read_tids(t->pid, &tids, &n);
 		if (r < 0) {
-			say(t, "process %d: %s", t->pid,
+			tracee_say(t, "process %d: %s", t->pid,
 			    r == -ENOENT ? "no such process" : strerror(-r));
 			return r == -ENOENT ? -ESRCH : r;
 		}
 		bool fresh = false;
 		for (size_t k = 0; k < n; k++) {
-			if (find_thread(t, tids[k]) >= 0)
+			if (tracee_find_thread(t, tids[k]) >= 0)
 				continue;
 			bool borrowed;
 			int e = seize(t, tids[k], &borrowed);
 			if (e == -ESRCH)
 				continue;   /* exited meanwhile */
 			if (e < 0) {
-				say(t, "cannot trace thread %d of process %d: %s",
+				tracee_say(t, "cannot trace thread %d of process %d: %s",
 				    tids[k], t->pid, strerror(-e));
 				free(tids);
 				return e;
@@ -343,7 +358,7 @@ int tracee_stop_all(struct tracee *t)
 				if (!borrowed)
 					ptrace(PTRACE_DETACH, tids[k], 0, 0);
 				free(tids);
-				say(t, "process %d: too many threads", t->pid);
+				tracee_say(t, "process %d: too many threads", t->pid);
 				return r;
 			}
 			t->threads[t->nthreads - 1].borrowed = borrowed;
@@ -356,18 +371,18 @@ int tracee_stop_all(struct tracee *t)
 		if (!fresh && all)
 			return t->nthreads ? 0 : -ESRCH;
 	}
-	say(t, "process %d keeps creating threads faster than sonde can stop them",
+	tracee_say(t, "process %d keeps creating threads faster than sonde can stop them",
 	    t->pid);
 	return -EAGAIN;
 }
 
-static int write_back(struct tracee *t, struct tracee_thread *th)
+int tracee_write_back(struct tracee *t, struct tracee_thread *th)
 {
 	if (!th->regs_dirty)
 		return 0;
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &th->regs) < 0) {
 		int e = errno;
-		say(t, "cannot set the registers of thread %d: %s", th->tid,
+		tracee_say(t, "cannot set the registers of thread %d: %s", th->tid,
 		    strerror(e));
 		return -e;
 	}
@@ -381,7 +396,7 @@ int tracee_resume_all(struct tracee *t)
 		struct tracee_thread *th = &t->threads[i];
 		if (!th->stopped)
 			continue;
-		int r = write_back(t, th);
+		int r = tracee_write_back(t, th);
 		if (r < 0)
 			return r;
 		if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0 && errno != ESRCH)
@@ -395,7 +410,7 @@ int tracee_resume_all(struct tracee *t)
 int tracee_step(struct tracee *t, size_t i)
 {
 	struct tracee_thread *th = &t->threads[i];
-	int r = write_back(t, th);
+	int r = tracee_write_back(t, th);
 	if (r < 0)
 		return r;
 	for (int tries = 0; tries < 100; tries++) {
@@ -404,17 +419,17 @@ int tracee_step(struct tracee *t, size_t i)
 		th->stopped = false;
 		th->regs_valid = false;
 		int status;
-		r = wait_tid(th->tid, &status, STOP_TIMEOUT_MS);
+		r = tracee_wait_tid(th->tid, &status, STOP_TIMEOUT_MS);
 		if (r < 0)
 			return r;
-		enum stop_kind k = note_status(t, i, status);
+		enum stop_kind k = tracee_note_status(t, i, status);
 		th = &t->threads[i];
 		if (k == GONE) {
-			drop_thread(t, i);
+			tracee_drop_thread(t, i);
 			return -ESRCH;
 		}
 		if (k == SIGNALLED && WSTOPSIG(status) != SIGTRAP) {
-			keep_signal(th, WSTOPSIG(status));
+			tracee_keep_signal(th, WSTOPSIG(status));
 			continue;   /* a signal came first: step again */
 		}
 		return 0;
@@ -438,6 +453,11 @@ struct user_regs_struct *tracee_regs(struct tracee *t, size_t i)
 void tracee_regs_changed(struct tracee *t, size_t i)
 {
 	t->threads[i].regs_dirty = true;
+}
+
+int tracee_regs_flush(struct tracee *t, size_t i)
+{
+	return tracee_write_back(t, &t->threads[i]);
 }
 
 int tracee_read(struct tracee *t, uint64_t addr, void *buf, size_t len)
@@ -542,13 +562,15 @@ static int yama_scope(void)
 	return v;
 }
 
+/* A process's name, as it chose it: printed escaped. */
 static char *read_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	char *s = file_read(path, NULL);
-	snprintf(buf, len, "%s", s ? s : "?");
-	buf[strcspn(buf, "\n")] = 0;
+	if (s)
+		s[strcspn(s, "\n")] = 0;
+	log_clean(buf, len, s ? s : "?");
 	free(s);
 	return buf;
 }
@@ -556,11 +578,11 @@ static char *read_comm(pid_t pid, char *buf, size_t len)
 /* Before seizing: states in which tracing cannot work, said plainly. */
 static int check_state(struct tracee *t)
 {
-	char path[64], comm[32];
+	char path[64], comm[80];
 	snprintf(path, sizeof(path), "/proc/%d/status", t->pid);
 	char *st = file_read(path, NULL);
 	if (!st) {
-		say(t, "no process %d", t->pid);
+		tracee_say(t, "no process %d", t->pid);
 		return -ESRCH;
 	}
 	char state = status_state(st);
@@ -568,32 +590,32 @@ static int check_state(struct tracee *t)
 	long tgid = status_field(st, "Tgid:");
 	free(st);
 	if (tgid > 0 && tgid != t->pid) {
-		say(t, "%d is a thread of process %ld: give the process id",
+		tracee_say(t, "%d is a thread of process %ld: give the process id",
 		    t->pid, tgid);
 		return -EINVAL;
 	}
 	if (state == 'Z' || state == 'X') {
-		say(t, "process %d (%s) has exited (a zombie waiting for its "
+		tracee_say(t, "process %d (%s) has exited (a zombie waiting for its "
 		    "parent): there is nothing left to trace", t->pid,
 		    read_comm(t->pid, comm, sizeof(comm)));
 		return -ESRCH;
 	}
 	if (tracer > 0 && tracer != getpid()) {
-		char tcomm[32];
-		say(t, "process %d is already traced by process %ld (%s): a "
+		char tcomm[80];
+		tracee_say(t, "process %d is already traced by process %ld (%s): a "
 		    "process has one tracer at a time; detach that one first",
 		    t->pid, tracer, read_comm((pid_t)tracer, tcomm, sizeof(tcomm)));
 		return -EBUSY;
 	}
 	if (state == 'T') {
-		say(t, "process %d is stopped (job control): continue it first "
+		tracee_say(t, "process %d is stopped (job control): continue it first "
 		    "(kill -CONT %d)", t->pid, t->pid);
 		return -EAGAIN;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", t->pid);
 	char exe[8];
 	if (readlink(path, exe, sizeof(exe)) < 0 && errno == ENOENT) {
-		say(t, "process %d is a kernel thread: it has no user space to "
+		tracee_say(t, "process %d is a kernel thread: it has no user space to "
 		    "trace", t->pid);
 		return -EINVAL;
 	}
@@ -616,33 +638,62 @@ static void explain_eperm(struct tracee *t)
 	int scope = yama_scope();
 	bool cap = have_cap_sys_ptrace();
 	if (tracer > 0) {
-		char tcomm[32];
-		say(t, "process %d is already traced by process %ld (%s): a "
+		char tcomm[80];
+		tracee_say(t, "process %d is already traced by process %ld (%s): a "
 		    "process has one tracer at a time; detach that one first",
 		    t->pid, tracer, read_comm((pid_t)tracer, tcomm, sizeof(tcomm)));
 	} else if (scope == 3) {
-		say(t, "ptrace is disabled on this system "
+		tracee_say(t, "ptrace is disabled on this system "
 		    "(kernel.yama.ptrace_scope=3, which only a reboot resets): "
 		    "start the program under sonde with -c instead of -p");
 	} else if (scope == 2 && !cap) {
-		say(t, "kernel.yama.ptrace_scope=2 lets only processes with "
+		tracee_say(t, "kernel.yama.ptrace_scope=2 lets only processes with "
 		    "CAP_SYS_PTRACE attach: run sonde as root, or start the "
 		    "program under sonde with -c");
 	} else if (uid >= 0 && (uid_t)uid != geteuid() && !cap) {
-		say(t, "process %d belongs to uid %ld, not to you (uid %u): "
+		tracee_say(t, "process %d belongs to uid %ld, not to you (uid %u): "
 		    "trace your own processes, or run sonde as root",
 		    t->pid, uid, (unsigned)geteuid());
 	} else if (scope == 1 && !cap) {
-		say(t, "kernel.yama.ptrace_scope=1 lets a process attach only "
+		tracee_say(t, "kernel.yama.ptrace_scope=1 lets a process attach only "
 		    "to its own descendants: start the program under sonde "
 		    "with -c, run sonde as root (or give it CAP_SYS_PTRACE), "
 		    "or allow it with 'sysctl kernel.yama.ptrace_scope=0'");
 	} else {
-		say(t, "process %d may not be traced: it is not dumpable (a "
+		tracee_say(t, "process %d may not be traced: it is not dumpable (a "
 		    "set-user-ID program, one with file capabilities, or one "
 		    "that called prctl(PR_SET_DUMPABLE, 0)); only root can "
 		    "trace it", t->pid);
 	}
+}
+
+int tracee_precheck(pid_t pid, char *why, size_t whylen)
+{
+	struct tracee t = { .pid = pid, .mem_fd = -1 };
+	int r = check_state(&t);
+	if (r == 0 && pid == getpid()) {
+		tracee_say(&t, "sonde cannot trace itself");
+		r = -EINVAL;
+	}
+	if (r == 0) {
+		/* opening its memory is ptrace's own permission check (Yama
+		 * included), made without touching the process */
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			close(fd);
+		else if (errno == EACCES || errno == EPERM) {
+			explain_eperm(&t);
+			r = -EPERM;
+		} else if (errno == ENOENT || errno == ESRCH) {
+			tracee_say(&t, "no process %d", pid);
+			r = -ESRCH;
+		}
+	}
+	if (r < 0)
+		snprintf(why, whylen, "%s", t.why);
+	return r;
 }
 
 int tracee_attach(pid_t pid, struct tracee **out, char *why, size_t whylen)
@@ -659,7 +710,7 @@ int tracee_attach(pid_t pid, struct tracee **out, char *why, size_t whylen)
 	if (r < 0)
 		goto fail;
 	if (pid == getpid()) {
-		say(t, "sonde cannot trace itself");
+		tracee_say(t, "sonde cannot trace itself");
 		r = -EINVAL;
 		goto fail;
 	}
@@ -668,15 +719,15 @@ int tracee_attach(pid_t pid, struct tracee **out, char *why, size_t whylen)
 		if (r == -EPERM)
 			explain_eperm(t);
 		else if (r == -ESRCH)
-			say(t, "no process %d", pid);
+			tracee_say(t, "no process %d", pid);
 		else
-			say(t, "cannot trace process %d: %s", pid, strerror(-r));
+			tracee_say(t, "cannot trace process %d: %s", pid, strerror(-r));
 		goto fail;
 	}
 	if ((r = add_thread(t, pid)) < 0) {
 		if (!borrowed)
 			ptrace(PTRACE_DETACH, pid, 0, 0);
-		say(t, "%s", strerror(-r));
+		tracee_say(t, "%s", strerror(-r));
 		goto fail;
 	}
 	t->threads[0].borrowed = borrowed;
@@ -685,7 +736,7 @@ int tracee_attach(pid_t pid, struct tracee **out, char *why, size_t whylen)
 	t->mem_fd = open(path, O_RDWR | O_CLOEXEC);
 	if (t->mem_fd < 0) {
 		r = -errno;
-		say(t, "cannot open %s: %s", path, strerror(errno));
+		tracee_say(t, "cannot open %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if ((r = tracee_stop_all(t)) < 0)
@@ -702,12 +753,15 @@ void tracee_detach(struct tracee *t)
 {
 	if (!t)
 		return;
-	/* ptrace wants a tracee in a stop to detach it */
+	/* ptrace wants a tracee in a stop to detach it: these waits go on
+	 * after a stop signal (each is bounded) */
+	bool was = tracee_cancellable(false);
 	if (t->nthreads)
 		tracee_stop_all(t);
+	tracee_cancellable(was);
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct tracee_thread *th = &t->threads[i];
-		write_back(t, th);
+		tracee_write_back(t, th);
 		int sig = th->npending ? th->pending[0] : 0;
 		ptrace(th->borrowed ? PTRACE_CONT : PTRACE_DETACH, th->tid, 0,
 		       (void *)(uintptr_t)sig);
@@ -720,246 +774,4 @@ void tracee_detach(struct tracee *t)
 		close(t->mem_fd);
 	free(t->threads);
 	free(t);
-}
-
-/* ---- calls ---- */
-
-/* System calls a thread can sleep in without holding a lock of the C
- * library: a thread stopped in one of these is the safest to borrow. */
-static bool idle_syscall(long nr)
-{
-	switch (nr) {
-	case SYS_read: case SYS_poll: case SYS_select: case SYS_nanosleep:
-	case SYS_clock_nanosleep: case SYS_pause: case SYS_wait4:
-	case SYS_accept: case SYS_accept4: case SYS_recvfrom: case SYS_recvmsg:
-	case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_ppoll:
-	case SYS_pselect6: case SYS_rt_sigtimedwait: case SYS_rt_sigsuspend:
-	case SYS_waitid:
-		return true;
-	}
-	return false;
-}
-
-/* A thread sleeping in an idle system call (-1: none), else in *any the
- * main thread, else any thread (-1: none at all). */
-static ssize_t idle_thread(struct tracee *t, ssize_t *any)
-{
-	*any = -1;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct user_regs_struct *r = tracee_regs(t, i);
-		if (!r)
-			continue;
-		if (idle_syscall((long)r->orig_rax))
-			return (ssize_t)i;
-		if (*any < 0 || t->threads[i].tid == t->pid)
-			*any = (ssize_t)i;
-	}
-	return -1;
-}
-
-/* The thread calls run on: one sleeping in an idle system call if there
- * is one (the main thread first), else the main thread, else any. A
- * thread stopped anywhere else may hold a lock of the C library that the
- * call needs (malloc's, the loader's), so the process runs a little and
- * is stopped again, a few times, to find one idle (a process whose
- * threads all compute gets the main thread a few ms later). */
-#define IDLE_TRIES 6
-static int choose_call_thread(struct tracee *t)
-{
-	if (t->call_thread_chosen && t->call_thread < t->nthreads)
-		return 0;
-	ssize_t any, best = idle_thread(t, &any);
-	/* a -c command held before it starts (borrowed) must not run yet */
-	bool may_run = true;
-	for (size_t i = 0; i < t->nthreads; i++)
-		may_run &= !t->threads[i].borrowed;
-	for (int k = 0; may_run && best < 0 && any >= 0 && k < IDLE_TRIES; k++) {
-		if (tracee_resume_all(t) < 0)
-			break;
-		usleep(1000);
-		if (tracee_stop_all(t) < 0)
-			return -ESRCH;
-		best = idle_thread(t, &any);
-	}
-	if (best < 0)
-		best = any;
-	if (best < 0) {
-		say(t, "process %d has no thread to run a call on", t->pid);
-		return -ESRCH;
-	}
-	t->call_thread = (size_t)best;
-	t->call_thread_chosen = true;
-	return 0;
-}
-
-struct xstate {
-	struct iovec iov;
-	bool full;                 /* NT_X86_XSTATE, else the FXSAVE area */
-	struct user_fpregs_struct fp;
-};
-
-static int xstate_save(pid_t tid, struct xstate *x)
-{
-	x->iov.iov_base = malloc(XSTATE_MAX);
-	x->iov.iov_len = XSTATE_MAX;
-	x->full = x->iov.iov_base &&
-		  ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &x->iov) == 0;
-	if (x->full)
-		return 0;
-	free(x->iov.iov_base);
-	x->iov.iov_base = NULL;
-	return ptrace(PTRACE_GETFPREGS, tid, 0, &x->fp) < 0 ? -errno : 0;
-}
-
-static void xstate_restore(pid_t tid, struct xstate *x)
-{
-	if (x->full)
-		ptrace(PTRACE_SETREGSET, tid, NT_X86_XSTATE, &x->iov);
-	else
-		ptrace(PTRACE_SETFPREGS, tid, 0, &x->fp);
-	free(x->iov.iov_base);
-}
-
-/* Run thread i until the call returns to address 0. */
-static int run_call(struct tracee *t, size_t i, uint64_t ret_sp,
-		    unsigned timeout_ms, uint64_t *ret)
-{
-	double deadline = now_ms() + timeout_ms;
-	for (;;) {
-		struct tracee_thread *th = &t->threads[i];
-		if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0) {
-			say(t, "cannot resume thread %d: %s", th->tid, strerror(errno));
-			return -errno;
-		}
-		th->stopped = false;
-		int status, left = (int)(deadline - now_ms());
-		int r = wait_tid(th->tid, &status, left > 0 ? left : 0);
-		if (r == -ETIMEDOUT) {
-			say(t, "the call in thread %d of process %d did not return "
-			    "within %u ms (it may wait for a lock the thread "
-			    "itself held when it was stopped)", th->tid, t->pid,
-			    timeout_ms);
-			/* get it back into a stop to put its registers back */
-			ptrace(PTRACE_INTERRUPT, th->tid, 0, 0);
-			bool gone;
-			wait_stopped(t, i, &gone);
-			return gone ? -ESRCH : -ETIMEDOUT;
-		}
-		if (r < 0) {
-			say(t, "waiting for thread %d: %s", th->tid, strerror(-r));
-			return r;
-		}
-		enum stop_kind k = note_status(t, i, status);
-		th = &t->threads[i];
-		if (k == GONE) {
-			say(t, "process %d died during a call", t->pid);
-			drop_thread(t, i);
-			return -ESRCH;
-		}
-		if (k == EXECED) {
-			say(t, "process %d ran a new program during a call", t->pid);
-			return -ECHILD;
-		}
-		if (k != SIGNALLED)
-			continue;
-		int sig = WSTOPSIG(status);
-		struct user_regs_struct *regs = tracee_regs(t, i);
-		if (!regs)
-			return -ESRCH;
-		if (sig == SIGSEGV && regs->rip == 0 && regs->rsp == ret_sp + 8) {
-			*ret = regs->rax;
-			return 0;
-		}
-		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
-		    sig == SIGFPE || sig == SIGABRT || sig == SIGTRAP) {
-			say(t, "the call in process %d stopped with signal %d (%s) "
-			    "at 0x%llx", t->pid, sig, strsignal(sig), regs->rip);
-			return -EFAULT;
-		}
-		keep_signal(th, sig);   /* the program's: given back later */
-	}
-}
-
-int tracee_call(struct tracee *t, uint64_t fn, const uint64_t *args,
-		int nargs, const void *data, size_t datalen,
-		unsigned timeout_ms, uint64_t *ret)
-{
-	if (nargs > 6 || datalen > 65536)
-		return -EINVAL;
-	int r = choose_call_thread(t);
-	if (r < 0)
-		return r;
-	size_t i = t->call_thread;
-	pid_t tid = t->threads[i].tid;
-	struct user_regs_struct *cur = tracee_regs(t, i);
-	if (!cur) {
-		say(t, "cannot read the registers of thread %d", tid);
-		return -ESRCH;
-	}
-	struct user_regs_struct saved = *cur;
-	struct xstate xs;
-	if ((r = xstate_save(tid, &xs)) < 0) {
-		say(t, "cannot read the FPU state of thread %d: %s", tid,
-		    strerror(-r));
-		return r;
-	}
-	/* below the red zone of whatever the thread was doing */
-	uint64_t sp = (saved.rsp - 128 - datalen) & ~15ull;
-	uint64_t data_at = sp;
-	if (data && (r = tracee_write(t, sp, data, datalen)) < 0) {
-		say(t, "cannot write to the stack of thread %d: %s", tid,
-		    strerror(-r));
-		goto restore;
-	}
-	/* the return address: at a function's entry rsp + 8 is aligned */
-	uint64_t zero = 0;
-	sp -= 8;
-	if ((r = tracee_write(t, sp, &zero, sizeof(zero))) < 0) {
-		say(t, "cannot write to the stack of thread %d: %s", tid,
-		    strerror(-r));
-		goto restore;
-	}
-	struct user_regs_struct c = saved;
-	unsigned long long *argregs[6] = { &c.rdi, &c.rsi, &c.rdx, &c.rcx, &c.r8, &c.r9 };
-	for (int k = 0; k < nargs; k++)
-		*argregs[k] = args[k] == TRACEE_ARG_DATA ? data_at : args[k];
-	c.rip = fn;
-	c.rsp = sp;
-	c.rax = 0;                       /* no vector arguments (varargs) */
-	c.orig_rax = (unsigned long long)-1;   /* no system call to restart */
-	c.eflags &= ~0x500ull;           /* DF and TF clear, as the ABI says */
-	if (ptrace(PTRACE_SETREGS, tid, 0, &c) < 0) {
-		r = -errno;
-		say(t, "cannot set the registers of thread %d: %s", tid,
-		    strerror(errno));
-		goto restore;
-	}
-	t->threads[i].regs_dirty = false;
-	/* the others run meanwhile */
-	for (size_t k = 0; k < t->nthreads; k++) {
-		struct tracee_thread *th = &t->threads[k];
-		if (k == i || !th->stopped)
-			continue;
-		if ((r = write_back(t, th)) < 0)
-			goto restore;
-		if (ptrace(PTRACE_CONT, th->tid, 0, 0) == 0) {
-			th->stopped = false;
-			th->regs_valid = false;
-		}
-	}
-	r = run_call(t, i, sp, timeout_ms, ret);
-restore:;
-	/* the call thread may have moved in the array (threads came, went) */
-	ssize_t at = find_thread(t, tid);
-	if (at >= 0 && t->threads[at].stopped) {
-		if (ptrace(PTRACE_SETREGS, tid, 0, &saved) == 0) {
-			t->threads[at].regs = saved;
-			t->threads[at].regs_valid = true;
-		}
-		xstate_restore(tid, &xs);
-	} else {
-		free(xs.iov.iov_base);
-	}
-	int s = tracee_stop_all(t);
-	return r < 0 ? r : s;
 }

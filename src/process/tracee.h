@@ -26,6 +26,10 @@ struct tracee_thread {
 	 * stops): suppressed while held, given back when it is let go. */
 	int pending[TRACEE_MAX_PENDING];
 	int npending;
+	/* Stopped inside a call that did not end in time: its registers are
+	 * the call's, and it finishes the call (restoring itself) once it
+	 * runs again; no other call is made on it. */
+	bool in_call;
 };
 
 struct tracee {
@@ -35,8 +39,25 @@ struct tracee {
 	size_t nthreads, cap;
 	size_t call_thread;        /* index of the thread calls run on */
 	bool call_thread_chosen;
+	/* Where calls return to (tracee_set_return): code ending in the
+	 * rt_sigreturn system call, whose syscall instruction ends at
+	 * ret_end; ret_value: the call's result is in rdi there. */
+	uint64_t ret_addr, ret_end;
+	bool ret_value;
 	char why[256];             /* the last failure, said for a user */
 };
+
+/* Whether the waits of tracee and its calls end when a stop signal
+ * (SIGINT, SIGTERM: base/cancel.h) comes, with -ECANCELED: on while
+ * attaching, so that a signal stops sonde at any moment; off (the
+ * default) while detaching, which must finish to leave the process as
+ * it was. Process-wide; returns what it was. */
+bool tracee_cancellable(bool on);
+
+/* Could tracee_attach hold pid? The same checks and reasons, made
+ * without touching the process (before anything is compiled). 0 or
+ * -errno with why. */
+int tracee_precheck(pid_t pid, char *why, size_t whylen);
 
 /* Seize every thread of pid and stop them all (threads created meanwhile
  * are caught as well). On failure returns -errno, and *out is NULL and a
@@ -61,6 +82,8 @@ int tracee_step(struct tracee *t, size_t i);
 struct user_regs_struct *tracee_regs(struct tracee *t, size_t i);
 /* Mark thread i's registers changed (written back before it runs). */
 void tracee_regs_changed(struct tracee *t, size_t i);
+/* Write thread i's changed registers now. 0 or -errno (why said). */
+int tracee_regs_flush(struct tracee *t, size_t i);
 
 /* Memory of the process. Return 0, or -EFAULT for unmapped addresses,
  * -EIO for a short transfer. Writes reach read-only code too
@@ -75,15 +98,32 @@ int tracee_read_str(struct tracee *t, uint64_t addr, char *buf, size_t max);
  * call, the red zone of the interrupted code left alone) while its other
  * threads run, so that locks they hold are released. data (if not NULL)
  * is copied onto that thread's stack and an argument equal to
- * TRACEE_ARG_DATA is replaced by its address. The function returns into
- * an unmapped address (0), whose fault is caught and suppressed; then the
- * thread's registers, vector and x87 state included, are restored as
- * they were. timeout_ms bounds the call. Returns 0 with *ret set, or
- * -errno with why filled (-ETIMEDOUT, -EFAULT if the call crashed,
- * -ESRCH if the process died). */
+ * TRACEE_ARG_DATA is replaced by its address.
+ *
+ * The thread is left, at every moment, in a state it can go on from on
+ * its own, should sonde die (SIGKILL) and ptrace let it go: below the
+ * call's frame is a signal frame holding everything the thread had
+ * (registers, vector and x87 state, signal mask), and the function
+ * returns into code that ends in rt_sigreturn (tracee_set_return), which
+ * puts it all back; the system call it slept in, if any, restarts. Its
+ * signals are blocked during the call (they wait, none is lost). sonde
+ * sees the call end at that rt_sigreturn (PTRACE_SYSCALL), with the
+ * result in rdi (ret_value). timeout_ms bounds the wait: a call that does
+ * not end in time is left to end on its own once the process runs
+ * (in_call). Returns 0 with *ret set (0 when the return code gives no
+ * value), or -errno with why filled (-ETIMEDOUT, -EFAULT if the call
+ * crashed, -ESRCH if the process died, -ECANCELED on a stop signal while
+ * cancellable, -EINVAL before tracee_set_return). */
 #define TRACEE_ARG_DATA 0xd47ad47ad47ad47aull
 int tracee_call(struct tracee *t, uint64_t fn, const uint64_t *args,
 		int nargs, const void *data, size_t datalen,
 		unsigned timeout_ms, uint64_t *ret);
+
+/* The code calls return to: at addr, ending in a syscall instruction
+ * that ends at `end` and makes rt_sigreturn; value: it moves the
+ * result into rdi first (src/process/inject.c writes such code; the C
+ * library's signal restorer, `mov $15, %rax; syscall`, gives none). */
+void tracee_set_return(struct tracee *t, uint64_t addr, uint64_t end,
+		       bool value);
 
 #endif

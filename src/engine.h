@@ -44,6 +44,11 @@ struct engine_ops {
 	 * exit 1, nothing loaded. NULL: every program. */
 	int (*check)(const struct program *prog, const struct engine_opts *opts,
 		     bool quiet);
+	/* -p: can this engine trace process pid at all? Asked before the
+	 * script is compiled, so that a process sonde may not trace is
+	 * refused for what it is, whatever the probes name. 0, or -errno
+	 * with the reason said (exit 2). NULL: no such question. */
+	int (*preflight_pid)(int pid);
 	/* Create maps and load every program; nothing attached yet. */
 	int (*load)(const struct program *prog, const struct engine_opts *opts,
 		    struct engine **out);

@@ -18,6 +18,7 @@
 #include "base/file.h"
 #include "base/log.h"
 #include "base/outfile.h"
+#include "base/procexit.h"
 #include "codegen/codegen.h"
 #include "compile.h"
 #include "engine.h"
@@ -81,7 +82,19 @@ struct child {
 	pid_t pid;
 	int release_fd;
 	bool traced;        /* held at its exit (see child_hold_exit) */
+	bool ending;        /* sonde signals it to end: its death is no news */
 };
+
+/* A traced program that a signal killed: said, whatever the script
+ * prints (a crash is what the user must hear of first). */
+static void say_signalled(const char *who, int pid, int status)
+{
+	if (!WIFSIGNALED(status))
+		return;
+	int sig = WTERMSIG(status);
+	log_warn("%s %d was killed by signal %d (%s)%s", who, pid, sig,
+		 strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
+}
 
 static int child_spawn(const char *cmd, struct child *ch)
 {
@@ -258,6 +271,7 @@ static void child_end(struct child *ch, const struct engine_ops *eng,
 			;
 		return;
 	}
+	ch->ending = true;
 	kill(ch->pid, SIGTERM);
 	for (int i = 0; i < 100 && ch->pid > 0; i++) {
 		if (child_gone(ch, eng, NULL, false))
@@ -288,6 +302,9 @@ static bool child_gone(struct child *ch, const struct engine_ops *eng,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+			if (r > 0 && !ch->ending)
+				say_signalled("the -c command, process", ch->pid,
+					      status);
 			ch->pid = 0;
 			return true;
 		}
@@ -432,6 +449,7 @@ static int run(const struct options *o, const struct program *prog)
 	FILE *outf = stdout;
 	int ret = EXIT_RUNTIME;
 	bool leave_child = false;
+	struct procexit *pexit = NULL;
 	struct metrics *mx = NULL;
 
 	/* --metrics: a wrong label or address is found (and the port
@@ -461,6 +479,8 @@ static int run(const struct options *o, const struct program *prog)
 		goto out;
 	if (o->cmd && child_spawn(o->cmd, &ch) < 0)
 		goto out;
+	if (o->pid)
+		pexit = procexit_watch(o->pid);
 	if (cancel_requested())
 		goto cancelled;
 
@@ -571,8 +591,12 @@ static int run(const struct options *o, const struct program *prog)
 			if (child_gone(&ch, eng, e, false))
 				break;
 		}
-		if (o->pid && !process_alive(o->pid))
+		if (o->pid && !process_alive(o->pid)) {
+			int st;
+			if (procexit_status(pexit, &st))
+				say_signalled("the -p process", o->pid, st);
 			break;
+		}
 	}
 	eng->drain(e);
 	if (eng->run_end(e) < 0)
@@ -610,6 +634,7 @@ out:
 		child_end(&ch, eng, ret != EXIT_OK || cancel_requested());
 	if (outf && outf != stdout)
 		fclose(outf);
+	procexit_free(pexit);
 	return ret;
 }
 
@@ -646,6 +671,9 @@ int main(int argc, char **argv)
 	/* What would fail only after attaching fails now. */
 	if (o.pid && preflight_pid(o.pid) < 0)
 		return EXIT_SCRIPT;     /* a wrong -p, as bpftrace: nothing ran */
+	if (o.pid && o.engine->preflight_pid && !o.list &&
+	    o.engine->preflight_pid(o.pid) < 0)
+		return EXIT_RUNTIME;
 	if (o.list)
 		return list_probes(&o);
 	if (o.cmd && preflight_command(o.cmd) < 0)

@@ -120,6 +120,10 @@ struct output {
 	bool broken;                /* a write failed: the reader is gone */
 	struct stacks *stacks;      /* output_stacks_init, or NULL */
 	double last_sweep_ms;       /* output_sweep (stacks_gc.c) */
+	/* output_compact: samples of generations before sample_mark_gen,
+	 * current at sample_mark_ms, are pruned a grace later */
+	uint32_t sample_mark_gen;
+	double sample_mark_ms;
 	struct timespec boottime;   /* wall clock when nsecs was 0 */
 	bool boottime_ok;
 	struct cgroup_cache *cgroups; /* cgroup_path()'s found paths */
@@ -252,10 +256,12 @@ uint32_t stacks_gen_samples(const struct stacks *s);
 int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 	      int32_t *pid_refs, size_t npid_refs);
 /* Processes remembered and canonical stacks kept (tests, -v); how long a
- * process is kept after it was last seen (default 5 s; tests shorten it). */
+ * process is kept after it was last seen, and a sample after its record
+ * came (default 5 s; tests shorten it). */
 size_t stacks_nprocs(const struct stacks *s);
 size_t stacks_ncanon(const struct stacks *s);
 void stacks_set_grace(struct stacks *s, uint64_t ns);
+uint64_t stacks_grace(const struct stacks *s);
 
 /* ---- stacks_gc.c ----------------------------------------------------- */
 

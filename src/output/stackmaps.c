@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/log.h"
+
 #define MAX_USTACK_FIELDS 16
 
 static uint64_t ld64(const uint8_t *p)
@@ -68,7 +70,10 @@ bool stackmaps_keyed_by_samples(const struct output *o,
 /* Rewrite the sample ids of KEY to canonical ids. Returns 1 if KEY held
  * a sample that can be translated (and every sample in it is older than
  * generation BEFORE, when BEFORE is not UINT32_MAX), 0 if it holds none
- * or one that cannot be translated yet. */
+ * or one that cannot be translated yet. For printing (BEFORE is
+ * UINT32_MAX), a sample whose record never came is a lost one: its id
+ * becomes the lost samples' (-1), so that all of them make one entry,
+ * the empty stack, as records lost to a full ring do. */
 static int translate_key(struct output *o, const struct map_spec *m,
 			 uint8_t *key, uint32_t key_size, uint32_t before)
 {
@@ -82,8 +87,12 @@ static int translate_key(struct output *o, const struct map_spec *m,
 		uint32_t gen;
 		if ((int64_t)id < 0 || !(id & USTACK_ID_SAMPLE))
 			continue;
-		if (stacks_canon_of(o->stacks, id, &canon, &gen) < 0)
-			return 0;
+		if (stacks_canon_of(o->stacks, id, &canon, &gen) < 0) {
+			if (before != UINT32_MAX)
+				return 0;
+			canon = (uint64_t)-1;
+			gen = 0;
+		}
 		if (before != UINT32_MAX && gen >= before)
 			return 0;
 		st64(key + offs[i], canon);
@@ -248,6 +257,7 @@ static bool samples_kept_elsewhere(const struct output *o)
  * pace leaves room for the samples still on their way. */
 #define COMPACT_SAMPLES 1024
 
+
 bool output_compact_due(struct output *o)
 {
 	return o && o->stacks && stacks_gen_samples(o->stacks) >= COMPACT_SAMPLES;
@@ -269,13 +279,24 @@ int output_compact(struct output *o)
 		if (r < 0 && !ret)
 			ret = r;
 	}
-	/* Samples from before the last generation have been folded by now
-	 * (events that carry them were printed as they came): only their
-	 * canonical stacks matter from here on, so the sample table stays
-	 * as small as one generation's samples. Not after a failed round,
-	 * whose entries still need their samples. */
-	if (ret == 0 && before >= 1 && !samples_kept_elsewhere(o))
-		stacks_prune(o->stacks, before - 1);
+	/* Samples older than the stacks' grace (what may still be on its
+	 * way) have been folded by now (events that carry them were printed
+	 * as they came): only their canonical stacks matter from here on,
+	 * so the sample table stays as small as a few seconds of samples.
+	 * Counted in time, not generations (they come as fast as samples):
+	 * the probe that made a sample may add its map entry well after its
+	 * record was read (a probe preempted between the two: a traced
+	 * process's thread under the process engine, a preemptible kernel),
+	 * and an entry whose sample is forgotten could never be merged into
+	 * its stack. Not after a failed round, whose entries still need
+	 * their samples. */
+	double now = log_now_ms();
+	if (now - o->sample_mark_ms >= (double)stacks_grace(o->stacks) / 1e6) {
+		if (ret == 0 && o->sample_mark_gen && !samples_kept_elsewhere(o))
+			stacks_prune(o->stacks, o->sample_mark_gen);
+		o->sample_mark_gen = before;
+		o->sample_mark_ms = now;
+	}
 	stacks_next_gen(o->stacks);
 	/* and now and then, let go of what no map refers to any more */
 	int r = output_sweep(o, false);

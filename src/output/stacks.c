@@ -517,6 +517,11 @@ void stacks_set_grace(struct stacks *s, uint64_t ns)
 		s->grace_ns = ns;
 }
 
+uint64_t stacks_grace(const struct stacks *s)
+{
+	return s ? s->grace_ns : 0;
+}
+
 size_t stacks_nprocs(const struct stacks *s)
 {
 	return s ? s->npids : 0;

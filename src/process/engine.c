@@ -38,6 +38,10 @@
 #include "proc_int.h"
 
 #define POLL_BUDGET 8192
+/* A map lock the traced process holds for good (it may write anything
+ * there) costs sonde this many yields per operation, not the agent's
+ * 20,000 (reader.c stops after a few such failures). */
+#define SONDE_LOCK_YIELDS 200
 #define DRAIN_INTERVAL_MS 10
 
 static uint64_t now_ns(void)
@@ -260,6 +264,7 @@ static int process_load(const struct program *prog,
 	 * through process_vm_readv (it has no fault handler) */
 	rt_process_init(false);
 	rt_proc.ring = &e->own_ring;
+	rt_proc.lock_yields = SONDE_LOCK_YIELDS;
 	rt_self.slot = 0;
 	rt_self.regs = NULL;
 	if ((r = load_programs(e)) < 0)

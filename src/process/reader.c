@@ -68,7 +68,9 @@ static int reader_dump(void *ctx, uint32_t map_id, struct map_snapshot *out)
 	if (!m)
 		return -EINVAL;
 	struct dump d = { .m = m };
-	rt_map_walk(m, dump_one, &d);
+	if (rt_map_walk(m, dump_one, &d) == -EBADMSG)
+		d.err = proc_region_broken(e, "the links of map %s lead round "
+					   "and round", e->prog->maps[map_id].name);
 	if (d.err) {
 		free(d.keys);
 		free(d.values);
@@ -82,6 +84,17 @@ static int reader_dump(void *ctx, uint32_t map_id, struct map_snapshot *out)
 	out->keys = d.keys;
 	out->values = d.values;
 	return 0;
+}
+
+/* Operations on one map that may each find its lock taken, before the
+ * map counts as broken: the agent's threads hold one for a few hundred
+ * instructions (a thread preempted with it makes one fail, rarely). */
+#define LOCKED_MAX 16
+
+static int locked(struct engine *e, const struct rt_map *m)
+{
+	return proc_region_broken(e, "the locks of map %s are never released",
+				  e->prog->maps[m->id].name);
 }
 
 struct keys {
@@ -117,12 +130,15 @@ static int reader_zero(void *ctx, uint32_t map_id)
 	rt_map_walk(m, collect_key, &k);
 	uint8_t *zero = calloc(1, entry_bytes(m));
 	int r = k.err ? k.err : zero ? 0 : -ENOMEM;
+	uint32_t busy = 0;
 	for (uint32_t i = 0; r == 0 && i < k.n; i++) {
 		int u = rt_map_update(m, k.v + (size_t)i * k.size, zero,
 				      m->kind == MAP_HASH ||
 				      m->kind == MAP_PERCPU_HASH ? BPF_EXIST :
 				      BPF_ANY, RT_ALL_SLOTS);
-		if (u < 0 && u != -ENOENT)
+		if (u == -EBUSY && ++busy > LOCKED_MAX)
+			r = locked(e, m);
+		else if (u < 0 && u != -ENOENT && u != -EBUSY)
 			r = u;
 	}
 	free(zero);
@@ -141,9 +157,12 @@ static int reader_clear(void *ctx, uint32_t map_id)
 	struct keys k = { .size = m->key_size };
 	rt_map_walk(m, collect_key, &k);
 	int r = k.err;
+	uint32_t busy = 0;
 	for (uint32_t i = 0; r == 0 && i < k.n; i++) {
 		int d = rt_map_delete(m, k.v + (size_t)i * k.size);
-		if (d < 0 && d != -ENOENT)
+		if (d == -EBUSY && ++busy > LOCKED_MAX)
+			r = locked(e, m);
+		else if (d < 0 && d != -ENOENT && d != -EBUSY)
 			r = d;
 	}
 	free(k.v);

@@ -18,7 +18,8 @@
 
 bool rt_lock(uint32_t *lock)
 {
-	for (unsigned i = 0; i < LOCK_SPINS + LOCK_YIELDS; i++) {
+	unsigned yields = rt_proc.lock_yields ? rt_proc.lock_yields : LOCK_YIELDS;
+	for (unsigned i = 0; i < LOCK_SPINS + yields; i++) {
 		uint32_t free = 0;
 		if (__atomic_load_n(lock, __ATOMIC_RELAXED) == 0 &&
 		    __atomic_compare_exchange_n(lock, &free, 1, false,
@@ -473,14 +474,20 @@ int64_t rt_stack_id(const struct rt_map *m, const uint64_t *ips, uint32_t n,
 	return id;
 }
 
+/* A walk follows at most every bucket's head and each element's link a
+ * few times over (chains change while it walks): a map whose links say
+ * more is not one the runtime wrote. */
 static int walk_hash(const struct rt_map *m,
 		     int (*fn)(void *, const void *, const void *), void *arg)
 {
 	uint32_t visited = 0;
+	uint64_t budget = (uint64_t)m->nbuckets + 4ull * m->max_entries;
 	for (uint32_t i = 0; i < m->nbuckets; i++) {
 		struct rt_bucket *b = hash_bucket(m, i);
 		uint32_t link = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
 		for (uint32_t steps = 0; link && steps < m->max_entries; steps++) {
+			if (budget-- == 0)
+				return -EBADMSG;
 			struct rt_elem *e = hash_elem(m, link);
 			if (!e)
 				break;

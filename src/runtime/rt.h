@@ -110,7 +110,8 @@ int rt_map_update(const struct rt_map *m, const void *key, const void *value,
 int rt_map_delete(const struct rt_map *m, const void *key);
 /* Every entry, in no particular order: fn(key, values of every slot);
  * fn returning non-zero stops the walk and is returned. At most
- * max_entries entries are visited. */
+ * max_entries entries are visited; -EBADMSG when the links lead round
+ * and round (a map no writer left). */
 int rt_map_walk(const struct rt_map *m,
 		int (*fn)(void *arg, const void *key, const void *values),
 		void *arg);
@@ -170,6 +171,10 @@ struct rt_process {
 	bool nofault;
 	uint32_t comm_gen;         /* bumped when a thread may be renamed */
 	struct rt_ring *ring;      /* where ringbuf_submit's records are */
+	/* How long rt_lock waits, in yields (0: its default, for the
+	 * agent's threads, which wait on each other): sonde waits less on
+	 * a lock the traced process may hold for good. */
+	uint32_t lock_yields;
 };
 extern struct rt_process rt_proc;
 

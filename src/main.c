@@ -257,20 +257,14 @@ static void child_untrace(struct child *ch)
 static bool child_gone(struct child *ch, const struct engine_ops *eng,
 		       struct engine *e, bool block);
 
-/* The run ended while the -c command still runs. After a stop signal
- * or a failure (or if it never got to start) it is ended with the run,
- * as bpftrace does: SIGTERM and, a second later, SIGKILL, so sonde's own
- * exit never waits on it. After exit() sonde waits for it to finish (the
- * process engine's tests rely on that; bpftrace 0.17 ends it there too).
- * The engine is gone by then: nothing to drain at its exit stop. */
-static void child_end(struct child *ch, const struct engine_ops *eng,
-		      bool terminate)
+/* The run ended while the -c command still runs: it is ended with the
+ * run, as bpftrace does, after exit() as after a stop signal or a
+ * failure (or if it never got to start): SIGTERM and, a second later,
+ * SIGKILL, so sonde's own exit never waits on it (a command that ran on
+ * kept sonde waiting for good, a stop signal restarting the wait). The
+ * engine is gone by then: nothing to drain at its exit stop. */
+static void child_end(struct child *ch, const struct engine_ops *eng)
 {
-	if (!terminate) {
-		while (ch->pid > 0 && !child_gone(ch, eng, NULL, true))
-			;
-		return;
-	}
 	ch->ending = true;
 	kill(ch->pid, SIGTERM);
 	for (int i = 0; i < 100 && ch->pid > 0; i++) {
@@ -631,7 +625,7 @@ out:
 	if (ch.pid > 0 && leave_child)
 		child_untrace(&ch);
 	if (ch.pid > 0 && !leave_child)
-		child_end(&ch, eng, ret != EXIT_OK || cancel_requested());
+		child_end(&ch, eng);
 	if (outf && outf != stdout)
 		fclose(outf);
 	procexit_free(pexit);

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -209,6 +210,15 @@ static void report(struct agent_session *s, uint32_t site, int status,
 		size_t n = strnlen(text, sizeof(m.text) - 1);
 		memcpy(m.text, text, n);
 	}
+	if (fd_is(s->sock, s->sock_ino))
+		send_msg(s->sock, &m, sizeof(m));
+}
+
+void agent_site_event(struct agent_session *s, uint32_t event, uint64_t addr,
+		      uint64_t ms)
+{
+	struct proto_site_msg m = { .type = PROTO_SITE, .event = event,
+				.addr = addr, .ms = ms };
 	if (fd_is(s->sock, s->sock_ino))
 		send_msg(s->sock, &m, sizeof(m));
 }
@@ -669,20 +679,42 @@ static long raw_syscall(long nr, long a, long b, long c, long d)
  * waits until that thread is blocked in recv() (control_wait). */
 static uint32_t control_tid;
 
-/* Waits for DETACH, or for the channel to end (sonde died). */
+/* Sets how long the session's thread waits in recv() before it checks
+ * the sites (agent_watch), on its socket only. */
+static void recv_timeout(struct agent_session *s, long ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	if (fd_is(s->sock, s->sock_ino))
+		setsockopt(s->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* Waits for DETACH, or for the channel to end (sonde died); checks the
+ * sites every AGENT_WATCH_MS meanwhile. The first wait is a second: a
+ * program that closes every descriptor as it starts finds the thread
+ * inside recv(), which keeps the socket (control_wait). */
 static void *control_main(void *arg)
 {
 	struct agent_session *s = arg;
 	ssize_t n;
+	bool watching = false;
 	__atomic_store_n(&control_tid, (uint32_t)raw_syscall(SYS_gettid, 0, 0, 0, 0),
 			 __ATOMIC_RELEASE);
 	/* -p: slow, so not before the agent said it is attached */
 	agent_patch_register();
+	recv_timeout(s, 1000);
 	for (;;) {
 		struct proto_plain m = { 0 };
 		n = recv(s->sock, &m, sizeof(m), 0);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			agent_watch(s);
+			if (!watching) {
+				recv_timeout(s, AGENT_WATCH_MS);
+				watching = true;
+			}
+			continue;
+		}
 		/* a message from a descriptor the program has reused is not
 		 * sonde's: the channel is gone */
 		if (n > 0 && !fd_is(s->sock, s->sock_ino))

@@ -95,6 +95,9 @@ struct agent_patch {
 	void *tramp;                   /* JMP: its trampoline */
 	bool applied;
 	bool gone;                     /* its code was unmapped while applied */
+	/* agent_watch.c: another tracer's breakpoint over it, since when */
+	uint8_t watch;
+	uint64_t watch_since_ns;
 };
 
 /* Find or add the patch at addr. For a new one the caller gives the
@@ -132,6 +135,14 @@ void agent_barrier_all(void);
 /* The lock every change of code and of the patch table takes. */
 void agent_patch_lock(void);
 void agent_patch_unlock(void);
+/* Replace `from` with `to` at a (len bytes) with the protocol above, if
+ * `from` is what is there: 0, or -EBUSY (someone else changed it), or
+ * -errno. Under the patch lock. */
+int agent_code_write(uint64_t a, const uint8_t *from, const uint8_t *to,
+		     uint32_t len);
+/* Write len bytes at a plainly: code no thread runs (behind another
+ * tracer's int3). Under the patch lock. */
+int agent_code_poke(uint64_t a, const uint8_t *bytes, uint32_t len);
 
 /* ---- trampolines (agent_tramp.c) ----
  *
@@ -140,6 +151,10 @@ void agent_patch_unlock(void);
  * handed out since executable and read-only, so seal before applying the
  * patches that jump there. */
 void *agent_tramp_alloc(uint64_t near, size_t size);
+/* The same, at an address whose rest modulo 64 KiB is rem (a jump's
+ * displacement chosen for what its bytes mean when they are not run as
+ * a jump, agent_patch.c). */
+void *agent_tramp_alloc_mod(uint64_t near, size_t size, uint32_t rem);
 void agent_tramp_seal(void);
 /* The code that saves the registers as struct agent_regs below the red
  * zone, calls agent_hit(regs, patch) with the stack aligned, and

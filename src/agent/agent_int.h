@@ -91,4 +91,13 @@ bool agent_quiesce(uint64_t timeout_ns);
  * fault) handlers, chaining to the ones they replace. 0 or -errno. */
 int agent_signals_init(void);
 
+/* agent_watch.c: check the session's sites and sonde's function sites
+ * for another tracer's breakpoint over them (and cope), from the
+ * session's thread every WATCH_MS. */
+#define AGENT_WATCH_MS 20
+void agent_watch(struct agent_session *s);
+/* agent.c: tell sonde what the watch saw at a site (PROTO_SITE). */
+void agent_site_event(struct agent_session *s, uint32_t event, uint64_t addr,
+		      uint64_t ms);
+
 #endif

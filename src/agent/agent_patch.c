@@ -57,10 +57,18 @@ struct agent_patch *agent_patch_find(uint64_t addr)
 	return NULL;
 }
 
-/* The trampoline of a 5-byte nop: the hit, then back past the nop. */
+/* The trampoline of a 5-byte nop: the hit, then back past the nop.
+ *
+ * Where it goes makes the jump's displacement end in 1f 44 (little
+ * endian): a kernel uprobe that comes and goes on the site writes the
+ * nop's first byte (0f) back over the jump's, and 0f 1f 44 SIB disp8 is
+ * a nop of 5 bytes again, whatever the other two (agent_watch.c then
+ * makes it the jump again). */
+#define NOP5_REL_LOW 0x441fu
 static int tramp_nop(struct agent_patch *p, uint32_t id)
 {
-	uint8_t *t = agent_tramp_alloc(p->addr, AGENT_TRAMP_HIT_MAX + 8);
+	uint8_t *t = agent_tramp_alloc_mod(p->addr, AGENT_TRAMP_HIT_MAX + 8,
+					   (uint32_t)(p->addr + 5 + NOP5_REL_LOW));
 	if (!t)
 		return -ENOMEM;
 	size_t n = agent_tramp_emit_hit(t, p->addr, id);
@@ -261,6 +269,24 @@ static int code_write(uint64_t a, const uint8_t *from, const uint8_t *to,
 	text_protect(lo, hi - lo, false);
 	agent_sync_core();
 	return r;
+}
+
+int agent_code_write(uint64_t a, const uint8_t *from, const uint8_t *to,
+		     uint32_t len)
+{
+	return code_write(a, from, to, len);
+}
+
+int agent_code_poke(uint64_t a, const uint8_t *bytes, uint32_t len)
+{
+	int r = text_protect(a, len, true);
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < len; i++)
+		store_byte(a + i, bytes[i]);
+	text_protect(a, len, false);
+	agent_sync_core();
+	return 0;
 }
 
 int agent_patch_apply(struct agent_patch *p)

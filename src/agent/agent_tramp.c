@@ -24,9 +24,15 @@
 #define ADDR_MAX 0x7ffffffff000ull
 #define TRIES 8                /* gaps tried, nearest first */
 
+/* Chunks for trampolines whose address is constrained (agent_tramp_alloc
+ * _mod): 128 KiB, 64 KiB-aligned, so that any residue modulo 64 KiB has
+ * a place in each. */
+#define CHUNK_MOD (128u << 10)
+#define MOD_ALIGN (64u << 10)
+
 struct chunk {
 	uint8_t *base;
-	uint32_t used;
+	uint32_t used, len;
 	bool sealed;
 };
 
@@ -43,7 +49,8 @@ static bool reaches(uint64_t a, uint64_t b, uint64_t len)
 /* The start of the free gap nearest `near` within reach, other than
  * those in `skip`; 0 if none. */
 static uint64_t gap_nearest(const struct agent_maps *maps, uint64_t near,
-			    const uint64_t *skip, uint32_t nskip)
+			    uint64_t len, uint64_t align, const uint64_t *skip,
+			    uint32_t nskip)
 {
 	uint64_t best = 0, best_dist = UINT64_MAX;
 	uint64_t prev_end = ADDR_MIN;
@@ -53,16 +60,17 @@ static uint64_t gap_nearest(const struct agent_maps *maps, uint64_t near,
 			prev_end = maps->v[i].end;
 		if (g1 > ADDR_MAX)
 			g1 = ADDR_MAX;
-		g0 = (g0 + 4095) & ~4095ull;
-		if (g1 <= g0 || g1 - g0 < CHUNK)
+		g0 = (g0 + align - 1) & ~(align - 1);
+		g1 &= ~(align - 1);
+		if (g1 <= g0 || g1 - g0 < len)
 			continue;
-		uint64_t cand = near < g0 ? g0 : near + CHUNK > g1 ? g1 - CHUNK :
-			near & ~4095ull;
+		uint64_t cand = near < g0 ? g0 : near + len > g1 ? g1 - len :
+			near & ~(align - 1);
 		uint64_t dist = cand > near ? cand - near : near - cand;
 		bool skipped = false;
 		for (uint32_t k = 0; k < nskip; k++)
 			skipped |= skip[k] == cand;
-		if (!skipped && dist < best_dist && reaches(near, cand, CHUNK)) {
+		if (!skipped && dist < best_dist && reaches(near, cand, len)) {
 			best = cand;
 			best_dist = dist;
 		}
@@ -73,7 +81,7 @@ static uint64_t gap_nearest(const struct agent_maps *maps, uint64_t near,
 /* A new chunk as near `near` as the free gaps allow. A gap the kernel
  * refuses (the guard gap below a stack, a mapping made since the maps
  * were read) is passed over for the next nearest. */
-static struct chunk *chunk_new(uint64_t near)
+static struct chunk *chunk_new(uint64_t near, uint32_t len, uint64_t align)
 {
 	if (nchunks == CHUNKS_MAX)
 		return NULL;
@@ -83,14 +91,14 @@ static struct chunk *chunk_new(uint64_t near)
 	uint64_t tried[TRIES];
 	void *p = MAP_FAILED;
 	for (uint32_t t = 0; t < TRIES && p == MAP_FAILED; t++) {
-		uint64_t at = gap_nearest(&maps, near, tried, t);
+		uint64_t at = gap_nearest(&maps, near, len, align, tried, t);
 		if (!at)
 			break;
 		tried[t] = at;
-		p = mmap((void *)at, CHUNK, PROT_READ | PROT_WRITE,
+		p = mmap((void *)at, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 		if (p != MAP_FAILED && p != (void *)at) {
-			munmap(p, CHUNK);    /* a kernel without FIXED_NOREPLACE */
+			munmap(p, len);      /* a kernel without FIXED_NOREPLACE */
 			p = MAP_FAILED;
 			break;
 		}
@@ -101,6 +109,7 @@ static struct chunk *chunk_new(uint64_t near)
 	struct chunk *c = &chunks[nchunks++];
 	c->base = p;
 	c->used = 0;
+	c->len = len;
 	c->sealed = false;
 	return c;
 }
@@ -112,18 +121,42 @@ void *agent_tramp_alloc(uint64_t near, size_t size)
 		return NULL;
 	for (uint32_t i = 0; i < nchunks; i++) {
 		struct chunk *c = &chunks[i];
-		if (!c->sealed && CHUNK - c->used >= size &&
-		    reaches(near, (uint64_t)(uintptr_t)c->base, CHUNK)) {
+		if (!c->sealed && c->len - c->used >= size &&
+		    reaches(near, (uint64_t)(uintptr_t)c->base, c->len)) {
 			void *p = c->base + c->used;
 			c->used += (uint32_t)size;
 			return p;
 		}
 	}
-	struct chunk *c = chunk_new(near);
+	struct chunk *c = chunk_new(near, CHUNK, 4096);
 	if (!c)
 		return NULL;
 	c->used = (uint32_t)size;
 	return c->base;
+}
+
+void *agent_tramp_alloc_mod(uint64_t near, size_t size, uint32_t rem)
+{
+	size = (size + 15) & ~(size_t)15;
+	rem &= MOD_ALIGN - 1;
+	for (int fresh = 0; fresh < 2; fresh++) {
+		for (uint32_t i = 0; i < nchunks; i++) {
+			struct chunk *c = &chunks[i];
+			uint64_t b = (uint64_t)(uintptr_t)c->base;
+			if (c->sealed || !reaches(near, b, c->len))
+				continue;
+			/* the first address past what is used with that rest */
+			uint64_t at = b + c->used;
+			at += (rem - at) & (MOD_ALIGN - 1);
+			if (at + size <= b + c->len) {
+				c->used = (uint32_t)(at + size - b);
+				return (void *)(uintptr_t)at;
+			}
+		}
+		if (fresh || !chunk_new(near, CHUNK_MOD, MOD_ALIGN))
+			break;
+	}
+	return NULL;
 }
 
 void agent_tramp_seal(void)
@@ -132,7 +165,7 @@ void agent_tramp_seal(void)
 		struct chunk *c = &chunks[i];
 		if (c->sealed || !c->used)
 			continue;
-		mprotect(c->base, CHUNK, PROT_READ | PROT_EXEC);
+		mprotect(c->base, c->len, PROT_READ | PROT_EXEC);
 		c->sealed = true;
 	}
 }

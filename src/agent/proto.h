@@ -54,6 +54,7 @@ enum proto_msg {
 	PROTO_ATTACHED,      /* agent -> sonde: done, main() may run */
 	PROTO_DETACH,        /* sonde -> agent */
 	PROTO_DETACHED,      /* agent -> sonde */
+	PROTO_SITE,          /* agent -> sonde: another tracer at a site */
 };
 
 struct proto_hello {
@@ -91,6 +92,27 @@ struct proto_attached {
 	uint32_t failed;
 	uint32_t semaphores;       /* raised / lowered */
 	char text[PROTO_TEXT_MAX]; /* ATTACHED: why it failed as a whole */
+};
+
+/* What the agent saw at one of the sites patched in its process (its
+ * own, or a function sonde patched): another tracer's breakpoint (a
+ * kernel uprobe, a debugger) written over the patch. The agent checks
+ * its sites every few milliseconds; under such a breakpoint it puts the
+ * original bytes (so that the breakpoint's removal leaves the code
+ * whole), and once the breakpoint is gone it patches again. */
+enum proto_site_event {
+	PROTO_SITE_COVERED = 1,   /* a breakpoint over it: hits go uncounted */
+	PROTO_SITE_UNCOVERED,     /* gone after ms: patched again */
+	PROTO_SITE_REPAIRED,      /* found taken and given back (ms: since
+				   * when it was last seen whole) */
+	PROTO_SITE_FOREIGN,       /* changed by someone else: left alone */
+};
+
+struct proto_site_msg {
+	uint32_t type;             /* PROTO_SITE */
+	uint32_t event;            /* enum proto_site_event */
+	uint64_t addr;             /* the patched address */
+	uint64_t ms;
 };
 
 /* A message that carries only its type (INERT, DETACH). */

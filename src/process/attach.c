@@ -237,6 +237,11 @@ int pattach_cleanup(int pid, const char *agent_path, size_t *restored,
 	return r;
 }
 
+const char *pattach_site_name(const struct pattach *pa, uint64_t addr)
+{
+	return pa ? lp_site_name(pa->lp, addr) : NULL;
+}
+
 uint64_t pattach_agent_sym(struct pattach *pa, const char *sym)
 {
 	return agent_sym(pa, sym);

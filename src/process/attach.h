@@ -81,6 +81,9 @@ void pattach_free_gone(struct pattach *pa);
 int pattach_cleanup(int pid, const char *agent_path, size_t *restored,
 		    char *why, size_t whylen);
 
+/* The function patched at addr, as messages name it, or NULL. */
+const char *pattach_site_name(const struct pattach *pa, uint64_t addr);
+
 /* The process's pid; the number of patched sites. */
 int pattach_pid(const struct pattach *pa);
 size_t pattach_nsites(const struct pattach *pa);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../base/log.h"
+#include "attach.h"
 #include "proc_int.h"
 
 #define AGENT_LIB "libsonde-agent.so"
@@ -189,6 +190,74 @@ static int on_hello(struct engine *e, struct proc_conn *c)
 	return 0;
 }
 
+/* Site events said per connection, at most (then counted): each site
+ * has a few in a run, another tracer coming and going. */
+#define SITE_EVENTS_SAID 32
+
+/* The probes at a patched address: a USDT site's (from its report) or a
+ * function's; NULL if none was patched there. */
+static const char *probe_at(struct engine *e, uint64_t addr, char *buf,
+			    size_t len)
+{
+	for (uint32_t i = 0; e->site_addr && i < e->nsites; i++)
+		if (e->site_addr[i] == addr)
+			return site_probe_name(e, i);
+	const char *f = pattach_site_name(e->fattach, addr);
+	if (!f)
+		return NULL;
+	snprintf(buf, len, "the probes of function %s", f);
+	return buf;
+}
+
+static int protocol_broken(struct engine *e, struct proc_conn *c,
+			   const char *what, uint32_t type);
+
+/* What the agent saw at a site: another tracer's breakpoint over it
+ * (src/agent/agent_watch.c), said with the probe's name. */
+static int on_site_event(struct engine *e, struct proc_conn *c, const void *buf)
+{
+	struct proto_site_msg m;
+	memcpy(&m, buf, sizeof(m));
+	char name[300];
+	const char *who = probe_at(e, m.addr, name, sizeof(name));
+	if (!who || m.event < PROTO_SITE_COVERED || m.event > PROTO_SITE_FOREIGN)
+		return protocol_broken(e, c, "a site event on no site it was "
+				       "given", PROTO_SITE);
+	if (++c->site_events > SITE_EVENTS_SAID) {
+		if (c->site_events == SITE_EVENTS_SAID + 1)
+			log_warn("process engine: process %d: more breakpoints of "
+				 "other tracers at its sites (not said)", c->pid);
+		return 0;
+	}
+	unsigned long long a = (unsigned long long)m.addr,
+		ms = (unsigned long long)m.ms;
+	switch (m.event) {
+	case PROTO_SITE_COVERED:
+		log_warn("%s: another tracer's breakpoint (a kernel uprobe, a "
+			 "debugger) is over its patch at 0x%llx in process %d: "
+			 "its hits there are not counted while it stays", who, a,
+			 c->pid);
+		break;
+	case PROTO_SITE_UNCOVERED:
+		log_warn("%s: the breakpoint over its patch at 0x%llx in process "
+			 "%d went after %llu ms: patched again (the hits of that "
+			 "time were not counted)", who, a, c->pid, ms);
+		break;
+	case PROTO_SITE_REPAIRED:
+		log_warn("%s: its patch at 0x%llx in process %d was taken over "
+			 "(another tracer's breakpoint, come and gone within "
+			 "%llu ms): patched again (the hits of that time were "
+			 "not counted)", who, a, c->pid, ms);
+		break;
+	default:
+		log_warn("%s: its patch at 0x%llx in process %d was changed by "
+			 "someone else: left alone (its hits there are no longer "
+			 "counted)", who, a, c->pid);
+		break;
+	}
+	return 0;
+}
+
 /* The traced process said what its agent does not say: it is not an
  * agent that sonde can trust with a session. */
 static int protocol_broken(struct engine *e, struct proc_conn *c,
@@ -239,6 +308,8 @@ int proc_control_message(struct engine *e, struct proc_conn *c,
 					       "explain", type);
 		if (r.status == 0) {
 			c->patched++;
+			if (e->site_addr)
+				e->site_addr[r.site] = r.addr;
 			log_info("process engine: %s attached at 0x%llx in "
 				 "process %d", site_probe_name(e, r.site),
 				 (unsigned long long)r.addr, c->pid);
@@ -287,6 +358,14 @@ int proc_control_message(struct engine *e, struct proc_conn *c,
 		c->state = CONN_INERT;
 		return 0;
 	}
+	case PROTO_SITE:
+		if (c->state != CONN_ATTACHED && c->state != CONN_DETACHING)
+			return protocol_broken(e, c, "a site event before it "
+					       "attached", type);
+		if (n != sizeof(struct proto_site_msg))
+			return protocol_broken(e, c, "a message of the wrong size",
+					       type);
+		return on_site_event(e, c, buf);
 	default:
 		return protocol_broken(e, c, "a message no agent sends", type);
 	}

@@ -260,6 +260,11 @@ static int process_load(const struct program *prog,
 	if ((r = proc_region_create(e)) < 0 || (r = own_ring_open(e)) < 0 ||
 	    (r = agent_events_of(e)) < 0)
 		goto fail;
+	e->site_addr = calloc(e->nsites ? e->nsites : 1, sizeof(*e->site_addr));
+	if (!e->site_addr) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	/* sonde runs its own probes in slot 0, reading its own memory
 	 * through process_vm_readv (it has no fault handler) */
 	rt_process_init(false);
@@ -560,6 +565,7 @@ static void process_free(struct engine *e)
 	rt_close(&e->rt);
 	rt_ring_private_close(&e->own_ring);
 	free(e->agent_events);
+	free(e->site_addr);
 	if (e->memfd >= 0)
 		close(e->memfd);
 	free(e);

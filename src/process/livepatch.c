@@ -52,6 +52,7 @@ struct lp_region {
 };
 
 struct lp_entry {
+	uint64_t probed;                /* the address probed (lp_site.addr) */
 	uint64_t site_at;               /* struct fprobe_site in the process */
 	struct x86_plan plan;
 	struct fprobe_site site;        /* what is written there */
@@ -109,6 +110,14 @@ uint64_t lp_proc_start(int pid)
 size_t lp_nsites(const struct livepatch *lp)
 {
 	return lp ? lp->nsites : 0;
+}
+
+const char *lp_site_name(const struct livepatch *lp, uint64_t addr)
+{
+	for (size_t i = 0; lp && i < lp->nsites; i++)
+		if (lp->sites[i].plan.addr == addr)
+			return lp->sites[i].name;
+	return NULL;
 }
 
 size_t lp_stale_restored(const struct livepatch *lp)
@@ -408,7 +417,7 @@ int lp_put_data(struct livepatch *lp, struct tracee *t, uint64_t near,
 static struct lp_entry *find_site(struct livepatch *lp, uint64_t addr)
 {
 	for (size_t i = 0; i < lp->nsites; i++)
-		if (lp->sites[i].plan.addr == addr)
+		if (lp->sites[i].probed == addr)
 			return &lp->sites[i];
 	return NULL;
 }
@@ -542,8 +551,59 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 		.lead_len = lead, .around = buf, .around_len = back + len + fwd,
 		.around_addr = s->addr - back,
 	};
+	/* A function's entry is patched after its first instruction when
+	 * the probes can run there as at the entry (x86_entry_skip): the
+	 * instruction a kernel uprobe on the function displaces is then
+	 * never one sonde changed, so such a uprobe coming and going leaves
+	 * the patch, and the program, whole (the kernel writes the first
+	 * byte, steps the file's first instruction out of line, resumes
+	 * after it, and at the end writes the first byte back). Else the
+	 * entry itself. */
 	struct x86_plan plan;
-	r = x86_plan(&xs, &plan, why, whylen);
+	size_t skip = 0;
+	int32_t sp_delta = 0;
+	bool flags_live = false;
+	r = -1;
+	if (!s->mid_function &&
+	    x86_entry_skip(xs.code, xs.len, &skip, &sp_delta, &flags_live) == 0 &&
+	    skip < xs.len) {
+		struct x86_site after = xs;
+		char why_after[256];
+		after.addr = s->addr + skip;
+		after.code = xs.code + skip;
+		after.len = xs.len - skip;
+		after.func_len = xs.func_len > skip ? xs.func_len - skip : 0;
+		after.room = xs.room > skip ? xs.room - skip : 0;
+		after.before = NULL;
+		after.before_len = 0;
+		after.lead_len = skip;
+		after.after_entry = true;
+		r = x86_plan(&after, &plan, why_after, sizeof(why_after));
+	}
+	if (r < 0) {
+		skip = 0;
+		sp_delta = 0;
+		flags_live = false;
+		r = x86_plan(&xs, &plan, why, whylen);
+		/* A kernel uprobe placed on the function later would write
+		 * int3 over the jump's first byte, step the file's instruction
+		 * out of line and resume after it: inside the jump when the
+		 * patch covers more than that one instruction, whose bytes are
+		 * then no code. Only a patch of exactly one instruction
+		 * survives it (the agent puts the original bytes under the
+		 * uprobe's int3, so that its removal leaves the instruction
+		 * whole). Inside a function (FUNC+OFFSET) only a kernel uprobe
+		 * at that very offset would: not refused, said in the README. */
+		if (r == 0 && plan.ninsns > 1 && !s->mid_function) {
+			say(why, whylen, "%s: the %zu bytes its jump needs hold %d "
+			    "instructions, the first not one a probe can run "
+			    "after: a kernel uprobe placed on it would resume "
+			    "the program inside the jump (the kernel steps the "
+			    "first instruction, then goes on after it)", s->name,
+			    plan.patch_len, plan.ninsns);
+			r = -ENOTSUP;
+		}
+	}
 	free(buf);
 	if (r < 0)
 		return r;
@@ -564,6 +624,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	}
 	e = &lp->sites[lp->nsites];
 	memset(e, 0, sizeof(*e));
+	e->probed = s->addr;
 	e->plan = plan;
 	snprintf(e->name, sizeof(e->name), "%s", s->name);
 	uint64_t at;
@@ -576,7 +637,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	fs->magic = FPROBE_SITE_MAGIC;
 	fs->kind = s->kind;
 	fs->state = FPROBE_WRITING;
-	fs->addr = s->addr;
+	fs->addr = plan.addr;          /* after the first instruction, maybe */
 	fs->tramp = at + site_len;
 	fs->session = lp->session;
 	fs->flags = s->flags;
@@ -592,7 +653,10 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	uint8_t tramp[TRAMP_MAX];
 	struct tramp_params tp = {
 		.at = fs->tramp, .site = at, .handler = lp->agent.entry,
-		.mid_function = s->mid_function, .plan = &e->plan,
+		/* after a first instruction that set the flags, the code may
+		 * test them: kept, as inside a function */
+		.mid_function = s->mid_function || flags_live, .plan = &e->plan,
+		.entry_ip = skip ? s->addr : 0, .entry_sp_delta = sp_delta,
 	};
 	int n = tramp_emit_entry(&tp, tramp, why, whylen);
 	if (n < 0)

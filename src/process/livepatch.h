@@ -71,6 +71,8 @@ void lp_free(struct livepatch *lp);
 
 /* How many sites are patched; the trampoline memory in use. */
 size_t lp_nsites(const struct livepatch *lp);
+/* The name of the site patched at addr ("f", "f+0x10"), or NULL. */
+const char *lp_site_name(const struct livepatch *lp, uint64_t addr);
 /* How many sites of a killed run lp_begin put back. */
 size_t lp_stale_restored(const struct livepatch *lp);
 

@@ -37,6 +37,7 @@ struct proc_conn {
 	enum { CONN_HELLO, CONN_ATTACHING, CONN_ATTACHED, CONN_DETACHING,
 	       CONN_INERT } state;
 	uint32_t patched, failed;
+	uint32_t site_events;      /* PROTO_SITE messages: said up to a bound */
 };
 
 #define PROC_CONNS_MAX 64
@@ -67,6 +68,7 @@ struct engine {
 	int wake_fd;               /* eventfd: agents wake the reader */
 	struct proc_conn conns[PROC_CONNS_MAX];
 	uint32_t nconns;
+	uint64_t *site_addr;       /* where each site was patched (reports) */
 	char *env[3];              /* child_env: LD_PRELOAD, SONDE_AGENT */
 	bool attached;             /* agents may attach (after attach()) */
 	bool failed;               /* an agent could not attach: say so once */

@@ -4,7 +4,8 @@
  *
  *   lea -(128 + FRAME)(%rsp), %rsp     the red zone is left alone
  *   mov %REG, OFF(%rsp)  x15           struct pt_regs, as the kernel's
- *   ip = the site, sp = the site's sp, orig_ax = -1, cs, ss, and the
+ *   ip = the site, sp = the site's sp (after a function's first
+ *   instruction: its entry's ip and sp), orig_ax = -1, cs, ss, and the
  *   flags inside a function (at an entry they are dead: 0)
  *   movdqu %xmmN, ...                  xmm0-7 (every one mid-function),
  *                                      for a handler that may use them
@@ -132,9 +133,9 @@ int tramp_emit_entry(const struct tramp_params *p, uint8_t *out, char *why,
 	movq_imm_to_stack(&c, -1, offsetof(struct fprobe_regs, orig_ax));
 	movq_imm_to_stack(&c, 0x33, offsetof(struct fprobe_regs, cs));
 	movq_imm_to_stack(&c, 0x2b, offsetof(struct fprobe_regs, ss));
-	movabs(&c, RAX, p->plan->addr);
+	movabs(&c, RAX, p->entry_ip ? p->entry_ip : p->plan->addr);
 	mov_to_stack(&c, RAX, offsetof(struct fprobe_regs, ip));
-	lea_rsp(&c, RAX, below);
+	lea_rsp(&c, RAX, below + p->entry_sp_delta);
 	mov_to_stack(&c, RAX, offsetof(struct fprobe_regs, sp));
 	if (p->mid_function) {
 		b1(&c, 0x9c);                  /* pushfq */

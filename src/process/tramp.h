@@ -31,6 +31,12 @@ struct tramp_params {
 	 * trampolines leave them out; a handler in plain C needs them. */
 	bool keep_vectors;
 	struct x86_plan *plan; /* the site, planned: its instructions follow */
+	/* A site just after a function's first instruction that stands for
+	 * its entry (x86_entry_skip): the registers the probes see are the
+	 * entry's, ip the function's address and sp what the instruction
+	 * took off it added back. 0 and 0: the planned address itself. */
+	uint64_t entry_ip;
+	int32_t entry_sp_delta;
 };
 
 /* Write the trampoline into out (TRAMP_MAX bytes); returns its length, or

@@ -174,6 +174,102 @@ static enum kind classify(const struct insn *in)
 	return K_PLAIN;
 }
 
+/* Registers a function's first instruction may write and still leave
+ * the probe, run after it, what the entry had: not an argument register
+ * (rdi, rsi, rdx, rcx, r8, r9), not the frame pointer (stack walks), not
+ * the stack pointer (but by a known amount), no vector register (float
+ * arguments). rax holds only the vector-argument count of a varargs
+ * call, r10 and r11 nothing, and the callee-saved others the caller's
+ * values, which no argument is. */
+static bool free_to_write(ZydisRegister r)
+{
+	switch (r) {
+	case ZYDIS_REGISTER_FLAGS: case ZYDIS_REGISTER_EFLAGS:
+	case ZYDIS_REGISTER_RFLAGS:
+		return true;
+	default:
+		break;
+	}
+	switch (ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r)) {
+	case ZYDIS_REGISTER_RAX: case ZYDIS_REGISTER_RBX:
+	case ZYDIS_REGISTER_R10: case ZYDIS_REGISTER_R11:
+	case ZYDIS_REGISTER_R12: case ZYDIS_REGISTER_R13:
+	case ZYDIS_REGISTER_R14: case ZYDIS_REGISTER_R15:
+	case ZYDIS_REGISTER_RFLAGS: case ZYDIS_REGISTER_RIP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int x86_entry_skip(const uint8_t *code, size_t len, size_t *ilen,
+		   int32_t *sp_delta, bool *sets_flags)
+{
+	struct insn in;
+	if (!decode(code, len, &in) || rel_imm(&in) >= 0)
+		return -1;
+	const ZydisAccessedFlags *f = in.d.cpu_flags;
+	*sets_flags = f && (f->modified | f->set_0 | f->set_1 | f->undefined);
+	switch (in.d.meta.category) {
+	case ZYDIS_CATEGORY_COND_BR: case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL: case ZYDIS_CATEGORY_RET:
+	case ZYDIS_CATEGORY_INTERRUPT: case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_SYSTEM:
+		return -1;
+	default:
+		break;
+	}
+	*ilen = in.d.length;
+	*sp_delta = 0;
+	const ZydisDecodedOperand *op = in.ops;
+	bool op0_sp = in.d.operand_count_visible >= 1 &&
+		      op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		      op[0].reg.value == ZYDIS_REGISTER_RSP;
+	switch (in.d.mnemonic) {
+	case ZYDIS_MNEMONIC_ENDBR64: case ZYDIS_MNEMONIC_NOP:
+		return 0;
+	case ZYDIS_MNEMONIC_PUSH:
+		if (op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64,
+						     op[0].reg.value) == ZYDIS_REGISTER_RSP)
+			return -1;
+		*sp_delta = in.d.operand_width / 8;
+		return 0;
+	case ZYDIS_MNEMONIC_SUB: case ZYDIS_MNEMONIC_ADD:
+		if (!op0_sp)
+			break;
+		if (in.d.operand_count_visible < 2 ||
+		    op[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
+			return -1;
+		int64_t v = op[1].imm.value.s;
+		if (in.d.mnemonic == ZYDIS_MNEMONIC_ADD)
+			v = -v;
+		if (v < 0 || v > (1 << 20))
+			return -1;
+		*sp_delta = (int32_t)v;
+		return 0;
+	case ZYDIS_MNEMONIC_LEA:
+		if (!op0_sp)
+			break;
+		if (op[1].mem.base != ZYDIS_REGISTER_RSP ||
+		    op[1].mem.index != ZYDIS_REGISTER_NONE ||
+		    op[1].mem.disp.value > 0 || op[1].mem.disp.value < -(1 << 20))
+			return -1;
+		*sp_delta = (int32_t)-op[1].mem.disp.value;
+		return 0;
+	default:
+		break;
+	}
+	for (int i = 0; i < in.d.operand_count; i++) {
+		if (!(op[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		if (op[i].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+		    !free_to_write(op[i].reg.value))
+			return -1;
+	}
+	return 0;
+}
+
 /* The address a relative branch or rip-relative operand of the
  * instruction at `at` refers to. */
 static uint64_t ref_target(const struct insn *in, uint64_t at)
@@ -206,6 +302,14 @@ static void sweep_targets(const struct x86_site *s, const uint8_t *code,
 		}
 		if (refers(&in)) {
 			uint64_t t = ref_target(&in, start + off);
+			/* after an entry's first instruction, addr itself is
+			 * inside: a branch there would run the entry's probes
+			 * again (1 stands for it) */
+			if (s->after_entry && t == s->addr &&
+			    (!*best || *best > 1)) {
+				*best = 1;
+				*from = (long)(int64_t)(start + off - s->addr);
+			}
 			if (t > s->addr && t < s->addr + TARGET_WINDOW &&
 			    (!*best || t - s->addr < *best)) {
 				*best = t - s->addr;
@@ -405,6 +509,10 @@ int x86_plan(const struct x86_site *s, struct x86_plan *p, char *why, size_t why
 		    site_at(s, from, at, sizeof(at)), s->name, target,
 		    p->patch_len);
 		r = -EINVAL;
+	}
+	if (r == -EINVAL && s->after_entry) {
+		say(why, whylen, "%s", why_plain);
+		return r;        /* the entry itself is planned instead */
 	}
 	if (r == -EINVAL) {
 		/* 2 bytes here, 5 in the padding before */

@@ -53,6 +53,11 @@ struct x86_site {
 	const uint8_t *around;
 	size_t around_len;
 	uint64_t around_addr;
+	/* The site stands for the function's entry, just after its first
+	 * instruction (the lead, x86_entry_skip): a branch to addr itself
+	 * counts as one into the patched bytes (it would run the entry's
+	 * probes again), and no short jump to padding is tried. */
+	bool after_entry;
 };
 
 /* How a site is patched. Filled by x86_plan; x86_relocate adds where
@@ -97,6 +102,19 @@ int x86_patch_bytes(const struct x86_plan *plan, uint64_t to,
  * addr + patch_len) continues at *out in the relocated copy. -EINVAL if
  * rip is not at an instruction boundary (then it cannot be moved). */
 int x86_moved_rip(const struct x86_plan *plan, uint64_t rip, uint64_t *out);
+
+/* A function's first instruction (at code), if a probe can run right
+ * after it as if at the function's entry: it writes no argument, vector
+ * or frame-pointer register and no memory but what it pushes, moves the
+ * stack pointer by a known amount (push, sub, add or lea with an
+ * immediate), and is no branch. Then its length goes in *ilen and what
+ * it took off the stack pointer in *sp_delta (the entry's sp is sp +
+ * sp_delta), whether it sets flags (the code after it may test them)
+ * in *sets_flags, and 0 is returned; else -1. The process engine
+ * patches after such an instruction, which a kernel uprobe on the
+ * function then leaves whole (src/process/livepatch.c). */
+int x86_entry_skip(const uint8_t *code, size_t len, size_t *ilen,
+		   int32_t *sp_delta, bool *sets_flags);
 
 /* One instruction's length at code (up to len bytes), 0 if undecodable;
  * *is_pad set when it is padding (nop, int3). For callers that check

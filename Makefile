@@ -103,6 +103,9 @@ PROG_FLAGS_unwind_target_fp := -g0 -O2 -fno-omit-frame-pointer -fno-asynchronous
 PROG_FLAGS_cpu_hot_nofp := -O2 -fomit-frame-pointer
 PROG_FLAGS_watch_target := -no-pie
 PROG_FLAGS_static_sleep := -static
+# interposes recvmsg and connect for the agent (tests/system/trust)
+PROG_FLAGS_hostile := -rdynamic
+$(BUILD)/tests/progs/hostile: src/runtime/shm.h src/agent/proto.h
 $(BUILD)/tests/progs/%: tests/progs/%.c $(wildcard include/sonde/sdt.h)
 	@mkdir -p $(dir $@)
 	$(CC) -O0 -g -fno-omit-frame-pointer $(PROG_FLAGS_$*) -Iinclude -o $@ $<

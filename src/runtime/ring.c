@@ -171,8 +171,8 @@ int rt_ring_consume(struct rt_ring *r,
 	uint64_t c = r->read_pos;
 	uint64_t p = __atomic_load_n(r->prod, __ATOMIC_ACQUIRE);
 	if (p - c > r->size)
-		return corrupt(r, "its write position is not within the ring "
-			       "of its read position", c, p);
+		return corrupt(r, "a write position out of the ring's reach of "
+			       "the read position", c, p);
 	uint8_t *copy = copy_buffer(r);
 	if (!copy)
 		return -ENOMEM;

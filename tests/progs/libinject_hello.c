@@ -16,3 +16,10 @@ long hello_add(long a, long b)
 {
 	return a + b;
 }
+
+/* A call that takes a while: a tracer killed in the middle of it. */
+long hello_sleep(long ms)
+{
+	usleep((useconds_t)ms * 1000);
+	return ms;
+}

@@ -3,8 +3,10 @@
  * a shared object loaded into a running multi-threaded process with its
  * constructor run; calls into it; the borrowed thread's registers, vector
  * state and red zone as they were; a system call it slept in resumed;
- * the threads running on afterwards; and the refusals (a zombie, a
- * process already traced, a static program, a file dlopen cannot load). */
+ * the threads running on afterwards; the process running on whole when
+ * its tracer is killed at any moment, a call of its included; and the
+ * refusals (a zombie, a process already traced, a static program, a file
+ * dlopen cannot load). */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -259,6 +261,78 @@ static void test_inject(char mode, const char *so)
 		printf("# child exit status %d\n", rc);
 }
 
+/* The tracer is killed (SIGKILL) in the middle of what it does to the
+ * process: attaching, loading the object, or a call running on one of
+ * its threads; ptrace lets the threads go, and the process must go on
+ * as if nothing happened (the call thread finishes the call and puts
+ * itself back through its signal frame). TRIALS tracers, each killed
+ * at another moment: the first ones once the call is under way, the
+ * others at random. */
+#define TRIALS 12
+static void test_tracer_killed(const char *so)
+{
+	int survived = 0, mid_call = 0;
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+	for (int trial = 0; trial < TRIALS; trial++) {
+		int wfd;
+		pid_t pid = spawn(trial % 2 ? 's' : 'r', &wfd);
+		int sync[2];
+		if (pid < 0 || pipe(sync) < 0)
+			return;
+		pid_t tracer = fork();
+		if (tracer == 0) {
+			char why[512];
+			struct tracee *t;
+			struct inject_libc lc;
+			uint64_t h = 0, fn = 0, ret;
+			if (tracee_attach(pid, &t, why, sizeof(why)) < 0 ||
+			    inject_find_libc(pid, &lc, why, sizeof(why)) < 0 ||
+			    inject_dlopen(t, &lc, so, &h, why, sizeof(why)) < 0 ||
+			    inject_dlsym(t, &lc, h, "hello_sleep", &fn) < 0)
+				_exit(1);
+			if (write(sync[1], "c", 1) != 1)
+				_exit(1);
+			uint64_t args[1] = { 300 };
+			tracee_call(t, fn, args, 1, NULL, 0, 5000, &ret);
+			_exit(0);
+		}
+		close(sync[1]);
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		if (trial < TRIALS / 2) {
+			char c;
+			if (read(sync[0], &c, 1) == 1) {
+				usleep(50000);        /* inside hello_sleep */
+				mid_call++;
+			}
+		} else {
+			usleep((useconds_t)(rng % 60000));
+		}
+		kill(tracer, SIGKILL);
+		reap(tracer);
+		close(sync[0]);
+		usleep(400000);               /* the call ends on its own */
+		if (kill(pid, 0) == 0) {
+			if (trial % 2)
+				kill(pid, SIGTERM);
+			else if (write(wfd, "x", 1) != 1)
+				kill(pid, SIGKILL);
+			survived += reap(pid) == 0;
+		} else {
+			reap(pid);
+		}
+		close(wfd);
+	}
+	char name[200];
+	snprintf(name, sizeof(name), "tracer killed at %d moments (%d in a call "
+		 "it made): every process ran on with its registers, vector "
+		 "state and interrupted read whole", TRIALS, mid_call);
+	CHECK(survived == TRIALS, name);
+	if (survived != TRIALS)
+		printf("#   %d of %d survived\n", survived, TRIALS);
+}
+
 static void test_refusals(const char *so)
 {
 	char why[512] = "";
@@ -385,6 +459,7 @@ int main(void)
 	}
 	test_inject('s', so);
 	test_inject('r', so);
+	test_tracer_killed(so);
 	test_refusals(so);
 	return UNIT_DONE();
 }

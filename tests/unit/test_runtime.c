@@ -7,9 +7,11 @@
 #include <linux/bpf.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "process/guard.h"
 #include "program.h"
 #include "runtime/rt.h"
 #include "runtime/rt_int.h"
@@ -286,6 +288,84 @@ static void test_ring_stall(void)
 	rt_close(&rt);
 }
 
+/* The reader is handed a copy: the shared record changing under it (a
+ * hostile writer) is not what it reads. */
+static int change_under(void *arg, void *data, uint32_t size)
+{
+	uint64_t *shared = arg;
+	uint64_t first;
+	memcpy(&first, data, 8);
+	*shared = 0x6666;
+	uint64_t again;
+	memcpy(&again, data, 8);
+	return first == again && first == 42 ? 0 : -1;
+}
+
+/* A ring no producer could leave: the reader says so, stops, and stays
+ * stopped; what it reads is its own copy, from its own position. */
+static void test_ring_hostile(void)
+{
+	struct rt rt;
+	CHECK(region(NULL, 0, 4096, &rt) == 0, "hostile ring: region");
+	uint64_t *rec = rt_ring_reserve(&rt.ring, 8);
+	*rec = 42;
+	rt_ring_submit(&rt.ring, rec, 0, false);
+	CHECK(rt_ring_consume(&rt.ring, change_under, rec, 10, NULL) == 1,
+	      "hostile ring: a record changed while it is read is read as it was");
+	/* the shared read position moved: the reader keeps its own */
+	*rt.ring.cons = 1u << 20;
+	rec = rt_ring_reserve(&rt.ring, 8);   /* full, by the moved position */
+	CHECK(rec == NULL, "hostile ring: a moved position makes producers give up");
+	*rt.ring.cons = rt.ring.read_pos;
+	rec = rt_ring_reserve(&rt.ring, 8);
+	*rec = 42;
+	rt_ring_submit(&rt.ring, rec, 0, false);
+	uint64_t at = rt.ring.read_pos;
+	*rt.ring.cons = at + 4096;
+	CHECK(rt_ring_consume(&rt.ring, change_under, rec, 10, NULL) == 1 &&
+	      rt.ring.read_pos == at + 16,
+	      "hostile ring: the reader goes on from its own position");
+	/* a record longer than the ring */
+	uint32_t *h = (uint32_t *)(rt.ring.data + (rt.ring.read_pos & rt.ring.mask));
+	*h = 0x3ffffff0;
+	*rt.ring.prod = rt.ring.read_pos + 64;
+	CHECK(rt_ring_consume(&rt.ring, collect, (uint64_t[3]){ 0 }, 10, NULL) ==
+	      -EBADMSG && rt.ring.bad && strstr(rt.ring.bad, "longer than the ring"),
+	      "hostile ring: a record longer than the ring is reported, not read");
+	*h = 8;
+	CHECK(rt_ring_consume(&rt.ring, collect, (uint64_t[3]){ 0 }, 10, NULL) ==
+	      -EBADMSG, "hostile ring: and the reader stays stopped");
+	rt_close(&rt);
+	CHECK(region(NULL, 0, 4096, &rt) == 0, "hostile ring: a second region");
+	*rt.ring.prod = rt.ring.read_pos - 8;   /* behind the reader */
+	CHECK(rt_ring_consume(&rt.ring, collect, (uint64_t[3]){ 0 }, 10, NULL) ==
+	      -EBADMSG && strstr(rt.ring.bad, "out of the ring's reach"),
+	      "hostile ring: a write position out of reach is reported");
+	rt_close(&rt);
+}
+
+/* A region cut short under sonde (a memfd that could not be sealed): a
+ * read of it is zeros, and the guard says so, instead of a SIGBUS. */
+static void test_guard(void)
+{
+	int fd = memfd_create("guard", 0);
+	CHECK(fd >= 0 && ftruncate(fd, 8192) == 0, "guard: a memfd");
+	uint8_t *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED, "guard: mapped");
+	if (p == MAP_FAILED)
+		return;
+	p[4096] = 7;
+	guard_reset();
+	CHECK(guard_add(p, 8192) == 0, "guard: on");
+	CHECK(ftruncate(fd, 0) == 0, "guard: the memfd cut to nothing");
+	volatile uint8_t v = p[4096];
+	CHECK(v == 0 && guard_tripped(), "guard: the read gets zeros and is reported");
+	guard_remove(p);
+	munmap(p, 8192);
+	close(fd);
+	guard_reset();
+}
+
 struct find_stack {
 	uint32_t id;
 	int found;
@@ -340,6 +420,8 @@ int main(void)
 	test_ring();
 	test_ring_producers();
 	test_ring_stall();
+	test_ring_hostile();
+	test_guard();
 	test_stack();
 	test_read();
 	return UNIT_DONE();

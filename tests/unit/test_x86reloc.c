@@ -405,8 +405,54 @@ static void moved_rip(uint8_t *tramp)
 	      "a thread inside an instruction cannot be moved");
 }
 
+/* A function's first instruction, and whether a probe can run after it
+ * as at the entry (the process engine patches there then). */
+static void entry_skip(void)
+{
+	static const struct {
+		const char *what;
+		uint8_t code[8];
+		int ok;
+		size_t len;
+		int32_t delta;
+		bool flags;
+	} c[] = {
+		{ "push %rbp", { 0x55 }, 0, 1, 8, false },
+		{ "push %r12", { 0x41, 0x54 }, 0, 2, 8, false },
+		{ "sub $0x28,%rsp", { 0x48, 0x83, 0xec, 0x28 }, 0, 4, 40, true },
+		{ "sub $0xd8,%rsp", { 0x48, 0x81, 0xec, 0xd8, 0, 0, 0 }, 0, 7, 216, true },
+		{ "endbr64", { 0xf3, 0x0f, 0x1e, 0xfa }, 0, 4, 0, false },
+		{ "test %rdi,%rdi", { 0x48, 0x85, 0xff }, 0, 3, 0, true },
+		{ "cmpb $0,x(%rip)", { 0x80, 0x3d, 1, 2, 3, 4, 0 }, 0, 7, 0, true },
+		{ "mov $0x27,%eax", { 0xb8, 0x27, 0, 0, 0 }, 0, 5, 0, false },
+		{ "mov 0x10(%rdi),%eax", { 0x8b, 0x47, 0x10 }, 0, 3, 0, false },
+		{ "mov %rdi,%rbx", { 0x48, 0x89, 0xfb }, 0, 3, 0, false },
+		{ "mov $1,%edx (an argument)", { 0xba, 1, 0, 0, 0 }, -1, 0, 0, false },
+		{ "mov %rdi,%rsi (an argument)", { 0x48, 0x89, 0xfe }, -1, 0, 0, false },
+		{ "mov %rsp,%rbp (the frame pointer)", { 0x48, 0x89, 0xe5 }, -1, 0, 0, false },
+		{ "pxor %xmm0,%xmm0 (a float argument)", { 0x66, 0x0f, 0xef, 0xc0 }, -1, 0, 0, false },
+		{ "mov %rdi,(%rax) (memory)", { 0x48, 0x89, 0x38 }, -1, 0, 0, false },
+		{ "lock incq x(%rip) (memory)", { 0xf0, 0x48, 0xff, 0x05, 1, 2, 3, 4 }, -1, 0, 0, false },
+		{ "and $-16,%rsp (unknown amount)", { 0x48, 0x83, 0xe4, 0xf0 }, -1, 0, 0, false },
+		{ "jmp (a branch)", { 0xeb, 0x00 }, -1, 0, 0, false },
+		{ "call (a branch)", { 0xe8, 0, 0, 0, 0 }, -1, 0, 0, false },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		size_t len = 0;
+		int32_t delta = 0;
+		bool flags = false;
+		int r = x86_entry_skip(c[i].code, sizeof(c[i].code), &len, &delta, &flags);
+		char name[128];
+		snprintf(name, sizeof(name), "entry skip: %s: %s", c[i].what,
+			 c[i].ok == 0 ? "the probe runs after it" : "not skipped");
+		CHECK(r == c[i].ok && (r < 0 || (len == c[i].len && delta == c[i].delta &&
+						 flags == c[i].flags)), name);
+	}
+}
+
 int main(void)
 {
+	entry_skip();
 	uint8_t *tramp = near_page();
 	if (!tramp) {
 		printf("not ok - no memory near the code for a trampoline\n");

@@ -18,6 +18,7 @@
 #ifndef SONDE_PROCESS_ATTACH_H
 #define SONDE_PROCESS_ATTACH_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,6 +54,9 @@ int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
 		const char *name, bool ret, uint32_t probe, char *why,
 		size_t whylen);
 bool pattach_unpatchable(int err);
+/* pattach_add's error for a function a kernel uprobe on it would break
+ * once patched (livepatch.h's LP_EUPROBE). */
+#define PATTACH_EUPROBE (-EXDEV)
 
 /* FPROBE_F_* for the sites added from now on (FPROBE_F_STACKS: their
  * probes read user stacks). */

@@ -107,6 +107,9 @@ static bool first_of_file(const struct engine *e, uint32_t i, uint32_t *more)
 
 /* Wildcard functions that cannot be patched: each named, up to this many. */
 #define SKIPPED_SAID 5
+/* Those a kernel uprobe would break under the patch: one line, naming a
+ * few. */
+#define UNSAFE_NAMED 4
 
 static int attach_in(struct engine *e, int pid, bool start_agent,
 		     const char *agent, char *why, size_t whylen, double t0);
@@ -142,7 +145,8 @@ static int attach_in(struct engine *e, int pid, bool start_agent,
 		return r;
 	}
 	pattach_set_flags(e->fattach, reads_stacks(e) ? FPROBE_F_STACKS : 0);
-	uint32_t nskipped = 0, nadded = 0;
+	uint32_t nskipped = 0, nadded = 0, nunsafe = 0;
+	const char *unsafe[UNSAFE_NAMED];
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct proc_probe *pp = &e->probes[i];
 		const struct uprobe_info *u = pp->probe->uprobe;
@@ -162,10 +166,19 @@ static int attach_in(struct engine *e, int pid, bool start_agent,
 			continue;
 		}
 		pp->patched = true;
+		if (r == PATTACH_EUPROBE && u->wild) {
+			/* one reason for many (libc has dozens): said at the
+			 * end in one line, naming a few */
+			if (nunsafe < UNSAFE_NAMED)
+				unsafe[nunsafe] = pp->probe->func;
+			nunsafe++;
+			nskipped++;
+			continue;
+		}
 		if (r < 0 && u->wild && pattach_unpatchable(r)) {
 			/* one of a wildcard's functions: the others go on, as
 			 * probes a system lacks are skipped */
-			if (nskipped++ < SKIPPED_SAID)
+			if (nskipped++ - nunsafe < SKIPPED_SAID)
 				log_warn("probe %s: cannot be patched, skipped: %s",
 					 pp->probe->name, why);
 			continue;
@@ -179,10 +192,25 @@ static int attach_in(struct engine *e, int pid, bool start_agent,
 		if (why[0])
 			log_warn("probe %s: %s", pp->probe->name, why);
 	}
-	if (nskipped > SKIPPED_SAID)
+	if (nskipped - nunsafe > SKIPPED_SAID)
 		log_warn("%u more functions matched by wildcards cannot be patched "
 			 "and are skipped (a probe on one by name says why)",
-			 nskipped - SKIPPED_SAID);
+			 nskipped - nunsafe - SKIPPED_SAID);
+	if (nunsafe) {
+		char names[256] = "";
+		size_t k = 0;
+		for (uint32_t i = 0; i < nunsafe && i < UNSAFE_NAMED; i++)
+			k += (size_t)snprintf(names + k, k < sizeof(names) ?
+					      sizeof(names) - k : 0, "%s%s",
+					      i ? ", " : "", unsafe[i] ? unsafe[i] : "?");
+		log_warn("%u function%s matched by wildcards %s skipped (%s%s): "
+			 "a kernel uprobe placed on %s would resume the program "
+			 "inside the jump the process engine needs (a probe on one "
+			 "by name says why)", nunsafe, nunsafe == 1 ? "" : "s",
+			 nunsafe == 1 ? "is" : "are", names,
+			 nunsafe > UNSAFE_NAMED ? ", ..." : "",
+			 nunsafe == 1 ? "it" : "them");
+	}
 	if (nskipped && !nadded) {
 		log_error("%s %d: none of the functions the wildcards matched can "
 			  "be patched", start_agent ? "-p" : "-c: process", pid);

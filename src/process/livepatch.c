@@ -474,6 +474,7 @@ static int merge_site(struct lp_entry *e, const struct lp_site *s,
 bool lp_unpatchable(int err)
 {
 	return err == -EINVAL || err == -ENOTSUP || err == -EBUSY ||
+	       err == LP_EUPROBE ||
 	       err == -ERANGE || err == -EFAULT || err == -E2BIG;
 }
 
@@ -601,7 +602,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 			    "the program inside the jump (the kernel steps the "
 			    "first instruction, then goes on after it)", s->name,
 			    plan.patch_len, plan.ninsns);
-			r = -ENOTSUP;
+			r = LP_EUPROBE;
 		}
 	}
 	free(buf);

@@ -8,6 +8,7 @@
 #ifndef SONDE_PROCESS_LIVEPATCH_H
 #define SONDE_PROCESS_LIVEPATCH_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,6 +54,10 @@ int lp_begin(struct tracee *t, const struct lp_agent *agent,
  * naming the site and the reason when it cannot be patched safely. */
 int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	   char *why, size_t whylen);
+/* lp_add's error for a function whose patch a kernel uprobe placed on
+ * it later would break (see livepatch.c): one of lp_unpatchable's. */
+#define LP_EUPROBE (-EXDEV)
+
 /* Was lp_add's error about the function (its shape, its place), not
  * about the process or the system? */
 bool lp_unpatchable(int err);

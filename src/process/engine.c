@@ -16,6 +16,12 @@
  * runs where; a probe whose provider has none needs the kernel, and
  * check() refuses the script.
  *
+ * The traced process can write anything into the region: sonde's own
+ * probes write a ring of their own (so their events cannot be forged),
+ * a record of the shared ring must be of an event the agents' probes
+ * write, and a region found broken (ring.c's checks, a map's, the
+ * guard's) ends the session with one error naming the process.
+ *
  * Events follow the kernel engine's rules: records after exit() are
  * ignored until END runs, the reader drains the ring at least every
  * DRAIN_INTERVAL_MS and is woken early by a burst or by exit() (the

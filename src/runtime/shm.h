@@ -15,10 +15,16 @@
  * Trust. The region is writable by both sides, so neither trusts what
  * it reads there beyond "bytes": a side copies the header and the
  * descriptors once, checks every offset and size against the region's
- * size (rt_maps_open), and keeps the checked copy in its own memory. Data
- * read later (hash chains, ring headers) is bounds-checked on every use,
- * so a corrupted region costs lost or wrong values, never a crash of the
- * traced process.
+ * size (rt_open), and keeps the checked copy in its own memory. Data read
+ * later (hash chains, ring headers) is bounds-checked on every use, so a
+ * corrupted region costs lost or wrong values, never a crash. sonde,
+ * which may be root reading another user's program, trusts it least: it
+ * keeps the ring's read position to itself, reads each record's length
+ * once and hands records over as private copies (ring.c), bounds every
+ * walk by the map's size, seals the memfd's size before handing it over
+ * (src/process/layout.c), and ends the session of a process whose region
+ * no writer could have left (src/process/engine.c). sonde's own probes
+ * write a ring of their own (rt_ring_private), not this one.
  *
  * Per-CPU maps. The kernel keeps one value per CPU; the process engine
  * keeps one per "slot": slot 0 is sonde's own (BEGIN, END, interval),

@@ -91,14 +91,16 @@ static void drain(struct procexit *w)
 			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*cn) +
 						       sizeof(struct proc_event)))
 				continue;
-			struct proc_event *ev = (struct proc_event *)cn->data;
+			/* the event follows the 20-byte cn_msg: not aligned */
+			struct proc_event ev;
+			memcpy(&ev, cn->data, sizeof(ev));
 			/* the whole process: its leader's exit, with the
 			 * group's status */
-			if (ev->what != PROC_EVENT_EXIT ||
-			    ev->event_data.exit.process_tgid != w->pid ||
-			    ev->event_data.exit.process_pid != w->pid)
+			if (ev.what != PROC_EVENT_EXIT ||
+			    ev.event_data.exit.process_tgid != w->pid ||
+			    ev.event_data.exit.process_pid != w->pid)
 				continue;
-			w->status = (int)ev->event_data.exit.exit_code;
+			w->status = (int)ev.event_data.exit.exit_code;
 			w->known = true;
 		}
 	}

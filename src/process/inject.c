@@ -122,6 +122,7 @@ static const uint8_t return_code[] = {
 static const char return_sig[] = "sonde: calls return here, v1";
 #define PAGE 4096u
 #define SCAN_CHUNK (64u << 10)
+#define MAP_TRIES 4
 
 /* A page of the process holding sonde's return code already. */
 static uint64_t return_page_found(struct tracee *t, const struct elf_map *maps,
@@ -214,38 +215,49 @@ int inject_prepare_calls(struct tracee *t, const struct inject_libc *lc,
 			 "no free page for sonde's calls to return to");
 		return -ENOEXEC;
 	}
-	tracee_set_return(t, restorer, restorer + sizeof(restorer_code), false);
-	uint64_t args[6] = { hint, PAGE, PROT_READ | PROT_EXEC,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-			     (uint64_t)-1, 0 };
-	uint64_t ret;
-	r = tracee_call(t, lc->mmap, args, 6, NULL, 0, CALL_TIMEOUT_MS, &ret);
-	if (r < 0) {
+	/* the process's other threads run during the call, and may map
+	 * something there first: a few tries, each at the page free then */
+	for (int tries = 0; tries < MAP_TRIES && hint; tries++) {
+		tracee_set_return(t, restorer, restorer + sizeof(restorer_code),
+				  false);
+		uint64_t args[6] = { hint, PAGE, PROT_READ | PROT_EXEC,
+				     MAP_PRIVATE | MAP_ANONYMOUS |
+				     MAP_FIXED_NOREPLACE, (uint64_t)-1, 0 };
+		uint64_t ret;
+		r = tracee_call(t, lc->mmap, args, 6, NULL, 0, CALL_TIMEOUT_MS, &ret);
 		tracee_set_return(t, 0, 0, false);
-		snprintf(why, whylen, "mmap in process %d: %s", t->pid, t->why);
-		return r;
+		if (r < 0) {
+			snprintf(why, whylen, "mmap in process %d: %s", t->pid, t->why);
+			return r;
+		}
+		/* the result is not known: the page is there, anonymous and
+		 * executable (alone, or merged with a neighbour), or not */
+		bool mapped = false;
+		uint64_t next = 0;
+		if (elf_proc_maps(t->pid, &maps, &n) == 0) {
+			for (size_t i = 0; i < n; i++)
+				mapped |= maps[i].start <= hint &&
+					  maps[i].end >= hint + PAGE &&
+					  !maps[i].inode && !maps[i].path[0] &&
+					  strcmp(maps[i].perms, "r-xp") == 0;
+			next = mapped || !n ? 0 : free_page(lc, maps, n);
+			elf_maps_free(maps, n);
+		}
+		if (mapped) {
+			uint8_t code[RETURN_SIG_AT + sizeof(return_sig)];
+			memset(code, 0xcc, sizeof(code));
+			memcpy(code, return_code, sizeof(return_code));
+			memcpy(code + RETURN_SIG_AT, return_sig, sizeof(return_sig));
+			if ((r = tracee_write(t, hint, code, sizeof(code))) < 0)
+				break;
+			tracee_set_return(t, hint, hint + RETURN_END, true);
+			return 0;
+		}
+		hint = next;
 	}
-	/* the result is not known: the page is there, or it is not */
-	bool mapped = false;
-	if (elf_proc_maps(t->pid, &maps, &n) == 0) {
-		for (size_t i = 0; i < n; i++)
-			mapped |= maps[i].start == hint && maps[i].end == hint + PAGE &&
-				  !maps[i].inode && !maps[i].path[0] &&
-				  strcmp(maps[i].perms, "r-xp") == 0;
-		elf_maps_free(maps, n);
-	}
-	uint8_t code[RETURN_SIG_AT + sizeof(return_sig)];
-	memset(code, 0xcc, sizeof(code));
-	memcpy(code, return_code, sizeof(return_code));
-	memcpy(code + RETURN_SIG_AT, return_sig, sizeof(return_sig));
-	if (!mapped || (r = tracee_write(t, hint, code, sizeof(code))) < 0) {
-		tracee_set_return(t, 0, 0, false);
-		snprintf(why, whylen, "process %d: could not map a page for sonde's "
-			 "calls to return to", t->pid);
-		return -ENOMEM;
-	}
-	tracee_set_return(t, hint, hint + RETURN_END, true);
-	return 0;
+	snprintf(why, whylen, "process %d: could not map a page for sonde's "
+		 "calls to return to", t->pid);
+	return -ENOMEM;
 }
 
 int inject_call(struct tracee *t, const struct inject_libc *lc, uint64_t fn,

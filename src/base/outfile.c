@@ -1,18 +1,31 @@
-/* outfile.c - see outfile.h. The checks are made on descriptors, not
- * on names looked up twice: the directory is opened once, the file is
- * opened in it with O_NOFOLLOW, and ownership is read from what was
- * opened, so swapping names between the check and the open gains an
- * attacker nothing. */
+/* outfile.c - see outfile.h.
+ *
+ * The path is walked one component at a time, as the kernel walks it,
+ * but with every symlink handled here: each component is opened with
+ * O_PATH | O_NOFOLLOW relative to the directory reached so far, a
+ * directory becomes the next starting point, and a symlink is checked
+ * against the rule of the directory that holds it before its target
+ * (read from the opened link itself, readlinkat(fd, "")) is spliced in
+ * front of what is left of the path. Checking only the last component
+ * let `-o /tmp/link/out.txt` through a stranger's /tmp/link -> /root/dir.
+ *
+ * Every check is made on descriptors, not on names looked up twice: the
+ * ownership read is that of what was opened, and in a sticky directory
+ * an attacker cannot replace a name someone else owns, so swapping
+ * names between the check and the use gains nothing. */
 #include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* the kernel's MAXSYMLINKS: more links than this in one walk is ELOOP */
+#define LINKS_MAX 40
 
 static bool sticky_world_writable(const struct stat *dir)
 {
@@ -20,113 +33,244 @@ static bool sticky_world_writable(const struct stat *dir)
 }
 
 /* Whether the kernel's protected_* rules let us use an object owned by
- * OWNER in a sticky world-writable directory DIR. */
-static bool trusted_owner(uid_t owner, const struct stat *dir)
+ * OWNER in directory DIR: anything outside a sticky world-writable
+ * directory, and there what we or the directory's owner own. */
+static bool allowed(uid_t owner, const struct stat *dir)
 {
-	return owner == geteuid() || owner == dir->st_uid;
+	return !sticky_world_writable(dir) || owner == geteuid() ||
+	       owner == dir->st_uid;
 }
 
-/* Why an object owned by another user is not ours to write. */
-static const char *refusal(const struct stat *st)
+struct walk {
+	char rest[2 * PATH_MAX];    /* what is left to resolve */
+	size_t pos;                 /* where it starts in rest */
+	char shown[PATH_MAX];       /* the directory reached, for messages */
+	int dfd;                    /* ... and opened (O_PATH) */
+	struct stat dst;            /* ... and its owner and mode */
+	unsigned links;
+	char *why;
+	size_t whylen;
+};
+
+/* Refuse the object ST named NAME in the directory reached. */
+static int refuse(struct walk *w, const char *name, const struct stat *st)
 {
-	if (S_ISLNK(st->st_mode))
-		return "it is a symlink that another user owns, in a sticky "
-		       "world-writable directory (the kernel's "
-		       "protected_symlinks rule): remove it, or write elsewhere";
-	if (S_ISREG(st->st_mode))
-		return "it is a file that another user owns, in a sticky "
-		       "world-writable directory (the kernel's "
-		       "protected_regular rule): remove it, or write elsewhere";
-	return "it is a FIFO or device that another user owns, in a sticky "
-	       "world-writable directory (the kernel's protected_fifos "
-	       "rule): remove it, or write elsewhere";
+	const char *what, *rule;
+	if (S_ISLNK(st->st_mode)) {
+		what = "a symlink";
+		rule = "protected_symlinks";
+	} else if (S_ISREG(st->st_mode)) {
+		what = "a file";
+		rule = "protected_regular";
+	} else {
+		what = "a FIFO or device";
+		rule = "protected_fifos";
+	}
+	if (w->why)
+		snprintf(w->why, w->whylen, "'%s%s%s' is %s that another user "
+			 "(uid %u) owns, in a sticky world-writable directory "
+			 "(the kernel's %s rule): remove it, or write elsewhere",
+			 w->shown, *w->shown && strcmp(w->shown, "/") ? "/" : "",
+			 name, what, (unsigned)st->st_uid, rule);
+	return -EPERM;
 }
 
-FILE *outfile_open(const char *path, const char **why)
+/* Make directory FD (named NAME in the one reached) the one reached. */
+static int enter(struct walk *w, int fd, const char *name)
 {
-	if (why)
-		*why = NULL;
-	char *copy_dir = strdup(path), *copy_base = strdup(path);
-	if (!copy_dir || !copy_base) {
-		free(copy_dir);
-		free(copy_base);
-		errno = ENOMEM;
-		return NULL;
+	size_t n = strlen(w->shown);
+	if (n + strlen(name) + 2 > sizeof(w->shown)) {
+		close(fd);
+		return -ENAMETOOLONG;
 	}
-	const char *dname = dirname(copy_dir), *bname = basename(copy_base);
-	FILE *f = NULL;
-	int fd = -1, e = 0;
-	const char *refused = NULL;
-	struct stat dst, st;
-	int dfd = open(dname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &dst) < 0 || !sticky_world_writable(&dst)) {
-		/* the ordinary case: no stranger can plant names here */
-		if (dfd >= 0)
-			close(dfd);
-		free(copy_dir);
-		free(copy_base);
-		return fopen(path, "we");
-	}
+	if (n && strcmp(w->shown, "/") != 0)
+		w->shown[n++] = '/';
+	strcpy(w->shown + n, name);
+	close(w->dfd);
+	w->dfd = fd;
+	return fstat(fd, &w->dst) < 0 ? -errno : 0;
+}
+
+/* Go back to the root directory (an absolute path or symlink target). */
+static int restart_at_root(struct walk *w)
+{
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (w->dfd >= 0)
+		close(w->dfd);
+	w->dfd = fd;
+	strcpy(w->shown, "/");
+	return fstat(fd, &w->dst) < 0 ? -errno : 0;
+}
+
+/* The symlink LFD (stat ST, named NAME in the directory reached): check
+ * it against that directory's rule, then resolve its target in place of
+ * its name. */
+static int follow(struct walk *w, int lfd, const struct stat *st,
+		  const char *name)
+{
+	if (!allowed(st->st_uid, &w->dst))
+		return refuse(w, name, st);
+	if (++w->links > LINKS_MAX)
+		return -ELOOP;
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(lfd, "", target, sizeof(target));
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ENOENT;
+	if ((size_t)n >= sizeof(target))
+		return -ENAMETOOLONG;
+	const char *left = w->rest + w->pos;
+	size_t nleft = strlen(left);
+	if ((size_t)n + 1 + nleft + 1 > sizeof(w->rest))
+		return -ENAMETOOLONG;
+	/* target, then what followed the link ("/more/path" or "") */
+	memmove(w->rest + n, left, nleft + 1);
+	memcpy(w->rest, target, (size_t)n);
+	w->pos = 0;
+	return target[0] == '/' ? restart_at_root(w) : 0;
+}
+
+/* The last component: open (create) it for writing, in the directory
+ * reached. 1 when it was a symlink, now spliced into w->rest; 0 with
+ * *FD open; or -errno. */
+static int open_last(struct walk *w, const char *name, int *fd)
+{
 	/* O_NONBLOCK: a FIFO planted here must not hang the open */
-	int flags = O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC;
-	bool via_link = false;
-	fd = openat(dfd, bname, flags | O_NOFOLLOW, 0666);
-	e = errno;
-	if (fd < 0) {
-		/* What is there decides. A symlink (ELOOP, or EACCES on
-		 * some kernels) is followed only if its owner may be
-		 * trusted; our own FIFO without a reader yet (ENXIO) is
+	const int flags = O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC |
+			  O_NOFOLLOW;
+	struct stat st;
+	*fd = openat(w->dfd, name, flags, 0666);
+	if (*fd < 0) {
+		int e = errno;
+		/* What is there decides: a symlink (ELOOP) is resolved
+		 * here; our own FIFO without a reader yet (ENXIO) is
 		 * waited for, as fopen would. */
-		if (fstatat(dfd, bname, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			goto out;
-		if (!trusted_owner(st.st_uid, &dst)) {
-			refused = refusal(&st);
-			goto out;
+		int pfd = openat(w->dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (pfd < 0)
+			return -e;
+		if (fstat(pfd, &st) < 0) {
+			e = errno;
+			close(pfd);
+			return -e;
 		}
 		if (S_ISLNK(st.st_mode)) {
-			via_link = true;
-			fd = openat(dfd, bname, flags, 0666);
-		} else if (S_ISFIFO(st.st_mode) && e == ENXIO) {
-			fd = openat(dfd, bname, (flags & ~O_NONBLOCK) |
-				    O_NOFOLLOW, 0666);
+			int r = follow(w, pfd, &st, name);
+			close(pfd);
+			return r < 0 ? r : 1;
 		}
-		e = errno;
-		if (fd < 0)
-			goto out;
-	}
-	if (fstat(fd, &st) < 0) {
-		e = errno;
-		goto out;
+		close(pfd);
+		if (!allowed(st.st_uid, &w->dst))
+			return refuse(w, name, &st);
+		if (!S_ISFIFO(st.st_mode) || e != ENXIO)
+			return -e;
+		*fd = openat(w->dfd, name, flags & ~O_NONBLOCK, 0666);
+		if (*fd < 0)
+			return -errno;
 	}
 	/* What the name held before we came (ours if we just created it):
 	 * another user's file or FIFO would receive the trace. */
-	if (!via_link && !trusted_owner(st.st_uid, &dst)) {
-		refused = refusal(&st);
-		goto out;
-	}
+	int r = 0;
+	if (fstat(*fd, &st) < 0)
+		r = -errno;
+	else if (!allowed(st.st_uid, &w->dst))
+		r = refuse(w, name, &st);
 	/* truncated only now that it is known to be ours to write */
-	if ((S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0) ||
-	    fcntl(fd, F_SETFL, O_WRONLY) < 0) {
-		e = errno;
-		goto out;
+	else if ((S_ISREG(st.st_mode) && ftruncate(*fd, 0) < 0) ||
+		 fcntl(*fd, F_SETFL, O_WRONLY) < 0)
+		r = -errno;
+	if (r < 0) {
+		close(*fd);
+		*fd = -1;
 	}
-	f = fdopen(fd, "w");
-	if (f)
-		fd = -1;
-	else
-		e = errno;
-out:
-	if (fd >= 0)
+	return r;
+}
+
+/* Walk w->rest from the directory reached; the output file's fd, or
+ * -errno. */
+static int walk(struct walk *w)
+{
+	for (;;) {
+		char *p = w->rest + w->pos;
+		p += strspn(p, "/");
+		size_t len = strcspn(p, "/");
+		if (len == 0)   /* "/", or a trailing slash: a directory */
+			return -EISDIR;
+		if (len > NAME_MAX)
+			return -ENAMETOOLONG;
+		char name[NAME_MAX + 1];
+		memcpy(name, p, len);
+		name[len] = '\0';
+		w->pos = (size_t)(p + len - w->rest);
+		bool last = p[len + strspn(p + len, "/")] == '\0';
+		int fd, r;
+		if (last) {
+			r = open_last(w, name, &fd);
+			if (r == 0)
+				return fd;
+			if (r < 0)
+				return r;
+			continue;   /* a symlink, resolved */
+		}
+		fd = openat(w->dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			r = -errno;
+		else if (S_ISLNK(st.st_mode))
+			r = follow(w, fd, &st, name);
+		else if (S_ISDIR(st.st_mode))
+			r = enter(w, fd, name), fd = -1;
+		else
+			r = -ENOTDIR;
+		if (fd >= 0)
+			close(fd);
+		if (r < 0)
+			return r;
+	}
+}
+
+FILE *outfile_open(const char *path, char *why, size_t whylen)
+{
+	if (why && whylen)
+		why[0] = '\0';
+	size_t n = strlen(path);
+	if (n == 0 || n >= PATH_MAX) {
+		errno = n ? ENAMETOOLONG : ENOENT;
+		return NULL;
+	}
+	struct walk *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->why = whylen ? why : NULL;
+	w->whylen = whylen;
+	w->dfd = -1;
+	memcpy(w->rest, path, n + 1);
+	int r;
+	if (path[0] == '/') {
+		r = restart_at_root(w);
+	} else {
+		w->dfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		r = w->dfd < 0 || fstat(w->dfd, &w->dst) < 0 ? -errno : 0;
+	}
+	int fd = r < 0 ? r : walk(w);
+	if (w->dfd >= 0)
+		close(w->dfd);
+	if (w->why && fd != -EPERM)
+		w->why[0] = '\0';
+	free(w);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
 		close(fd);
-	close(dfd);
-	free(copy_dir);
-	free(copy_base);
-	if (refused) {
-		if (why)
-			*why = refused;
-		e = EPERM;
+		errno = e;
 	}
-	if (!f)
-		errno = e ? e : EIO;
 	return f;
 }

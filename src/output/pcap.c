@@ -9,6 +9,7 @@
 #include "pcap.h"
 
 #include <errno.h>
+#include <limits.h>
 /* libpcap's <pcap/bpf.h> defines a struct bpf_insn of its own (classic
  * BPF), which <linux/bpf.h> (program.h) defines too */
 #define PCAP_DONT_INCLUDE_PCAP_BPF_H
@@ -51,11 +52,11 @@ static uint64_t clock_ns(clockid_t c)
 static int open_file(struct pcap_files *pf, const char *path,
 		     struct pcap_file *out)
 {
-	const char *why = NULL;
-	FILE *f = outfile_open(path, &why);
+	char why[PATH_MAX + 256];
+	FILE *f = outfile_open(path, why, sizeof(why));
 	if (!f) {
 		log_error("skboutput(): cannot write the pcap file %s: %s", path,
-			  why ? why : strerror(errno));
+			  *why ? why : strerror(errno));
 		return -1;
 	}
 	out->path = path;

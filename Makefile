@@ -134,7 +134,7 @@ demo:
 	./scripts/demo $(BUILD)/sonde
 
 fuzz:
-	$(MAKE) -f tests/fuzz/Makefile.fuzz
+	$(MAKE) -f tests/fuzz/Makefile.fuzz LANG_LIBS='$(LDLIBS)'
 
 bench: $(BUILD)/sonde
 	bench/run

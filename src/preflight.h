@@ -8,15 +8,17 @@
 /* Open /dev/null on whichever of fds 0, 1 and 2 is closed (`sonde ... >&-`),
  * so that no file sonde opens later (a BPF map, the output file) takes
  * that number and receives what is written to stdout or stderr. Call
- * first thing in main. */
-void preflight_std_fds(void);
+ * first thing in main. Returns the closed ones, bit N for fd N: output
+ * meant for a closed stdout is an error, not silently dropped. */
+unsigned preflight_std_fds(void);
 
 /* -p PID: 0, or -ESRCH with "-p PID: no such process" printed. */
 int preflight_pid(int pid);
 
 /* -c CMD: 0 when its program can be run (a path to an executable file,
- * or a name found on $PATH, as execvp would look it up), else -errno with
- * the reason printed. */
+ * or a name found on $PATH, as execvp would look it up, whose `#!`
+ * interpreter or ELF interpreter (PT_INTERP) is there to run it too),
+ * else -errno with the reason printed. */
 int preflight_command(const char *cmd);
 
 #endif

@@ -215,6 +215,27 @@ static int report_load(struct engine *e, struct engine_probe *ep,
 	return err;
 }
 
+/* A wildcard's matches that the kernel refuses are skipped while another
+ * probe remains; when it refused every probe that needed attaching,
+ * nothing would be traced, and the run fails as a probe naming nothing
+ * on this system does (exit 2). 0, or -ENOENT with that said. */
+static int some_probe_left(const struct engine *e)
+{
+	uint32_t wanted = 0, skipped = 0;
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		const struct engine_probe *ep = &e->probes[i];
+		if (ep->has_req && ep->req.how != ATTACH_TEST_RUN) {
+			wanted++;
+			skipped += ep->skipped;
+		}
+	}
+	if (!wanted || skipped < wanted)
+		return 0;
+	log_error("no probe is left to trace: the kernel refused all %u "
+		  "(the warnings above say why)", wanted);
+	return -ENOENT;
+}
+
 /* Records handled per poll before returning to the caller: a probe that
  * fires on sonde's own work (its writes, its syscalls) could otherwise
  * keep the ring non-empty forever and starve signal and exit checks. */
@@ -470,6 +491,8 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 			ep->skipped = true;
 	}
 	log_repeat_end(&skips, "probes skipped");
+	if (r == 0)
+		r = some_probe_left(e);
 	if (r < 0)
 		goto fail;
 
@@ -853,6 +876,8 @@ int engine_attach(struct engine *e)
 	}
 	free(cpus);
 	log_repeat_end(&skips, "functions skipped");
+	if (r == 0)
+		r = some_probe_left(e);
 	if (r < 0) {
 		detach_all(e);
 		return r;

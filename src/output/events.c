@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../base/log.h"
+
 struct output *output_new(const struct program *prog,
 			  const struct output_opts *opts,
 			  const struct map_reader *maps)
@@ -37,6 +39,10 @@ void output_free(struct output *o)
 {
 	if (!o)
 		return;
+	if (o->commands_skipped && !o->opts.no_warnings)
+		log_warn("%llu system() command%s not run: the run was ending "
+			 "on a signal", (unsigned long long)o->commands_skipped,
+			 o->commands_skipped == 1 ? "" : "s");
 	free(o->map_warned);
 	stacks_free(o->stacks);
 	resolve_cache_free(o->cgroups);
@@ -73,6 +79,12 @@ void output_attaching(struct output *o, unsigned nprobes)
 	o->fmt->attaching(o, &b, nprobes);
 	output_write(o, &b);
 	sbuf_free(&b);
+}
+
+void output_stop_commands(struct output *o)
+{
+	if (o)
+		o->no_commands = true;
 }
 
 void output_lost(struct output *o, uint64_t n)
@@ -263,6 +275,10 @@ static int ev_system(struct output *o, const struct event_spec *e,
 {
 	if (!o->opts.unsafe) {
 		output_message(o, "error", "system() needs --unsafe");
+		return 0;
+	}
+	if (o->no_commands) {
+		o->commands_skipped++;
 		return 0;
 	}
 	struct sbuf cmd = { 0 }, b = { 0 };

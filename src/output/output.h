@@ -96,6 +96,11 @@ int output_flamegraph(struct output *o, FILE *svg, FILE *folded,
 		      const char *title);
 /* Events the ring could not hold. */
 void output_lost(struct output *o, uint64_t n);
+/* The run is ending on a stop signal: the records still to come are
+ * printed, but the system() commands they ask for are not run (each
+ * takes milliseconds, and a probe that fires on their own work keeps
+ * the backlog growing: END would never come). Counted, said at free. */
+void output_stop_commands(struct output *o);
 /* A run-time warning or error in the chosen format. */
 void output_message(struct output *o, const char *level, const char *msg);
 /* Warn, once per map, about user maps whose updates failed (full). */

@@ -129,6 +129,8 @@ struct output {
 	struct cgroup_cache *cgroups; /* cgroup_path()'s found paths */
 	struct symcache *symcache;  /* user frames named (entries.c) */
 	struct output_walk *walks;  /* entries.c walks under way */
+	bool no_commands;           /* output_stop_commands */
+	uint64_t commands_skipped;  /* ... system() calls not run since */
 };
 
 /* Install (or, with NULL, remove) the symbol and stack hooks. */

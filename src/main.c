@@ -2,6 +2,7 @@
  * codes; the options themselves are parsed in options.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +323,7 @@ static bool child_gone(struct child *ch, const struct engine_ops *eng,
 struct run_ctx {
 	struct output *out;
 	bool exit_requested;
+	bool stopping;          /* a stop signal came: no more system() */
 };
 
 static int on_event(void *arg, const void *data, size_t size)
@@ -329,6 +331,12 @@ static int on_event(void *arg, const void *data, size_t size)
 	struct run_ctx *rc = arg;
 	if (!rc->out)
 		return 0;
+	/* Seen per record, not per batch: a batch of system() records
+	 * takes seconds, and END must come promptly after ^C. */
+	if (!rc->stopping && cancel_requested()) {
+		rc->stopping = true;
+		output_stop_commands(rc->out);
+	}
 	int r = output_event(rc->out, data, size);
 	if (r == 1) {
 		rc->exit_requested = true;
@@ -345,59 +353,87 @@ static bool process_alive(int pid)
 /* An output file, or NULL with the reason printed. */
 static FILE *open_output(const char *option, const char *path)
 {
-	const char *why;
-	FILE *f = outfile_open(path, &why);
+	char why[PATH_MAX + 256];
+	FILE *f = outfile_open(path, why, sizeof(why));
 	if (!f)
-		log_error("%s %s: %s", option, path, why ? why : strerror(errno));
+		log_error("%s %s: %s", option, path, *why ? why : strerror(errno));
 	return f;
 }
 
-/* --flamegraph / --folded at exit. */
-static void write_flamegraphs(const struct options *o, struct output *out)
+/* --flamegraph / --folded / --pprof: opened before anything attaches (a
+ * path that cannot be written fails the run at once, as -o does),
+ * written at exit. */
+struct flame_files {
+	FILE *svg, *folded, *pprof;
+};
+
+static int open_flamegraphs(const struct options *o, struct flame_files *ff)
 {
-	if (!o->flamegraph && !o->folded)
-		return;
-	FILE *svg = NULL, *folded = NULL;
-	if (o->flamegraph)
-		svg = open_output("--flamegraph", o->flamegraph);
-	if (o->folded)
-		folded = open_output("--folded", o->folded);
-	if (svg || folded) {
-		int r = output_flamegraph(out, svg, folded, NULL);
-		if (r == -ENOENT)
+	if (o->flamegraph && !(ff->svg = open_output("--flamegraph", o->flamegraph)))
+		return -1;
+	if (o->folded && !(ff->folded = open_output("--folded", o->folded)))
+		return -1;
+	if (o->pprof && !(ff->pprof = open_output("--pprof", o->pprof)))
+		return -1;
+	return 0;
+}
+
+/* Write and close them: EXIT_OK, or EXIT_RUNTIME with the reason said. */
+static int write_flamegraphs(const struct options *o, struct output *out,
+			     struct flame_files *ff)
+{
+	int ret = EXIT_OK;
+	if (out && (ff->svg || ff->folded)) {
+		int r = output_flamegraph(out, ff->svg, ff->folded, NULL);
+		if (r == -ENOENT) {
 			log_warn("no map is keyed by kstack or ustack with "
 				 "count(), sum() or integer values: the flame "
 				 "graph is empty");
-		else if (r < 0)
+		} else if (r < 0) {
 			log_error("flame graph: %s", strerror(-r));
+			ret = EXIT_RUNTIME;
+		}
 	}
-	if (svg && fclose(svg) != 0)
+	if (ff->svg && fclose(ff->svg) != 0) {
 		log_error("--flamegraph %s: %s", o->flamegraph, strerror(errno));
-	if (folded && fclose(folded) != 0)
+		ret = EXIT_RUNTIME;
+	}
+	if (ff->folded && fclose(ff->folded) != 0) {
 		log_error("--folded %s: %s", o->folded, strerror(errno));
+		ret = EXIT_RUNTIME;
+	}
+	if (!out && ff->pprof)    /* never written: closed */
+		fclose(ff->pprof);
+	ff->svg = ff->folded = ff->pprof = NULL;
+	return ret;
 }
 
-/* --pprof at exit. */
-static void write_pprof(const struct options *o, struct output *out,
-			double run_ms)
+/* --pprof at exit, into the file opened with the flame graph files:
+ * EXIT_OK, or EXIT_RUNTIME with the reason said. */
+static int write_pprof(const struct options *o, struct output *out,
+		       struct flame_files *ff, double run_ms)
 {
-	if (!o->pprof)
-		return;
-	FILE *f = open_output("--pprof", o->pprof);
-	if (!f)
-		return;
+	if (!ff->pprof)
+		return EXIT_OK;
+	int ret = EXIT_OK;
 	struct pprof_opts po = {
 		.units = o->pprof_units, .nunits = o->npprof_units,
 		.duration_ns = (int64_t)(run_ms * 1e6),
 	};
-	int r = pprof_write(out, f, &po);
-	if (r == -ENOENT)
+	int r = pprof_write(out, ff->pprof, &po);
+	if (r == -ENOENT) {
 		log_warn("no map is keyed by kstack or ustack with count(), "
 			 "sum() or integer values: the profile is empty");
-	else if (r < 0)
+	} else if (r < 0) {
 		log_error("--pprof %s: %s", o->pprof, strerror(-r));
-	if (fclose(f) != 0)
+		ret = EXIT_RUNTIME;
+	}
+	if (fclose(ff->pprof) != 0) {
 		log_error("--pprof %s: %s", o->pprof, strerror(errno));
+		ret = EXIT_RUNTIME;
+	}
+	ff->pprof = NULL;
+	return ret;
 }
 
 /* After a batch of output: 0, or -errno once the output refuses what is
@@ -427,9 +463,31 @@ static int output_failed(int err, const struct options *o)
 {
 	if (err == -EPIPE)
 		return EXIT_OK;
+	if (o->stdout_closed && !o->out_file) {   /* closed_stdout() */
+		log_error("standard output is closed: the program's output "
+			  "has nowhere to go (redirect it, or use -o FILE)");
+		return EXIT_RUNTIME;
+	}
 	log_error("writing the output%s%s: %s", o->out_file ? " to " : "",
 		  o->out_file ? o->out_file : "", strerror(-err));
 	return EXIT_RUNTIME;
+}
+
+/* Where the output goes when sonde was started with stdout closed
+ * (`>&-`). fd 1 holds /dev/null (preflight_std_fds), so that no BPF
+ * object takes it; this stream refuses every write, so that what the
+ * program prints ends the run as a failed write does instead of
+ * vanishing. */
+static ssize_t closed_write(void *cookie, const char *buf, size_t size)
+{
+	errno = EBADF;
+	return -1;
+}
+
+static FILE *closed_stdout(void)
+{
+	return fopencookie(NULL, "w", (cookie_io_functions_t){
+		.write = closed_write });
 }
 
 static int run(const struct options *o, const struct program *prog)
@@ -462,6 +520,14 @@ static int run(const struct options *o, const struct program *prog)
 	install_signals();
 	if (o->out_file && !(outf = open_output("-o", o->out_file)))
 		return EXIT_RUNTIME;
+	/* stdout closed: what the program prints is an error, and only
+	 * that (not sonde's banner or the blank lines before the maps) */
+	bool nowhere = !o->out_file && o->stdout_closed;
+	if (nowhere && !(outf = closed_stdout()))
+		return EXIT_RUNTIME;
+	struct flame_files flames = { 0 };
+	if (open_flamegraphs(o, &flames) < 0)
+		goto out;
 	/* Records are formatted into a buffer and written in batches; with
 	 * -B none every record is one write as soon as it is formatted. */
 	if (o->buffering == BUF_NONE)
@@ -512,7 +578,7 @@ static int run(const struct options *o, const struct program *prog)
 		log_error("output: %s", strerror(ENOMEM));
 		goto out;
 	}
-	if (!o->quiet)
+	if (!o->quiet && !nowhere)
 		output_attaching(out, prog->nprobes);
 	if (mx && !o->quiet)
 		fprintf(stderr, "sonde: serving metrics at %s\n", metrics_url(mx));
@@ -597,14 +663,19 @@ static int run(const struct options *o, const struct program *prog)
 		goto out;
 	eng->drain(e);
 	output_check_maps(out);
-	output_print_maps(out);
-	write_flamegraphs(o, out);
-	write_pprof(o, out, log_now_ms() - run_start);
+	if (nowhere)
+		output_print_maps_now(out);
+	else
+		output_print_maps(out);
+	int fret = write_flamegraphs(o, out, &flames);
+	int pret = write_pprof(o, out, &flames, log_now_ms() - run_start);
+	if (fret == EXIT_OK)
+		fret = pret;
 	unsigned long long lost = eng->lost_events(e);
 	if (lost)
 		output_lost(out, lost);
 	oerr = output_status(outf, true);
-	ret = oerr < 0 ? output_failed(oerr, o) : EXIT_OK;
+	ret = oerr < 0 ? output_failed(oerr, o) : fret;
 	leave_child = oerr < 0;
 	goto out;
 failed:
@@ -628,6 +699,7 @@ out:
 		child_end(&ch, eng);
 	if (outf && outf != stdout)
 		fclose(outf);
+	write_flamegraphs(o, NULL, &flames);   /* closed, if not written */
 	procexit_free(pexit);
 	return ret;
 }
@@ -654,10 +726,11 @@ static int list_probes(const struct options *o)
  * while it compiles. */
 int main(int argc, char **argv)
 {
-	preflight_std_fds();
+	unsigned closed_fds = preflight_std_fds();
 	cancel_reset_signals();
 	struct options o = { .engine = &engine_kernel };
 	int r = options_parse(argc, argv, &o);
+	o.stdout_closed = closed_fds & (1u << STDOUT_FILENO);
 	if (r)
 		return r;
 	if (o.info)

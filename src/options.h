@@ -74,6 +74,7 @@ struct options {
 	char **positional;
 	int npositional;
 	struct options_env env;     /* BPFTRACE_* */
+	bool stdout_closed;         /* fd 1 was closed when sonde started */
 };
 
 /* Parse argv and the environment into *o: 0, or EXIT_SCRIPT with a

@@ -11,7 +11,14 @@
  * them, enums, function types; typedefs and qualifiers name the type
  * they stand for. Conversion is memoised by DIE offset, so recursive
  * structs end; the number of types made and the nesting are bounded
- * (DWARF is untrusted input): past them a pointer points at void. */
+ * (DWARF is untrusted input): past them a pointer points at void.
+ *
+ * Before libdw sees a file, its DWARF is bounded as a whole (dwarf_bound):
+ * the debug sections' sizes as they would be once decompressed, and the
+ * unit headers of .debug_info walked and checked (a 4 GiB sparse section
+ * of zeros once kept -lv and args busy for ever, growing 17 MB/s); the
+ * index of every function stops after a time. A file past a limit is
+ * named, with the limit, and its DWARF is not used. */
 #include "elf.h"
 
 #include <dwarf.h>
@@ -23,15 +30,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../base/arena.h"
 #include "../base/file.h"
+#include "../base/log.h"
 #include "../types.h"
 
 #define DW_MAX_TYPES 20000   /* types made for one function's parameters */
 #define DW_MAX_DEPTH 64      /* nested type DIEs followed at once */
 #define DW_MAX_MEMBERS 4096  /* members of one struct */
+/* One file's DWARF as a whole: its debug sections' bytes (decompressed:
+ * libdw decompresses them all when it opens a file), its compilation
+ * units, and the time spent indexing its functions. */
+#define DW_MAX_BYTES (1ull << 30)
+#define DW_MAX_UNITS (1u << 19)
+#define DW_MAX_INDEX_SECONDS 10
 
 int elf__debug_open(Elf *e, const char *path, int *fd, Elf **out);
 
@@ -369,7 +384,115 @@ static int each_func(Dwarf_Die *f, void *arg)
 	return exact ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
-/* The file's own DWARF, or its separate debug file's. */
+/* The size a debug section will have once libdw has decompressed it
+ * (SHF_COMPRESSED, or a GNU .zdebug_ section's "ZLIB" header). */
+static uint64_t section_size(Elf_Scn *scn, const GElf_Shdr *sh,
+			     const char *name)
+{
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		GElf_Chdr ch;
+		return gelf_getchdr(scn, &ch) ? ch.ch_size : UINT64_MAX;
+	}
+	if (strncmp(name, ".zdebug_", 8) == 0) {
+		Elf_Data *d = elf_rawdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < 12 ||
+		    memcmp(d->d_buf, "ZLIB", 4) != 0)
+			return sh->sh_size;
+		const unsigned char *b = (const unsigned char *)d->d_buf + 4;
+		uint64_t v = 0;
+		for (int i = 0; i < 8; i++)
+			v = v << 8 | b[i];
+		return v;
+	}
+	return sh->sh_size;
+}
+
+/* Walk the unit headers of an uncompressed .debug_info: each unit's
+ * length must hold at least its version (2..5) and stay inside the
+ * section, and there are at most DW_MAX_UNITS. 0, -EINVAL or -E2BIG. */
+static int check_units(const unsigned char *b, uint64_t len, bool le)
+{
+	uint64_t off = 0;
+	unsigned n = 0;
+	while (off < len) {
+		if (++n > DW_MAX_UNITS)
+			return -E2BIG;
+		if (len - off < 4)
+			return -EINVAL;
+		const unsigned char *p = b + off;
+		uint64_t ulen = 0;
+		for (int i = 0; i < 4; i++)
+			ulen = ulen << 8 | p[le ? 3 - i : i];
+		unsigned hdr = 4;
+		if (ulen == 0xffffffff) {      /* 64-bit DWARF */
+			if (len - off < 12)
+				return -EINVAL;
+			ulen = 0;
+			for (int i = 0; i < 8; i++)   /* most significant first */
+				ulen = ulen << 8 | p[4 + (le ? 7 - i : i)];
+			hdr = 12;
+		} else if (ulen >= 0xfffffff0) {   /* reserved */
+			return -EINVAL;
+		}
+		if (ulen < 2 || ulen > len - off - hdr)
+			return -EINVAL;
+		const unsigned char *v = p + hdr;
+		unsigned version = le ? v[0] | v[1] << 8 : v[1] | v[0] << 8;
+		if (version < 2 || version > 5)
+			return -EINVAL;
+		off += hdr + ulen;
+	}
+	return 0;
+}
+
+/* Whether libdw may open E (the file PATH, or its debug file): 0, or
+ * -EFBIG / -E2BIG / -EINVAL with a warning naming the file and the limit. */
+static int dwarf_bound(Elf *e, const char *path)
+{
+	size_t shstrndx;
+	GElf_Ehdr eh;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0 || !gelf_getehdr(e, &eh))
+		return 0;      /* libdw will find nothing either */
+	uint64_t total = 0;
+	Elf_Scn *scn = NULL, *info = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		const char *name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!name || (strncmp(name, ".debug_", 7) != 0 &&
+			      strncmp(name, ".zdebug_", 8) != 0))
+			continue;
+		uint64_t size = section_size(scn, &sh, name);
+		if (size > DW_MAX_BYTES - total) {
+			log_warn("'%s': its DWARF is larger than sonde reads "
+				 "(%s alone is %llu MiB; at most %llu MiB in "
+				 "all): it is not used", path, name,
+				 (unsigned long long)(size >> 20),
+				 DW_MAX_BYTES >> 20);
+			return -EFBIG;
+		}
+		total += size;
+		if (strcmp(name, ".debug_info") == 0 &&
+		    !(sh.sh_flags & SHF_COMPRESSED))
+			info = scn;
+	}
+	Elf_Data *d = info ? elf_rawdata(info, NULL) : NULL;
+	if (!d || !d->d_buf)
+		return 0;
+	int r = check_units(d->d_buf, d->d_size,
+			    eh.e_ident[EI_DATA] != ELFDATA2MSB);
+	if (r == -E2BIG)
+		log_warn("'%s': .debug_info has more than %u compilation "
+			 "units, more than sonde reads: its DWARF is not used",
+			 path, DW_MAX_UNITS);
+	else if (r < 0)
+		log_warn("'%s': .debug_info is malformed (a unit header that "
+			 "does not fit): its DWARF is not used", path);
+	return r;
+}
+
+/* The file's own DWARF, or its separate debug file's, if within bounds. */
 static Dwarf *open_dwarf(const char *path, int *fds, Elf **elfs)
 {
 	fds[0] = fds[1] = -1;
@@ -380,7 +503,7 @@ static Dwarf *open_dwarf(const char *path, int *fds, Elf **elfs)
 	if (fds[0] < 0)
 		return NULL;
 	elfs[0] = elf_begin(fds[0], ELF_C_READ_MMAP, NULL);
-	if (!elfs[0])
+	if (!elfs[0] || dwarf_bound(elfs[0], path) < 0)
 		return NULL;
 	Dwarf *dw = dwarf_begin_elf(elfs[0], DWARF_C_READ, NULL);
 	Dwarf_Off off;
@@ -389,7 +512,8 @@ static Dwarf *open_dwarf(const char *path, int *fds, Elf **elfs)
 		return dw;
 	if (dw)
 		dwarf_end(dw);
-	if (elf__debug_open(elfs[0], path, &fds[1], &elfs[1]) < 0)
+	if (elf__debug_open(elfs[0], path, &fds[1], &elfs[1]) < 0 ||
+	    dwarf_bound(elfs[1], path) < 0)
 		return NULL;
 	return dwarf_begin_elf(elfs[1], DWARF_C_READ, NULL);
 }
@@ -480,16 +604,30 @@ static int ent_cmp(const void *a, const void *b)
 	return c ? c : (x->die > y->die) - (x->die < y->die);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void index_build(Dwarf *dw)
 {
 	cache.indexed = true;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
+	double t0 = now_s();
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 		if (dwarf_offdie(dw, off + hsize, &cu))
 			dwarf_getfuncs(&cu, index_func, NULL, 0);
 		off = next;
+		if (now_s() - t0 > DW_MAX_INDEX_SECONDS) {
+			log_warn("'%s': indexing the functions of its DWARF "
+				 "took more than %d s: the rest is not read",
+				 cache.path, DW_MAX_INDEX_SECONDS);
+			break;
+		}
 	}
 	if (cache.nfuncs)
 		qsort(cache.funcs, cache.nfuncs, sizeof(*cache.funcs), ent_cmp);

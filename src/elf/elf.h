@@ -188,8 +188,13 @@ struct usdt_probe {
 	uint64_t sema_offset; /* its file offset: perf ref_ctr_offset, 0 if none */
 };
 
+/* The .note.stapsdt sections of one file read at most (in all): a few
+ * thousand sites take kilobytes, and a hostile 4 GiB section must not
+ * be read page by page. */
+#define USDT_NOTES_MAX_MIB 64
 /* Every USDT site of an opened file, in note order. Returns 0 (*out
- * malloc'd, free with usdt_probes_free; n may be 0) or -EINVAL/-ENOMEM. */
+ * malloc'd, free with usdt_probes_free; n may be 0), -EFBIG when its
+ * notes are larger than USDT_NOTES_MAX_MIB, or -EINVAL/-ENOMEM. */
 int usdt_probes(const struct elf_file *ef, struct usdt_probe **out, size_t *n);
 void usdt_probes_free(struct usdt_probe *p, size_t n);
 /* provider and name patterns with '*' and '?'; NULL provider matches any. */

@@ -84,6 +84,7 @@ int usdt_probes(const struct elf_file *ef, struct usdt_probe **out, size_t *n)
 	struct collect c = { .ef = ef };
 	Elf_Scn *scn = NULL, *notes[64];
 	size_t nnotes = 0;
+	uint64_t bytes = 0;
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
@@ -92,8 +93,13 @@ int usdt_probes(const struct elf_file *ef, struct usdt_probe **out, size_t *n)
 		if (!name)
 			continue;
 		if (sh.sh_type == SHT_NOTE && strcmp(name, ".note.stapsdt") == 0 &&
-		    nnotes < sizeof(notes) / sizeof(*notes))
+		    nnotes < sizeof(notes) / sizeof(*notes)) {
+			/* checked before a byte of it is read */
+			if (sh.sh_size > ((uint64_t)USDT_NOTES_MAX_MIB << 20) - bytes)
+				return -EFBIG;
+			bytes += sh.sh_size;
 			notes[nnotes++] = scn;
+		}
 		else if (strcmp(name, ".stapsdt.base") == 0)
 			c.base_addr = sh.sh_addr;
 	}

@@ -104,6 +104,12 @@ static int expand_file(struct usdt_expand *x, const struct user_target *t,
 	struct usdt_probe *v;
 	size_t n;
 	int r = usdt_probes(ef, &v, &n);
+	if (r == -EFBIG) {
+		diag_error(x->ctx->diags, x->attach->pos, "NOT_ELF",
+			   "usdt: the .note.stapsdt of '%s' is larger than "
+			   "sonde reads (%d MiB)", t->shown, USDT_NOTES_MAX_MIB);
+		return r;
+	}
 	if (r < 0) {
 		diag_error(x->ctx->diags, x->attach->pos, "NOT_ELF",
 			   "usdt: malformed .note.stapsdt in '%s'", t->shown);
@@ -245,13 +251,18 @@ static int list_file(void *arg, struct elf_file *ef, const char *shown)
 	struct list_ctx *lc = arg;
 	struct usdt_probe *v;
 	size_t n;
-	if (usdt_probes(ef, &v, &n) < 0) {
+	int r = usdt_probes(ef, &v, &n);
+	if (r == -EFBIG) {
+		log_warn("usdt: the .note.stapsdt of '%s' is larger than sonde "
+			 "reads (%d MiB)", shown, USDT_NOTES_MAX_MIB);
+		return 0;
+	}
+	if (r < 0) {
 		log_warn("usdt: malformed .note.stapsdt in '%s'", shown);
 		return 0;
 	}
 	char **names = calloc(n ? n : 1, sizeof(*names));
 	size_t k = 0;
-	int r = 0;
 	for (size_t i = 0; names && i < n; i++) {
 		if (!usdt_probe_match(&v[i], lc->prov, lc->name))
 			continue;

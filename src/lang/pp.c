@@ -215,17 +215,23 @@ struct ptok *pp_copy_line(struct pp *pp, struct ptok **rest,
 	return head.next;
 }
 
-/* Read a file under the bounds; NULL if it is not there (errno ENOENT),
- * not a regular file, or too large (errno EFBIG). */
+/* Read a file under the bounds; NULL if it is not there or a directory
+ * (errno ENOENT), not a regular file (ENODEV), or too large (EFBIG).
+ * O_NONBLOCK: a FIFO named like a header must not hang the open (nor a
+ * device); only a regular file is read. */
 static char *read_bounded(struct pp *pp, const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	struct stat st;
 	char *buf = NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
 		errno = ENOENT;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		errno = ENODEV;
 		goto out;
 	}
 	if ((uint64_t)st.st_size > PP_MAX_FILE_BYTES ||
@@ -253,8 +259,33 @@ out:
 	return buf;
 }
 
+/* A NUL byte in header F is an error at its position, as in a script:
+ * the lexer would take it for the end of the text and cut the line
+ * (`#define FOO 1\0 + 5` made FOO 1). */
+static bool nul_byte(struct pp *pp, uint32_t f)
+{
+	const struct pp_file *pf = &pp->files.v[f];
+	const char *nul = memchr(pf->text, '\0', pf->len);
+	if (!nul)
+		return false;
+	struct ptok at = { .kind = PT_OTHER, .file = f, .line = 1, .col = 1,
+			   .len = 1, .text = nul };
+	for (const char *c = pf->text; c < nul; c++) {
+		if (*c == '\n') {
+			at.line++;
+			at.col = 1;
+		} else {
+			at.col++;
+		}
+	}
+	pp_fatal(pp, &at, "SYNTAX", "a NUL byte in '%s' (byte %zu): a header "
+		 "is text", pf->path, (size_t)(nul - pf->text));
+	return true;
+}
+
 /* The file number of `path` (read now if it is new), or -1 if there is
- * no such file; errors on a file too large. */
+ * no such file; errors on a file too large, not a regular file, or
+ * holding a NUL byte. */
 static int open_file(struct pp *pp, const char *path, int dir,
 		     const struct ptok *at)
 {
@@ -283,13 +314,22 @@ static int open_file(struct pp *pp, const char *path, int dir,
 					 "%u MiB in all)", path,
 					 PP_MAX_FILE_BYTES >> 20,
 					 PP_MAX_TOTAL_BYTES >> 20);
+			else if (errno == ENODEV)
+				pp_fatal(pp, at, "INCLUDE_NOT_FOUND", "'%s' is "
+					 "not a regular file (a FIFO, socket or "
+					 "device): headers are read from regular "
+					 "files only", path);
 			return -1;
 		}
 	}
 	int f = pp_add_file(pp, path, builtin ? builtin : text, len,
 			    text != NULL, dir);
-	if (f < 0)
+	if (f < 0) {
 		free(text);
+		return f;
+	}
+	if (text && nul_byte(pp, (uint32_t)f))
+		return -1;
 	return f;
 }
 

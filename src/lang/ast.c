@@ -274,16 +274,15 @@ void ast_dump(FILE *out, const struct node *n, struct arena *a)
 	dump(out, n, a, 0);
 }
 
-bool ast_uses_builtin(const struct node *n, enum builtin_id id)
+/* The children of N: up to three in KIDS, and a list in *KIDLIST (or
+ * NULL); false for a leaf. */
+static bool node_kids(const struct node *n, const struct node *kids[3],
+		      const struct node_list **kidlist)
 {
-	if (!n)
-		return false;
-	const struct node *kids[3] = { 0 };
-	const struct node_list *kidlist = NULL;
+	kids[0] = kids[1] = kids[2] = NULL;
+	*kidlist = NULL;
 	switch (n->kind) {
-	case N_BUILTIN:
-		return n->u.builtin.id == id;
-	case N_MAP: kidlist = &n->u.map.keys; break;
+	case N_MAP: *kidlist = &n->u.map.keys; break;
 	case N_BINOP:
 		kids[0] = n->u.binop.lhs;
 		kids[1] = n->u.binop.rhs;
@@ -294,7 +293,7 @@ bool ast_uses_builtin(const struct node *n, enum builtin_id id)
 		kids[1] = n->u.ternary.then;
 		kids[2] = n->u.ternary.els;
 		break;
-	case N_CALL: kidlist = &n->u.call.args; break;
+	case N_CALL: *kidlist = &n->u.call.args; break;
 	case N_FIELD: kids[0] = n->u.field.base; break;
 	case N_TUPLE_INDEX: kids[0] = n->u.tindex.base; break;
 	case N_INDEX:
@@ -304,7 +303,7 @@ bool ast_uses_builtin(const struct node *n, enum builtin_id id)
 	case N_TUPLE:
 	case N_BLOCK:
 	case N_PROGRAM:
-		kidlist = &n->u.list;
+		*kidlist = &n->u.list;
 		break;
 	case N_CAST: kids[0] = n->u.cast.expr; break;
 	case N_INCDEC: kids[0] = n->u.incdec.target; break;
@@ -330,6 +329,19 @@ bool ast_uses_builtin(const struct node *n, enum builtin_id id)
 	default:
 		return false;
 	}
+	return true;
+}
+
+bool ast_uses_builtin(const struct node *n, enum builtin_id id)
+{
+	if (!n)
+		return false;
+	if (n->kind == N_BUILTIN)
+		return n->u.builtin.id == id;
+	const struct node *kids[3];
+	const struct node_list *kidlist;
+	if (!node_kids(n, kids, &kidlist))
+		return false;
 	for (int i = 0; i < 3; i++)
 		if (ast_uses_builtin(kids[i], id))
 			return true;
@@ -337,4 +349,25 @@ bool ast_uses_builtin(const struct node *n, enum builtin_id id)
 		if (ast_uses_builtin(kidlist->v[i], id))
 			return true;
 	return false;
+}
+
+uint64_t ast_unrolled_size(const struct node *n, uint64_t cap)
+{
+	if (!n)
+		return 0;
+	const struct node *kids[3];
+	const struct node_list *kidlist;
+	uint64_t size = 1;
+	if (!node_kids(n, kids, &kidlist))
+		return size;
+	for (int i = 0; i < 3 && size <= cap; i++)
+		size += ast_unrolled_size(kids[i], cap);
+	for (uint32_t i = 0; kidlist && i < kidlist->n && size <= cap; i++)
+		size += ast_unrolled_size(kidlist->v[i], cap);
+	if (n->kind == N_UNROLL && size > 1) {
+		uint64_t body = size - 1, count = n->u.loop.count;
+		/* saturate: nested counts multiply */
+		size = count && body > cap / count ? cap + 1 : 1 + body * count;
+	}
+	return size > cap ? cap + 1 : size;
 }

@@ -277,4 +277,8 @@ void ast_dump(FILE *out, const struct node *n, struct arena *a);
  * and body). */
 bool ast_uses_builtin(const struct node *n, enum builtin_id id);
 
+/* How many nodes N holds once every unroll under it is unrolled (its
+ * body copied count times), or CAP + 1 when that is more than CAP. */
+uint64_t ast_unrolled_size(const struct node *n, uint64_t cap);
+
 #endif

@@ -53,10 +53,8 @@ const char *sema_probe_kind(struct arena *a, const struct probe *p)
 static struct sema_var *var_find(struct sema *s, const char *name)
 {
 	struct sema_block *b = &s->blocks[s->block];
-	for (size_t i = 0; i < b->vars.n; i++)
-		if (strcmp(b->vars.v[i].name, name) == 0)
-			return &b->vars.v[i];
-	return NULL;
+	int64_t i = strmap_get(&b->var_index, name);
+	return i < 0 ? NULL : &b->vars.v[i];
 }
 
 static int32_t var_slot(struct sema *s, const struct sema_var *v)
@@ -69,10 +67,16 @@ static void var_assign(struct sema *s, struct node *var, const struct type *t,
 {
 	struct sema_var *v = var_find(s, var->u.var.name);
 	if (!v) {
+		struct sema_block *b = &s->blocks[s->block];
 		struct sema_var nv = { .name = var->u.var.name };
-		if (vec_push(&s->blocks[s->block].vars, nv))
+		if (vec_push(&b->vars, nv))
 			return;
-		v = &s->blocks[s->block].vars.v[s->blocks[s->block].vars.n - 1];
+		if (strmap_put(&b->var_index, nv.name,
+			       (uint32_t)(b->vars.n - 1)) < 0) {
+			b->vars.n--;
+			return;
+		}
+		v = &b->vars.v[b->vars.n - 1];
 	}
 	v->assigned = true;
 	var->u.var.slot = var_slot(s, v);
@@ -825,7 +829,21 @@ static void stmt(struct sema *s, struct node *n)
 			block(s, n->u.if_.els);
 		break;
 	case N_UNROLL:
+		/* the outermost of a nest is measured whole, its copies
+		 * summed over the block */
+		if (s->unrolls == 0 && s->unrolled <= SEMA_UNROLLED_MAX) {
+			s->unrolled += ast_unrolled_size(n, SEMA_UNROLLED_MAX);
+			if (s->unrolled > SEMA_UNROLLED_MAX)
+				sema_error(s, n->pos, "BAD_UNROLL", "unrolled, "
+					   "the loops of this probe come to more "
+					   "than %u statements and expressions "
+					   "(a BPF program holds at most a "
+					   "million instructions)",
+					   SEMA_UNROLLED_MAX);
+		}
+		s->unrolls++;
 		block(s, n->u.loop.body);
+		s->unrolls--;
 		break;
 	case N_WHILE:
 		cond(s, n->u.loop.cond, "while");
@@ -852,6 +870,8 @@ static void check_probe(struct sema *s, struct node *p, uint32_t b)
 	s->probe = p;
 	s->block = b;
 	s->loops = 0;
+	s->unrolls = 0;
+	s->unrolled = 0;
 	struct sema_block *sb = &s->blocks[b];
 	for (size_t i = 0; i < sb->vars.n; i++)
 		sb->vars.v[i].assigned = false;
@@ -915,9 +935,12 @@ int sema_check(struct node *root, struct program *prog,
 		check_probe(&s, root->u.list.v[b], b);
 	sema_check_limits(&s);
 
-	for (uint32_t b = 0; b < nb; b++)
+	for (uint32_t b = 0; b < nb; b++) {
 		vec_free(&s.blocks[b].vars);
+		strmap_free(&s.blocks[b].var_index);
+	}
 	free(s.blocks);
 	vec_free(&s.maps);
+	strmap_free(&s.map_index);
 	return d->nerrors > before ? -EINVAL : 0;
 }

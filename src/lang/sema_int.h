@@ -4,6 +4,7 @@
 #ifndef SONDE_SEMA_INT_H
 #define SONDE_SEMA_INT_H
 
+#include "../base/strmap.h"
 #include "../base/vec.h"
 #include "sema.h"
 
@@ -27,6 +28,7 @@ struct sema_var {
 
 struct sema_block {
 	VEC(struct sema_var) vars;
+	struct strmap var_index;    /* name -> index in vars */
 };
 
 /* A value over SEMA_VALUE_MAX, reported at the end of the final pass. */
@@ -42,6 +44,7 @@ struct sema {
 	struct diags *d;
 	struct arena *a;
 	VEC(struct sema_map) maps;
+	struct strmap map_index;    /* name -> index in maps */
 	struct sema_block *blocks;  /* one per probe block */
 	bool final;                 /* report errors, set ids, add events */
 	bool changed;               /* some map or variable type widened */
@@ -49,11 +52,19 @@ struct sema {
 	struct node *probe;
 	uint32_t block;
 	int loops;                  /* enclosing while loops */
+	int unrolls;                /* enclosing unroll loops */
+	uint64_t unrolled;          /* nodes the block's unrolls come to */
 	/* sizes (sema_limits.c), collected in the final pass */
 	VEC(struct node *) long_strs;          /* literals over strlen - 1 */
 	VEC(struct node *) compile_time_strs;  /* of those, the harmless */
 	VEC(struct sema_big_value) big_values;
 };
+
+/* The nodes a probe's unroll loops may come to, once unrolled: each
+ * becomes at least one BPF instruction, and the kernel loads at most a
+ * million. Past it the compiler would only spend seconds and gigabytes
+ * building a program nobody can load (unroll(100) nested 3 deep). */
+#define SEMA_UNROLLED_MAX 1000000
 
 /* An error, reported in the final pass only (earlier passes only infer
  * types, and may see maps whose types are not known yet). */

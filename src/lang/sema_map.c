@@ -71,10 +71,8 @@ static const struct type *map_int(struct sema *s, const struct type *t)
 
 struct sema_map *sema_map_find(struct sema *s, const char *name)
 {
-	for (size_t i = 0; i < s->maps.n; i++)
-		if (strcmp(s->maps.v[i].name, name) == 0)
-			return &s->maps.v[i];
-	return NULL;
+	int64_t i = strmap_get(&s->map_index, name);
+	return i < 0 ? NULL : &s->maps.v[i];
 }
 
 /* The map n names, added on first sight; n learns its id. */
@@ -86,6 +84,11 @@ static struct sema_map *map_entry(struct sema *s, struct node *n)
 				       .id = -1 };
 		if (vec_push(&s->maps, nm))
 			return NULL;
+		if (strmap_put(&s->map_index, nm.name,
+			       (uint32_t)(s->maps.n - 1)) < 0) {
+			s->maps.n--;
+			return NULL;
+		}
 		m = &s->maps.v[s->maps.n - 1];
 		s->changed = true;
 	}

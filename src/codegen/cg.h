@@ -28,6 +28,9 @@
 #include "ir.h"
 
 #define BPF_STACK_MAX 512
+/* the most instructions the kernel loads in one program (root's
+ * BPF_COMPLEXITY_LIMIT_INSNS) */
+#define BPF_INSNS_MAX 1000000
 /* The per-CPU scratch map's value: the kernel's largest per-CPU
  * allocation (PCPU_MIN_UNIT_SIZE), and offsets stay within int16. */
 #define CG_SCRATCH_MAX 32768u

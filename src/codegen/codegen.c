@@ -123,8 +123,16 @@ static int gen_probe(struct program *prog, struct probe *p,
 			   "32767 instructions)", p->name);
 		return -E2BIG;
 	}
-	if (err)
+	if (!err && n > BPF_INSNS_MAX) {
+		diag_error(d, pn->pos, "CODEGEN", "%s: program too large (%u "
+			   "instructions; the kernel loads at most %u)",
+			   p->name, n, BPF_INSNS_MAX);
+		err = -E2BIG;
+	}
+	if (err) {
+		free(insns);
 		return err;
+	}
 	p->insns = arena_array(prog->arena, struct bpf_insn, n ? n : 1);
 	memcpy(p->insns, insns, n * sizeof(*insns));
 	p->ninsns = n;
@@ -149,6 +157,7 @@ int codegen_program(const struct node *root, struct program *prog,
 		if (p->block >= root->u.list.n)
 			return -EINVAL;
 		const struct node *pn = root->u.list.v[p->block];
+		unsigned errors = d->nerrors;
 		int err = -EAGAIN;
 		for (size_t b = 0; b < sizeof(budgets) / sizeof(*budgets) &&
 				   err == -EAGAIN; b++) {
@@ -160,6 +169,11 @@ int codegen_program(const struct node *root, struct program *prog,
 			diag_error(d, pn->pos, "STACK",
 				   "%s: the program needs more than %d bytes "
 				   "of BPF stack", p->name, BPF_STACK_MAX);
+		else if (err && d->nerrors == errors)
+			/* every failure is said, if only by its errno */
+			diag_error(d, pn->pos, "CODEGEN", "%s: the program "
+				   "cannot be generated: %s", p->name,
+				   strerror(-err));
 		if (err && !ret)
 			ret = err == -EAGAIN ? -E2BIG : err;
 	}

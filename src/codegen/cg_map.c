@@ -339,7 +339,10 @@ static vreg lhist_bucket(struct cg *cg, vreg x, int64_t min, int64_t max,
 		step = 1;
 	ir_movi(ir, b, 0);
 	ir_jcci(ir, BPF_JSLT, x, min, done);
-	ir_movi(ir, b, 1 + (max - min) / step);
+	/* sema keeps (max - min) / step small; unsigned, so no bound can
+	 * overflow here whatever it is */
+	ir_movi(ir, b, (int64_t)(1 + ((uint64_t)max - (uint64_t)min) /
+				 (uint64_t)step));
 	ir_jcci(ir, BPF_JSGT, x, max, done);
 	ir_place(ir, in);
 	ir_alui(ir, BPF_SUB, b, x, min);

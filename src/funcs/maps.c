@@ -62,6 +62,7 @@ static const struct type *check_hist(struct sema *s, struct node *n)
 }
 
 /* lhist(value, min, max, step), the bounds literals. */
+#define LHIST_MAX_BUCKETS 1000
 static const struct type *check_lhist(struct sema *s, struct node *n)
 {
 	const struct type *at = sema_int_arg(s, n, 0, "its value");
@@ -76,6 +77,17 @@ static const struct type *check_lhist(struct sema *s, struct node *n)
 			   "lhist(): needs 0 <= min < max and 1 <= step <= max - min "
 			   "(min %lld, max %lld, step %lld)",
 			   (long long)mn, (long long)mx, (long long)st);
+		return NULL;
+	}
+	/* bpftrace 0.17's bound (it computes the count in an int, so
+	 * lhist(x, 0, INT64_MAX, 1) slips through there and overflows) */
+	uint64_t buckets = st >= 1 && mx > mn && mn >= 0 ?
+		((uint64_t)mx - (uint64_t)mn) / (uint64_t)st : 0;
+	if (s->final && buckets > LHIST_MAX_BUCKETS) {
+		sema_error(s, n->pos, "ARG_TYPE",
+			   "lhist(): too many buckets, must be <= %d (would "
+			   "need %llu)", LHIST_MAX_BUCKETS,
+			   (unsigned long long)buckets);
 		return NULL;
 	}
 	struct type *t = agg_type(s, TYPE_LHIST, 8);

@@ -137,8 +137,9 @@ int elf_find_library(const char *name, char *out, size_t len);
  * Returns 0 or -ENOENT/-ESRCH (no such process)/-ENAMETOOLONG. */
 int elf_resolve_target(const char *target, int pid, char *out, size_t len);
 
-/* Prefix path with /proc/PID/root so it names the file in the mount
- * namespace of that process (a container). pid 0: copy unchanged. */
+/* Prefix path with /proc/TID/root (base/proc.h's proc_live_tid) so it names the file in
+ * the mount namespace of that process (a container). pid 0: copy
+ * unchanged. */
 int elf_proc_path(int pid, const char *path, char *out, size_t len);
 
 /* One line of /proc/PID/maps. */

@@ -12,12 +12,15 @@
 
 #include "../base/file.h"
 #include "../base/log.h"
+#include "../base/proc.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -249,7 +252,8 @@ int elf_proc_path(int pid, const char *path, char *out, size_t len)
 {
 	if (pid <= 0)
 		return copy_out(out, len, path);
-	if ((size_t)snprintf(out, len, "/proc/%d/root%s", pid, path) >= len)
+	if ((size_t)snprintf(out, len, "/proc/%d/root%s", proc_live_tid(pid),
+			     path) >= len)
 		return -ENAMETOOLONG;
 	return 0;
 }
@@ -268,7 +272,7 @@ int elf_proc_maps(int pid, struct elf_map **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	char fn[64];
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", proc_live_tid(pid));
 	FILE *f = fopen(fn, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -427,7 +431,7 @@ int elf_resolve_target(const char *target, int pid, char *out, size_t len)
 	 * searches run inside that process's root. */
 	char root[64] = "";
 	if (pid > 0)
-		snprintf(root, sizeof(root), "/proc/%d/root", pid);
+		snprintf(root, sizeof(root), "/proc/%d/root", proc_live_tid(pid));
 	bool libish = strncmp(target, "lib", 3) == 0 || strstr(target, ".so");
 	int err = libish ? find_library_in(root, target, out, len)
 			 : path_find(root, target, out, len);

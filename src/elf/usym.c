@@ -42,6 +42,7 @@
 
 #include "../base/file.h"
 #include "../base/vec.h"
+#include "../base/proc.h"
 #include "demangle.h"
 #include "elf.h"
 #include "usym_internal.h"
@@ -402,11 +403,12 @@ static struct ufile *usyms_file(struct usyms *u, pid_t pid, uint64_t dev,
 		return NULL;
 	}
 	if (pid > 0) {
+		int tid = proc_live_tid((int)pid);
 		snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-			 (int)pid, start, end);
+			 tid, start, end);
 		f->fd = open_regular(buf);
 		if (f->fd < 0) {
-			snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
+			snprintf(buf, sizeof(buf), "/proc/%d/root%s", tid, path);
 			f->fd = open_regular(buf);
 		}
 	}
@@ -563,7 +565,7 @@ int usym_process_remember(struct usyms *u, pid_t pid)
 	size_t len;
 	char *text;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", proc_live_tid((int)pid));
 	text = file_read(path, &len);
 	if (!text)
 		return errno == ENOENT ? -ESRCH : -errno;

@@ -29,6 +29,7 @@
 #include "../base/cancel.h"
 #include "../base/log.h"
 #include "../base/parallel.h"
+#include "../base/proc.h"
 #include "../base/privilege.h"
 #include "engine_int.h"
 
@@ -439,9 +440,11 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		r = check_override(ep);
 		if (r < 0)
 			goto fail;
-		/* A user-space probe follows the traced process. */
+		/* A user-space probe follows the traced process: through a
+		 * thread that lives (its main thread may have exited, and
+		 * the kernel binds no event to a zombie) */
 		if (ep->req.path && e->opts.pid > 0)
-			ep->req.pid = e->opts.pid;
+			ep->req.pid = proc_live_tid(e->opts.pid);
 		else if (ep->req.path && ep->req.child_only &&
 			 e->opts.cpid > 0)
 			ep->req.pid = e->opts.cpid;

@@ -222,7 +222,15 @@ int engine_multi_plan(struct engine *e)
 				r = vec_push(&g, j);
 		if (r < 0 || g.n < 2)
 			continue;
-		if (kernel_has_multi(e, ep->req.multi) &&
+		/* A uprobe_multi link binds to a thread-group leader: one
+		 * that exited (pthread_exit) while its process runs on takes
+		 * the link but never fires. Such a process is followed
+		 * through a thread that lives (proc_live_tid), on perf
+		 * events. */
+		bool leader_gone = ep->req.multi == MULTI_UPROBE &&
+				   ep->req.pid > 0 && e->opts.pid > 0 &&
+				   ep->req.pid != e->opts.pid;
+		if (!leader_gone && kernel_has_multi(e, ep->req.multi) &&
 		    (r = plan_link(e, i, g.v, g.n)) <= 0)
 			continue;
 		/* no such link here: the probes of equal programs share one,

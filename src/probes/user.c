@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@
 
 #include "../base/file.h"
 #include "../base/log.h"
+#include "../base/proc.h"
 
 
 int user_split(struct arena *a, const char *text, struct ap_parts *out)
@@ -69,13 +71,19 @@ static int user_error(const struct node *attach, struct expand_ctx *ctx,
 	return err;
 }
 
-/* "/proc/PID/root/usr/lib/x" -> "/usr/lib/x"; other paths unchanged. */
+/* "/proc/PID/root/usr/lib/x" -> "/usr/lib/x" (or /proc/TID/root of the
+ * thread that speaks for PID); other paths unchanged. */
 static const char *strip_root(const char *path, int pid)
 {
-	char prefix[64];
-	int n = snprintf(prefix, sizeof(prefix), "/proc/%d/root", pid);
-	if (pid > 0 && strncmp(path, prefix, (size_t)n) == 0 && path[n] == '/')
-		return path + n;
+	if (pid <= 0)
+		return path;
+	int ids[2] = { pid, proc_live_tid(pid) };
+	for (int i = 0; i < 2; i++) {
+		char prefix[64];
+		int n = snprintf(prefix, sizeof(prefix), "/proc/%d/root", ids[i]);
+		if (strncmp(path, prefix, (size_t)n) == 0 && path[n] == '/')
+			return path + n;
+	}
 	return path;
 }
 
@@ -83,7 +91,7 @@ static const char *strip_root(const char *path, int pid)
 static int proc_exe(int pid, char *out, size_t len)
 {
 	char link[64], exe[PATH_MAX];
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	snprintf(link, sizeof(link), "/proc/%d/exe", proc_live_tid(pid));
 	ssize_t n = readlink(link, exe, sizeof(exe) - 1);
 	if (n < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -99,8 +107,12 @@ static int proc_unreachable(const struct node *attach, struct expand_ctx *ctx,
 			    int err)
 {
 	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/status", ctx->pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", proc_live_tid(ctx->pid));
 	char *st = file_read(path, NULL);
+	if (!st && kill(ctx->pid, 0) < 0 && errno == ESRCH)
+		return user_error(attach, ctx, "NO_PROCESS", -ESRCH,
+				  "process %d exited while sonde was starting",
+				  ctx->pid);
 	if (!st)
 		return 0;
 	const char *state = strstr(st, "\nState:");
@@ -209,6 +221,9 @@ int user_open(const struct node *attach, struct expand_ctx *ctx,
 				  "%s target '%s' is a directory, not an ELF file",
 				  kind, name);
 	r = elf_open(t->path, ef);
+	int why = r < 0 && ctx->pid > 0 ? proc_unreachable(attach, ctx, r) : 0;
+	if (why < 0)
+		return why;     /* the process went while sonde was starting */
 	switch (r) {
 	case 0:
 		break;

@@ -68,7 +68,7 @@ static int refuse(struct walk *w, const char *name, const struct stat *st)
 	}
 	if (w->why)
 		snprintf(w->why, w->whylen, "'%s%s%s' is %s that another user "
-			 "(uid %u) owns, in a sticky world-writable directory "
+			 "owns (uid %u), in a sticky world-writable directory "
 			 "(the kernel's %s rule): remove it, or write elsewhere",
 			 w->shown, *w->shown && strcmp(w->shown, "/") ? "/" : "",
 			 name, what, (unsigned)st->st_uid, rule);

@@ -21,7 +21,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* the kernel's MAXSYMLINKS: more links than this in one walk is ELOOP */
@@ -104,12 +106,24 @@ static int restart_at_root(struct walk *w)
 	return fstat(fd, &w->dst) < 0 ? -errno : 0;
 }
 
+/* Whether the directory reached is in procfs, whose symlinks are the
+ * kernel's own: /proc/self, and the magic links of /proc/PID/fd and
+ * cwd, which name open files ("pipe:[1234]") rather than paths and only
+ * the kernel can follow (-o /dev/stdout goes through one). */
+static bool in_procfs(const struct walk *w)
+{
+	struct statfs sf;
+	return fstatfs(w->dfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
 /* The symlink LFD (stat ST, named NAME in the directory reached): check
  * it against that directory's rule, then resolve its target in place of
- * its name. */
+ * its name. 2 when it is procfs's, for the kernel to follow. */
 static int follow(struct walk *w, int lfd, const struct stat *st,
 		  const char *name)
 {
+	if (in_procfs(w))
+		return 2;
 	if (!allowed(st->st_uid, &w->dst))
 		return refuse(w, name, st);
 	if (++w->links > LINKS_MAX)
@@ -159,7 +173,13 @@ static int open_last(struct walk *w, const char *name, int *fd)
 		if (S_ISLNK(st.st_mode)) {
 			int r = follow(w, pfd, &st, name);
 			close(pfd);
-			return r < 0 ? r : 1;
+			if (r != 2)
+				return r < 0 ? r : 1;
+			/* the kernel's own link: it follows it */
+			*fd = openat(w->dfd, name, flags & ~O_NOFOLLOW, 0666);
+			if (*fd < 0)
+				return -errno;
+			goto opened;
 		}
 		close(pfd);
 		if (!allowed(st.st_uid, &w->dst))
@@ -172,6 +192,7 @@ static int open_last(struct walk *w, const char *name, int *fd)
 	}
 	/* What the name held before we came (ours if we just created it):
 	 * another user's file or FIFO would receive the trace. */
+opened:;
 	int r = 0;
 	if (fstat(*fd, &st) < 0)
 		r = -errno;
@@ -220,8 +241,15 @@ static int walk(struct walk *w)
 		struct stat st;
 		if (fstat(fd, &st) < 0)
 			r = -errno;
-		else if (S_ISLNK(st.st_mode))
-			r = follow(w, fd, &st, name);
+		else if (S_ISLNK(st.st_mode) &&
+			 (r = follow(w, fd, &st, name)) == 2) {
+			/* procfs's (/proc/self/cwd): the kernel follows */
+			close(fd);
+			fd = openat(w->dfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			r = fd < 0 ? -errno : enter(w, fd, name);
+			fd = -1;
+		} else if (S_ISLNK(st.st_mode))
+			;       /* followed: its target is in w->rest */
 		else if (S_ISDIR(st.st_mode))
 			r = enter(w, fd, name), fd = -1;
 		else

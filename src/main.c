@@ -402,9 +402,11 @@ static int write_flamegraphs(const struct options *o, struct output *out,
 		log_error("--folded %s: %s", o->folded, strerror(errno));
 		ret = EXIT_RUNTIME;
 	}
-	if (!out && ff->pprof)    /* never written: closed */
+	if (!out && ff->pprof) {  /* never written: closed */
 		fclose(ff->pprof);
-	ff->svg = ff->folded = ff->pprof = NULL;
+		ff->pprof = NULL;
+	}
+	ff->svg = ff->folded = NULL;   /* the profile is write_pprof's */
 	return ret;
 }
 

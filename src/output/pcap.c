@@ -5,9 +5,17 @@
  * same path (with different offsets) share its dumper, so they do not
  * truncate each other's file. The packet's time is the BPF side's
  * boot-clock reading plus the wall clock's distance from it, taken once
- * at start (bpftrace's boot time). */
+ * at start (bpftrace's boot time).
+ *
+ * libpcap is opened here, at run time, by the scripts that call
+ * skboutput(): linked in, it and the libraries it needs (dbus, systemd,
+ * gcrypt and five more) were loaded and relocated at every start of
+ * every script, a third of `BEGIN { exit(); }`'s time in the dynamic
+ * loader. The header still declares each function, and each pointer
+ * below takes its type from that declaration. */
 #include "pcap.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 /* libpcap's <pcap/bpf.h> defines a struct bpf_insn of its own (classic
@@ -24,6 +32,61 @@
 #include "../base/outfile.h"
 
 #define SNAPLEN 65535   /* bpftrace's, and the largest IPv4 packet */
+
+/* The names libpcap's shared object goes by: Debian's (libpcap0.8), then
+ * upstream's. */
+static const char *const pcap_sonames[] = {
+	"libpcap.so.0.8", "libpcap.so.1", "libpcap.so",
+};
+
+static struct pcap_lib {
+	__typeof__(pcap_open_dead) *open_dead;
+	__typeof__(pcap_dump_fopen) *dump_fopen;
+	__typeof__(pcap_geterr) *geterr;
+	__typeof__(pcap_dump) *dump;
+	__typeof__(pcap_dump_file) *dump_file;
+	__typeof__(pcap_dump_flush) *dump_flush;
+	__typeof__(pcap_dump_close) *dump_close;
+	__typeof__(pcap_close) *close;
+} pcaplib;  /* process-wide: filled once, by the first pcap_files_open */
+
+/* dlsym's void * into a function pointer (ISO C has no such cast;
+ * POSIX makes them the same size) */
+static bool pcap_sym(void *h, void *field, const char *name)
+{
+	void *p = dlsym(h, name);
+	memcpy(field, &p, sizeof(p));
+	return p != NULL;
+}
+
+static int pcap_load(void)
+{
+	if (pcaplib.close)
+		return 0;
+	void *h = NULL;
+	for (size_t i = 0; !h && i < sizeof(pcap_sonames) / sizeof(*pcap_sonames); i++)
+		h = dlopen(pcap_sonames[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		log_error("skboutput(): cannot load libpcap (Debian's "
+			  "libpcap0.8 package): %s", dlerror());
+		return -ENOENT;
+	}
+	/* close last: it says all the others are there */
+	if (pcap_sym(h, &pcaplib.open_dead, "pcap_open_dead") &&
+	    pcap_sym(h, &pcaplib.dump_fopen, "pcap_dump_fopen") &&
+	    pcap_sym(h, &pcaplib.geterr, "pcap_geterr") &&
+	    pcap_sym(h, &pcaplib.dump, "pcap_dump") &&
+	    pcap_sym(h, &pcaplib.dump_file, "pcap_dump_file") &&
+	    pcap_sym(h, &pcaplib.dump_flush, "pcap_dump_flush") &&
+	    pcap_sym(h, &pcaplib.dump_close, "pcap_dump_close") &&
+	    pcap_sym(h, &pcaplib.close, "pcap_close"))
+		return 0;
+	log_error("skboutput(): libpcap lacks a function sonde needs: %s",
+		  dlerror());
+	pcaplib.close = NULL;
+	dlclose(h);
+	return -ENOENT;
+}
 
 struct pcap_file {
 	const char *path;
@@ -60,10 +123,10 @@ static int open_file(struct pcap_files *pf, const char *path,
 		return -1;
 	}
 	out->path = path;
-	out->dumper = pcap_dump_fopen(pf->dead, f);
+	out->dumper = pcaplib.dump_fopen(pf->dead, f);
 	if (!out->dumper) {
 		log_error("skboutput(): cannot write the pcap file %s: %s", path,
-			  pcap_geterr(pf->dead));
+			  pcaplib.geterr(pf->dead));
 		fclose(f);
 		return -1;
 	}
@@ -79,8 +142,12 @@ struct pcap_files *pcap_files_open(const struct program *prog)
 	pf->noutputs = prog->nskb_outputs;
 	if (!pf->noutputs)
 		return pf;
+	if (pcap_load() < 0) {
+		free(pf);
+		return NULL;
+	}
 	pf->boot_to_wall_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
-	pf->dead = pcap_open_dead(DLT_RAW, SNAPLEN);
+	pf->dead = pcaplib.open_dead(DLT_RAW, SNAPLEN);
 	pf->files = calloc(pf->noutputs, sizeof(*pf->files));
 	pf->file_of = calloc(pf->noutputs, sizeof(*pf->file_of));
 	if (!pf->dead || !pf->files || !pf->file_of)
@@ -132,9 +199,9 @@ void pcap_files_write(void *files, const void *data, size_t size)
 		.caplen = len < SNAPLEN ? len : SNAPLEN, .len = len,
 	};
 	errno = 0;
-	pcap_dump((u_char *)f->dumper, &ph,
+	pcaplib.dump((u_char *)f->dumper, &ph,
 		  (const u_char *)data + sizeof(h) + (len ? off : 0));
-	if (ferror(pcap_dump_file(f->dumper))) {
+	if (ferror(pcaplib.dump_file(f->dumper))) {
 		log_error("skboutput(): writing %s: %s (no more packets go "
 			  "there)", f->path, strerror(errno ? errno : EIO));
 		f->failed = true;
@@ -149,17 +216,17 @@ void pcap_files_close(struct pcap_files *pf)
 		struct pcap_file *f = &pf->files[i];
 		if (!f->dumper)
 			continue;
-		if (!f->failed && (pcap_dump_flush(f->dumper) < 0 ||
-				   ferror(pcap_dump_file(f->dumper))))
+		if (!f->failed && (pcaplib.dump_flush(f->dumper) < 0 ||
+				   ferror(pcaplib.dump_file(f->dumper))))
 			log_error("skboutput(): writing %s: %s", f->path,
 				  strerror(errno ? errno : EIO));
-		pcap_dump_close(f->dumper);
+		pcaplib.dump_close(f->dumper);
 	}
 	if (pf->bad)
 		log_warn("skboutput(): %llu malformed packet records ignored",
 			 pf->bad);
 	if (pf->dead)
-		pcap_close(pf->dead);
+		pcaplib.close(pf->dead);
 	free(pf->files);
 	free(pf->file_of);
 	free(pf);

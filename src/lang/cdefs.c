@@ -13,8 +13,24 @@
 #include "parser.h"
 #include "pp.h"
 
+/* Slots of the predefined macros' names (139 of them): a power of two
+ * that leaves most empty. */
+#define PREDEF_SLOTS 512
+
 struct cdefs {
 	struct pp *pp;
+	/* A script with no definitions (and no --include) has only the
+	 * predefined macros (__x86_64__, BPFTRACE_HAVE_BTF...). Running them
+	 * through the preprocessor was the most work a short script's start
+	 * did (half a million instructions, as many as everything else
+	 * sonde does for `BEGIN { exit(); }`), for macros most scripts
+	 * never name: it runs when the probes' lexer meets one of their
+	 * names, found in `predef` (pointers into the predefined text). */
+	bool pending;
+	const char *name;
+	struct cdefs_opts opts;
+	struct diags *diags;
+	struct { const char *s; size_t len; } predef[PREDEF_SLOTS];
 };
 
 /* Blanks and comments from i on. */
@@ -181,6 +197,58 @@ const char *cdefs_macro(void *ctx, const char *name, size_t len)
 	return pp_object_macro(c->pp, name, len);
 }
 
+static size_t predef_slot(const char *name, size_t len)
+{
+	uint32_t h = 2166136261u;               /* FNV-1a */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	return h & (PREDEF_SLOTS - 1);
+}
+
+/* The names the predefined text defines ("#define NAME ..." lines). */
+static void predef_index(struct cdefs *c, const char *text)
+{
+	static const char define[] = "#define ";
+	for (const char *l = text; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 :
+						     l + strlen(l)) {
+		if (strncmp(l, define, sizeof(define) - 1) != 0)
+			continue;
+		const char *n = l + sizeof(define) - 1;
+		size_t len = 0;
+		while (isalnum((unsigned char)n[len]) || n[len] == '_')
+			len++;
+		size_t k = predef_slot(n, len);
+		while (c->predef[k].s)
+			k = (k + 1) & (PREDEF_SLOTS - 1);
+		c->predef[k].s = n;
+		c->predef[k].len = len;
+	}
+}
+
+static bool predef_has(const struct cdefs *c, const char *name, size_t len)
+{
+	for (size_t k = predef_slot(name, len); c->predef[k].s;
+	     k = (k + 1) & (PREDEF_SLOTS - 1))
+		if (c->predef[k].len == len && !memcmp(c->predef[k].s, name, len))
+			return true;
+	return false;
+}
+
+/* cdefs_macro for a script without definitions: the predefined macros
+ * are run at the first use of one of their names. */
+static const char *cdefs_macro_lazy(void *ctx, const char *name, size_t len)
+{
+	struct cdefs *c = ctx;
+	if (c->pending) {
+		if (!predef_has(c, name, len))
+			return NULL;
+		c->pending = false;
+		if (cdefs_run(c, c->name, "", 0, &c->opts, NULL, c->diags) < 0)
+			return NULL;
+	}
+	return cdefs_macro(c, name, len);
+}
+
 struct node *cdefs_parse_script(struct arena *a, const char *text,
 				const struct cdefs_opts *o,
 				struct ctypes *reg, struct diags *d)
@@ -194,8 +262,21 @@ struct node *cdefs_parse_script(struct arena *a, const char *text,
 	if (!defs)
 		return NULL;
 	struct node *root = NULL;
-	if (cdefs_run(defs, name, text, env.start, o ? o : &defaults, reg,
-		      d) == 0 && !d->nerrors) {
+	o = o ? o : &defaults;
+	if (env.start == 0 && !o->ninclude_files) {
+		/* nothing of the script's own: see struct cdefs */
+		defs->pending = true;
+		defs->name = name;
+		defs->opts = *o;
+		defs->diags = d;
+		predef_index(defs, pp_predefined(false));
+		if (o->have_btf)
+			predef_index(defs, pp_predefined(true));
+		env.macro = cdefs_macro_lazy;
+		env.macro_ctx = defs;
+		root = parse_program_env(a, text, &env, d);
+	} else if (cdefs_run(defs, name, text, env.start, o, reg, d) == 0 &&
+		   !d->nerrors) {
 		env.macro = cdefs_macro;
 		env.macro_ctx = defs;
 		root = parse_program_env(a, text, &env, d);

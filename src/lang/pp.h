@@ -87,5 +87,8 @@ struct pos pp_pos(struct pp *pp, const struct ptok *t, struct diags *d);
 const char *pp_file_name(const struct pp *pp, uint32_t file);
 /* Whether the token came from the script itself (not a header). */
 bool pp_in_script(const struct pp *pp, const struct ptok *t);
+/* The predefined macros' text ("#define NAME ..." lines) that pp_run
+ * reads before the script; with `btf`, only BPFTRACE_HAVE_BTF's line. */
+const char *pp_predefined(bool btf);
 
 #endif

@@ -124,9 +124,7 @@ bool pp_eval_if(struct pp *pp, struct ptok **rest, struct ptok *tok);
 bool pp_has_include(struct pp *pp, struct ptok **rest, struct ptok *tok,
 		    bool next);
 
-/* pp_builtin.c */
-/* The predefined macros; with `btf`, only BPFTRACE_HAVE_BTF's line. */
-const char *pp_predefined(bool btf);
+/* pp_builtin.c (pp_predefined is in pp.h) */
 const char *pp_builtin_header(const char *name);
 
 #endif

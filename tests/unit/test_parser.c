@@ -265,5 +265,12 @@ int main(void)
 			    "+ 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1"
 			    " + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 }")[0] == 'a'
 		  ? "ok" : "no", "ok", "a reasonable chain passes");
+	/* no definitions: the predefined macros run at the first one named */
+	CHECK_STR(dump_stmt("BEGIN { $x = __x86_64__ + BPFTRACE_HAVE_BTF + linux }"),
+		  "assign =|var $x|binop +|binop +|int 1|int 1|int 1",
+		  "predefined macros expand in a script without definitions");
+	CHECK_STR(dump_stmt("#define N 3\nBEGIN { $x = N + __x86_64__ }"),
+		  "assign =|var $x|binop +|int 3|int 1",
+		  "and beside the script's own");
 	return UNIT_DONE();
 }

@@ -125,15 +125,14 @@ static int load_one(void *ctx, unsigned i)
 	}
 	char name[16];
 	engine_obj_name(name, sizeof(name), p->name);
-	LIBBPF_OPTS(bpf_prog_load_opts, o,
-		    .expected_attach_type = ep->attach_type);
+	struct engine_load_opts o = { .expected_attach_type = ep->attach_type };
 	if (ep->has_req && (ep->req.how == ATTACH_TRACING ||
 			    ep->req.how == ATTACH_ITER))
 		o.attach_btf_id = ep->req.btf_id;
 	/* Load without a verifier log (faster: the log costs the verifier
 	 * as much again) and ask again with one only to explain a failure;
 	 * -v prints that log whole. */
-	int fd = bpf_prog_load(p->prog_type, name, "GPL", insns, ninsns, &o);
+	int fd = engine_prog_load(p->prog_type, name, insns, ninsns, &o);
 	/* BPFTRACE_LOG_SIZE; the kernel wants 128 bytes at least */
 	size_t log_size = e->opts.log_size ? e->opts.log_size :
 		VERIFIER_LOG_SIZE;
@@ -144,8 +143,8 @@ static int load_one(void *ctx, unsigned i)
 		o.log_size = (uint32_t)log_size;
 		o.log_level = 1;
 		ep->verifier_log[0] = '\0';
-		int fd2 = bpf_prog_load(p->prog_type, name, "GPL", insns,
-					ninsns, &o);
+		int fd2 = engine_prog_load(p->prog_type, name, insns, ninsns,
+					   &o);
 		if (fd2 >= 0)     /* cannot happen twice in a row, but be safe */
 			fd = fd2;
 		/* Kept until reported: only as long as what was written. */

@@ -89,6 +89,21 @@ int engine_dispatch_build(struct engine *e, const uint32_t *chunk, size_t n,
 			  enum dispatch_key key);
 bool engine_has_calls(const struct probe *p);
 
+/* bpfsys.c: BPF_MAP_CREATE and BPF_PROG_LOAD without libbpf's feature
+ * probes; a descriptor, or -errno. */
+int engine_map_create(enum bpf_map_type type, const char *name, uint32_t key,
+		      uint32_t value, uint32_t max_entries, uint32_t flags);
+struct engine_load_opts {
+	enum bpf_attach_type expected_attach_type;
+	uint32_t attach_btf_id;
+	char *log_buf;              /* the verifier's log, when asked */
+	uint32_t log_size;
+	uint32_t log_level;
+};
+int engine_prog_load(enum bpf_prog_type type, const char *name,
+		     const struct bpf_insn *insns, uint32_t ninsns,
+		     const struct engine_load_opts *o);
+
 /* maps.c */
 int engine_maps_create(struct engine *e);
 int engine_globals_write(struct engine *e);

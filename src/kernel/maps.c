@@ -110,7 +110,7 @@ static int map_create(const struct program *prog, const struct map_spec *m)
 	default:
 		return -EINVAL;
 	}
-	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	uint32_t flags = 0;
 	if (type == BPF_MAP_TYPE_HASH || type == BPF_MAP_TYPE_PERCPU_HASH) {
 		if (!key)
 			key = 8;    /* a map without keys uses one u64 zero key */
@@ -118,19 +118,17 @@ static int map_create(const struct program *prog, const struct map_spec *m)
 		 * maps) costs milliseconds per map at load time, which a
 		 * script with hundreds of maps pays in full before its first
 		 * event; elements allocated on insert cost only on new keys. */
-		opts.map_flags = BPF_F_NO_PREALLOC;
+		flags = BPF_F_NO_PREALLOC;
 	}
 	if (m->mmapable && type == BPF_MAP_TYPE_ARRAY)
-		opts.map_flags = BPF_F_MMAPABLE;
+		flags = BPF_F_MMAPABLE;
 	if ((type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY ||
 	     type == BPF_MAP_TYPE_STACK_TRACE) && key != 4)
 		return -EINVAL;
 	char name[16];
 	engine_obj_name(name, sizeof(name), m->name);
-	/* libbpf 1.x raises RLIMIT_MEMLOCK by itself, and only on kernels
-	 * that still charge BPF memory to it (before memcg accounting, 5.11);
-	 * on this engine's kernels nothing needs raising. */
-	return bpf_map_create(type, name, key, value, max, &opts);
+	/* bpfsys.c: no feature probes, RLIMIT_MEMLOCK raised if refused */
+	return engine_map_create(type, name, key, value, max, flags);
 }
 
 /* Creating a map is kernel work (allocation, zeroing, memcg charging) of

@@ -93,10 +93,11 @@ bool engine_probe_multi(enum attach_multi kind)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, o,
-		    .expected_attach_type = multi_attach_type(kind));
-	int prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "sonde_feature", "GPL",
-				 insns, 2, &o);
+	struct engine_load_opts o = {
+		.expected_attach_type = multi_attach_type(kind),
+	};
+	int prog = engine_prog_load(BPF_PROG_TYPE_KPROBE, "sonde_feature",
+				    insns, 2, &o);
 	bool has = false;
 	if (prog >= 0) {
 		int link, err;

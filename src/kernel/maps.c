@@ -26,6 +26,13 @@
 #define RING_PER_CPU (512u * 1024)
 #define RING_MIN (4u << 20)
 #define RING_MAX (256u << 20)
+/* When every probe runs once: what one run of BEGIN (or END) writes
+ * before the reader runs, as much as bpftrace 0.17's BEGIN can write
+ * (its perf buffer of one CPU, 64 pages). A larger ring cost `BEGIN
+ * { exit(); }` its allocation, zeroing and mapping twice over (the
+ * reader maps the data pages twice, all counted in its RSS: 2 MiB of
+ * its 5 for 1 MiB). */
+#define RING_ONCE (256u * 1024)
 
 /* True when every probe runs once, in sonde's own thread (BEGIN, END):
  * nothing writes to the ring while the reader waits, so it only has to
@@ -48,7 +55,9 @@ static uint32_t ring_size(const struct program *prog)
 	if (ncpus < 1)
 		ncpus = 1;
 	uint64_t want = (uint64_t)RING_PER_CPU * (uint64_t)ncpus;
-	if (want < RING_MIN && !program_runs_once(prog))
+	if (program_runs_once(prog))
+		want = RING_ONCE;
+	else if (want < RING_MIN)
 		want = RING_MIN;
 	const char *env = getenv("BPFTRACE_PERF_RB_PAGES");
 	if (env) {

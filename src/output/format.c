@@ -33,7 +33,7 @@ size_t fmt_parse_spec(const char *p, struct fmt_spec *spec)
 	if (*p++ != '%' || *p == '%')
 		return 0;
 	size_t nf = 0;
-	while (*p && strchr("-+ #0", *p)) {
+	while (*p == '-' || *p == '+' || *p == ' ' || *p == '#' || *p == '0') {
 		if (!memchr(spec->flags, *p, nf) && nf < sizeof(spec->flags) - 1)
 			spec->flags[nf++] = *p;
 		p++;
@@ -58,13 +58,18 @@ size_t fmt_parse_spec(const char *p, struct fmt_spec *spec)
 		spec->prec = (int)(pr < FMT_MAX_WIDTH ? pr : FMT_MAX_WIDTH);
 	}
 	size_t nl = 0;
-	while (*p && strchr("hlzjt", *p)) {
+	while (*p == 'h' || *p == 'l' || *p == 'z' || *p == 'j' || *p == 't') {
 		if (nl < sizeof(spec->length) - 1)
 			spec->length[nl++] = *p;
 		p++;
 	}
-	if (!*p || !strchr("diuxXocspr", *p))
+	switch (*p) {
+	case 'd': case 'i': case 'u': case 'x': case 'X': case 'o': case 'c':
+	case 's': case 'p': case 'r':
+		break;
+	default:
 		return 0;
+	}
 	spec->conv = *p++;
 	if (spec->conv == 'r' && (*p == 'x' || *p == 'h'))
 		spec->rmode = *p++;
@@ -94,12 +99,109 @@ static int spec_bits(const struct fmt_spec *spec)
 	return strcmp(l, "hh") == 0 ? 8 : 16;
 }
 
+/* Digits of v in base 8, 10 or 16 (`upper` hex), written backwards
+ * from end; returns where they start. One loop per base, so that each
+ * divides by a constant (a multiplication, not a 64-bit division). */
+static char *digits(char *end, uint64_t v, char conv)
+{
+	const char *dig = conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+	switch (conv) {
+	case 'o':
+		do { *--end = dig[v & 7]; v >>= 3; } while (v);
+		break;
+	case 'x':
+	case 'X':
+		do { *--end = dig[v & 15]; v >>= 4; } while (v);
+		break;
+	default:
+		do { *--end = (char)('0' + v % 10); v /= 10; } while (v);
+	}
+	return end;
+}
+
+/* Only `a` or `b` among the flags (or none)? */
+static bool flags_only(const struct fmt_spec *spec, char a, char b)
+{
+	for (const char *c = spec->flags; *c; c++)
+		if (*c != a && *c != b)
+			return false;
+	return true;
+}
+
+static bool has_flag(const struct fmt_spec *spec, char f)
+{
+	for (const char *c = spec->flags; *c; c++)
+		if (*c == f)
+			return true;
+	return false;
+}
+
+/* text padded to `width` with spaces, on the left or (`left`) right */
+static void put_padded(struct sbuf *out, const char *s, size_t n, int width,
+		       bool left)
+{
+	size_t pad = width > 0 && (size_t)width > n ? (size_t)width - n : 0;
+	if (pad && !left)
+		for (size_t i = 0; i < pad; i++)
+			sbuf_putc(out, ' ');
+	sbuf_put(out, s, n);
+	if (pad && left)
+		for (size_t i = 0; i < pad; i++)
+			sbuf_putc(out, ' ');
+}
+
+/* The common conversions (d i u x X o, no precision, flags '-' and '0'
+ * at most) without snprintf: a printf record is mostly these, and
+ * building a format and running it through stdio was most of what the
+ * reader spent on one (issue 26). Exactly what snprintf prints:
+ * test_format compares the two over every width and flag it takes. */
+static bool fmt_int_fast(struct sbuf *out, const struct fmt_spec *spec,
+			 uint64_t v)
+{
+	char conv = spec->conv == 'i' ? 'd' : spec->conv;
+	if (spec->prec >= 0 || !flags_only(spec, '-', '0') ||
+	    (conv != 'd' && conv != 'u' && conv != 'x' && conv != 'X' &&
+	     conv != 'o'))
+		return false;
+	int bits = spec_bits(spec);
+	bool neg = false;
+	if (bits < 64)
+		v &= bits == 32 ? 0xffffffffull : bits == 16 ? 0xffffull : 0xffull;
+	if (conv == 'd') {
+		int64_t sv = bits == 64 ? (int64_t)v : bits == 32 ? (int32_t)v :
+			bits == 16 ? (int16_t)v : (int8_t)v;
+		neg = sv < 0;
+		v = neg ? 0 - (uint64_t)sv : (uint64_t)sv;
+	}
+	char buf[32];
+	char *end = buf + sizeof(buf);
+	char *d = digits(end, v, conv);
+	size_t nd = (size_t)(end - d);
+	bool left = has_flag(spec, '-');
+	if (!left && has_flag(spec, '0') && spec->width > 0) {
+		/* zeros between the sign and the digits */
+		size_t want = (size_t)spec->width;
+		if (neg)
+			sbuf_putc(out, '-');
+		for (size_t i = nd + neg; i < want; i++)
+			sbuf_putc(out, '0');
+		sbuf_put(out, d, nd);
+		return true;
+	}
+	if (neg)
+		*--d = '-', nd++;
+	put_padded(out, d, nd, spec->width, left);
+	return true;
+}
+
 void fmt_int(struct sbuf *out, const struct fmt_spec *spec, uint64_t v,
 	     const struct type *t)
 {
 	(void)t;
 	char f[64];
 	size_t n;
+	if (fmt_int_fast(out, spec, v))
+		return;
 	switch (spec->conv) {
 	case 'c':
 		n = spec_head(f, sizeof(f), spec, false);
@@ -140,6 +242,12 @@ void fmt_int(struct sbuf *out, const struct fmt_spec *spec, uint64_t v,
 static void fmt_text(struct sbuf *out, const struct fmt_spec *spec,
 		     const char *s)
 {
+	if (flags_only(spec, '-', '-')) {   /* as snprintf, without it */
+		size_t n = spec->prec >= 0 ? strnlen(s, (size_t)spec->prec) :
+			strlen(s);
+		put_padded(out, s, n, spec->width, spec->flags[0] == '-');
+		return;
+	}
 	char f[64];
 	size_t n = spec_head(f, sizeof(f), spec, true);
 	snprintf(f + n, sizeof(f) - n, "s");
@@ -203,8 +311,10 @@ int fmt_format(struct output *o, struct sbuf *out, const char *fmt,
 			sbuf_puts(out, p);   /* after the last conversion: as is */
 			break;
 		}
-		if (*p != '%') {
-			sbuf_putc(out, *p++);
+		if (*p != '%') {        /* the text up to the next '%' */
+			const char *q = strchrnul(p, '%');
+			sbuf_put(out, p, (size_t)(q - p));
+			p = q;
 			continue;
 		}
 		if (p[1] == '%') {
@@ -227,8 +337,11 @@ int fmt_format(struct output *o, struct sbuf *out, const char *fmt,
 		fmt_arg(o, out, &spec, t, d);
 		k++;
 		p += len;
-		/* The piece was a C string to bpftrace: it ends at a NUL. */
-		if (!out->oom) {
+		/* The piece was a C string to bpftrace: it ends at a NUL
+		 * (which no number's digits hold). */
+		bool digits_only = type_is_intlike(t) && spec.conv != 'c' &&
+			spec.conv != 's' && spec.conv != 'r';
+		if (!out->oom && !digits_only) {
 			char *z = memchr(out->s + piece, '\0', out->n - piece);
 			if (z)
 				sbuf_truncate(out, (size_t)(z - out->s));

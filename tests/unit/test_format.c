@@ -201,11 +201,109 @@ static void t_c_flags(void)
 	fake_fini(&f);
 }
 
+/* The common conversions are formatted without snprintf (fmt_int's and
+ * fmt_text's fast paths): they must print exactly what snprintf prints,
+ * for every flag, width and length modifier they take. */
+static void t_fast_paths(void)
+{
+	static const int64_t vals[] = {
+		0, 1, -1, 7, -7, 42, -42, 127, -128, 255, 256, 32767, -32768,
+		65535, 65536, 2147483647, -2147483647 - 1, 4294967295ll,
+		4294967296ll, 1234567890123ll, -1234567890123ll, INT64_MAX,
+		INT64_MIN,
+	};
+	static const char *const flags[] = { "", "-", "0", "-0", "0-" };
+	static const char *const lens[] = { "", "hh", "h", "l", "ll", "z", "j" };
+	static const char convs[] = "diuxXo";
+	unsigned bad = 0, n = 0;
+	char spec_text[32], want[128];
+	for (size_t c = 0; c < sizeof(convs) - 1; c++)
+	for (size_t l = 0; l < sizeof(lens) / sizeof(*lens); l++)
+	for (size_t fl = 0; fl < sizeof(flags) / sizeof(*flags); fl++)
+	for (int w = -1; w <= 22; w += 1)
+	for (size_t v = 0; v < sizeof(vals) / sizeof(*vals); v++) {
+		if (w >= 0)
+			snprintf(spec_text, sizeof(spec_text), "%%%s%d%s%c",
+				 flags[fl], w, lens[l], convs[c]);
+		else
+			snprintf(spec_text, sizeof(spec_text), "%%%s%s%c",
+				 flags[fl], lens[l], convs[c]);
+		struct fmt_spec sp;
+		if (!fmt_parse_spec(spec_text, &sp)) {
+			bad++;
+			continue;
+		}
+		/* what C prints, the value read as the length says */
+		char cf[40];
+		bool wide = strpbrk(lens[l], "lzj") != NULL;
+		if (w >= 0)
+			snprintf(cf, sizeof(cf), "%%%s%d%s%c", flags[fl], w,
+				 wide ? "ll" : lens[l], convs[c]);
+		else
+			snprintf(cf, sizeof(cf), "%%%s%s%c", flags[fl],
+				 wide ? "ll" : lens[l], convs[c]);
+		uint64_t x = (uint64_t)vals[v];
+		bool sgn = convs[c] == 'd' || convs[c] == 'i';
+		if (wide)
+			snprintf(want, sizeof(want), cf, sgn ? (long long)x :
+				 (long long)(unsigned long long)x);
+		else
+			snprintf(want, sizeof(want), cf, sgn ? (int)(uint32_t)x :
+				 (int)(unsigned)(uint32_t)x);
+		struct sbuf out = { 0 };
+		fmt_int(&out, &sp, x, NULL);
+		n++;
+		if (strcmp(out.s ? out.s : "", want) != 0) {
+			if (bad++ < 5)
+				printf("#   %s of %lld: got [%s] want [%s]\n",
+				       spec_text, (long long)vals[v],
+				       out.s ? out.s : "", want);
+		}
+		sbuf_free(&out);
+	}
+	CHECK(bad == 0 && n > 20000,
+	      "format: integers without snprintf print as snprintf does");
+
+	static const char *const strs[] = { "", "a", "abc", "hello world" };
+	bad = n = 0;
+	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++)
+	for (int left = 0; left < 2; left++)
+	for (int w = -1; w <= 14; w++)
+	for (int pr = -1; pr <= 12; pr++) {
+		char f[32] = "%";
+		if (left)
+			strcat(f, "-");
+		if (w >= 0)
+			snprintf(f + strlen(f), sizeof(f) - strlen(f), "%d", w);
+		if (pr >= 0)
+			snprintf(f + strlen(f), sizeof(f) - strlen(f), ".%d", pr);
+		strcat(f, "s");
+		snprintf(want, sizeof(want), f, strs[i]);
+		struct fake fk;
+		fake_init(&fk);
+		struct arg a[] = { S(strs[i]), END };
+		uint8_t data[256];
+		size_t size;
+		const struct type *t = build(&fk, a, data, &size);
+		struct sbuf out = { 0 };
+		fmt_format(NULL, &out, f, t, data, size);
+		n++;
+		if (strcmp(out.s ? out.s : "", want) != 0 && bad++ < 5)
+			printf("#   %s of '%s': got [%s] want [%s]\n", f,
+			       strs[i], out.s ? out.s : "", want);
+		sbuf_free(&out);
+		fake_fini(&fk);
+	}
+	CHECK(bad == 0 && n > 1000,
+	      "format: strings without snprintf print as snprintf does");
+}
+
 int main(void)
 {
 	t_spec_parse();
 	t_golden();
 	t_short_record();
 	t_c_flags();
+	t_fast_paths();
 	return UNIT_DONE();
 }

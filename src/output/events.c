@@ -44,6 +44,8 @@ void output_free(struct output *o)
 			 "on a signal", (unsigned long long)o->commands_skipped,
 			 o->commands_skipped == 1 ? "" : "s");
 	free(o->map_warned);
+	sbuf_free(&o->scratch_text);
+	sbuf_free(&o->scratch_line);
 	stacks_free(o->stacks);
 	resolve_cache_free(o->cgroups);
 	output_symcache_free(o->symcache);
@@ -147,18 +149,32 @@ void output_check_maps(struct output *o)
 
 /* ---- events --------------------------------------------------------- */
 
+/* Scratch memory kept between records, at most this much: a record's
+ * line is small, but cat() and system() can make one of any size. */
+#define SCRATCH_KEEP (64u << 10)
+
+/* An empty scratch buffer of o's (its memory kept, unless large). */
+static struct sbuf *scratch(struct sbuf *b)
+{
+	if (b->cap > SCRATCH_KEEP)
+		sbuf_free(b);
+	b->n = 0;
+	b->oom = false;
+	if (b->s)
+		b->s[0] = '\0';
+	return b;
+}
+
 /* An event whose output is text, in the chosen format. */
 static int emit(struct output *o, const char *type, struct sbuf *text,
 		bool newline)
 {
 	if (text->oom)
 		return -ENOMEM;
-	struct sbuf b = { 0 };
-	o->fmt->text_event(o, &b, type, text->s ? text->s : "", text->n,
+	struct sbuf *b = scratch(&o->scratch_line);
+	o->fmt->text_event(o, b, type, text->s ? text->s : "", text->n,
 			   newline);
-	int r = output_write(o, &b);
-	sbuf_free(&b);
-	return r;
+	return output_write(o, b);
 }
 
 static int ev_print_value(struct output *o, const struct event_spec *e,
@@ -339,12 +355,11 @@ int output_event(struct output *o, const void *data, size_t size)
 	struct sbuf b = { 0 };
 	int r;
 	switch (e->kind) {
-	case EV_PRINTF:
-		r = fmt_format(o, &b, e->fmt, e->args, d, size);
-		if (r == 0)
-			r = emit(o, "printf", &b, false);
-		sbuf_free(&b);
-		return r;
+	case EV_PRINTF: {
+		struct sbuf *t = scratch(&o->scratch_text);
+		r = fmt_format(o, t, e->fmt, e->args, d, size);
+		return r < 0 ? r : emit(o, "printf", t, false);
+	}
 	case EV_PRINT_MAP:
 		if (e->map_id < 0)
 			return -EINVAL;

@@ -4,39 +4,84 @@
 
 #include <string.h>
 
+/* Bytes that go into a JSON string as they are: printable ASCII but
+ * the quote (0x22) and the backslash (0x5c); GNU range initializers. */
+static const bool json_plain[256] = {
+	[0x20 ... 0x21] = true, [0x23 ... 0x5b] = true, [0x5d ... 0x7f] = true,
+};
+
 /* bpftrace escapes ", \, newline, CR and tab by name and every other byte
  * below 0x20 as \u00XX. It tests the byte as a (signed) char, so bytes
  * from 0x80 up are escaped too, printed through "%04x" of the negative
  * value: 0xc8 becomes "\uffffffc8". That is odd, but it is still valid
  * JSON (the escape \uffff followed by "ffc8") and it keeps every line
  * plain ASCII, so it is kept byte for byte. */
-void json_str(struct sbuf *out, const char *s, size_t n)
+/* The longest a byte becomes: "\uffffffc8" */
+#define JSON_ESCAPED_MAX 10
+
+/* s[0..n) escaped, quoted, at w (room for 2 + n * JSON_ESCAPED_MAX). */
+static char *json_escape(char *w, const char *s, size_t n)
 {
-	sbuf_putc(out, '"');
+	static const char hex[] = "0123456789abcdef";
+	*w++ = '"';
 	for (size_t i = 0; i < n; i++) {
 		signed char c = (signed char)s[i];
+		if (json_plain[(unsigned char)c]) {
+			*w++ = (char)c;
+			continue;
+		}
+		*w++ = '\\';
 		switch (c) {
-		case '"': sbuf_puts(out, "\\\""); break;
-		case '\\': sbuf_puts(out, "\\\\"); break;
-		case '\n': sbuf_puts(out, "\\n"); break;
-		case '\r': sbuf_puts(out, "\\r"); break;
-		case '\t': sbuf_puts(out, "\\t"); break;
-		default:
-			if (c < 0x20)
-				sbuf_printf(out, "\\u%04x", (unsigned)(int)c);
-			else
-				sbuf_putc(out, (char)c);
+		case '"': *w++ = '"'; break;
+		case '\\': *w++ = '\\'; break;
+		case '\n': *w++ = 'n'; break;
+		case '\r': *w++ = 'r'; break;
+		case '\t': *w++ = 't'; break;
+		default: {      /* "%04x" of the byte as a signed char */
+			unsigned u = (unsigned)(int)c;
+			int digits = u > 0xffff ? 8 : 4;
+			*w++ = 'u';
+			for (int k = digits - 1; k >= 0; k--)
+				*w++ = hex[(u >> (4 * k)) & 15];
+		}
 		}
 	}
-	sbuf_putc(out, '"');
+	*w++ = '"';
+	return w;
 }
 
+void json_str(struct sbuf *out, const char *s, size_t n)
+{
+	if (n > (SIZE_MAX - 3) / JSON_ESCAPED_MAX ||
+	    !sbuf_reserve(out, 2 + n * JSON_ESCAPED_MAX))
+		return;
+	char *w = json_escape(out->s + out->n, s, n);
+	out->n = (size_t)(w - out->s);
+	*w = '\0';
+}
+
+/* One line, written in place: a printf record's line is mostly this. */
 void json_message(struct sbuf *out, const char *type, const char *text,
 		  size_t n)
 {
-	sbuf_printf(out, "{\"type\": \"%s\", \"data\": ", type);
-	json_str(out, text, n);
-	sbuf_puts(out, "}\n");
+	static const char head[] = "{\"type\": \"", mid[] = "\", \"data\": ";
+	size_t tl = strlen(type);
+	if (n > (SIZE_MAX - 64 - tl) / JSON_ESCAPED_MAX ||
+	    !sbuf_reserve(out, sizeof(head) + tl + sizeof(mid) + 4 +
+			  n * JSON_ESCAPED_MAX))
+		return;
+	char *w = out->s + out->n;
+	memcpy(w, head, sizeof(head) - 1);
+	w += sizeof(head) - 1;
+	memcpy(w, type, tl);
+	w += tl;
+	memcpy(w, mid, sizeof(mid) - 1);
+	w += sizeof(mid) - 1;
+	w = json_escape(w, text, n);
+	*w++ = '}';
+	*w++ = '\n';
+	out->n = (size_t)(w - out->s);
+	*w = '\0';
 }
 
 void json_value(struct output *o, struct sbuf *out, const struct type *t,

@@ -33,6 +33,10 @@ struct sbuf {
 };
 
 void sbuf_free(struct sbuf *b);
+/* Room for `more` bytes (and the NUL) after b->n: a writer may then fill
+ * b->s + b->n directly and advance b->n. False (oom set) when there is
+ * none. */
+bool sbuf_reserve(struct sbuf *b, size_t more);
 void sbuf_putc(struct sbuf *b, char c);
 void sbuf_put(struct sbuf *b, const char *s, size_t n);
 void sbuf_puts(struct sbuf *b, const char *s);
@@ -131,6 +135,9 @@ struct output {
 	struct output_walk *walks;  /* entries.c walks under way */
 	bool no_commands;           /* output_stop_commands */
 	uint64_t commands_skipped;  /* ... system() calls not run since */
+	/* A printf record's text and its line, built here record after
+	 * record: buffers kept, not allocated and freed per record. */
+	struct sbuf scratch_text, scratch_line;
 };
 
 /* Install (or, with NULL, remove) the symbol and stack hooks. */

@@ -12,7 +12,7 @@ void sbuf_free(struct sbuf *b)
 	b->n = b->cap = 0;
 }
 
-static bool reserve(struct sbuf *b, size_t more)
+bool sbuf_reserve(struct sbuf *b, size_t more)
 {
 	if (b->oom)
 		return false;
@@ -38,7 +38,7 @@ static bool reserve(struct sbuf *b, size_t more)
 
 void sbuf_put(struct sbuf *b, const char *s, size_t n)
 {
-	if (!reserve(b, n))
+	if (!sbuf_reserve(b, n))
 		return;
 	memcpy(b->s + b->n, s, n);
 	b->n += n;
@@ -68,7 +68,7 @@ void sbuf_vprintf(struct sbuf *b, const char *fmt, va_list ap)
 		sbuf_put(b, small, (size_t)n);
 		return;
 	}
-	if (!reserve(b, (size_t)n))
+	if (!sbuf_reserve(b, (size_t)n))
 		return;
 	vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
 	b->n += (size_t)n;

@@ -1,10 +1,12 @@
 /* multi.c - many probes, one program, one link: kprobe_multi (6.0+) and
- * uprobe_multi (6.6+) links for the probes of a wildcard.
+ * uprobe_multi (6.6+) links for the probes of a wildcard, and for a
+ * uprobe alone.
  *
  * Why: each perf event a probe attaches through is torn down with its
- * own RCU grace period, one after the other, so a wildcard over a
+ * own RCU grace periods, one after the other, so a wildcard over a
  * hundred functions took seconds to exit. A multi link attaches a whole
- * set at once and releases it with one grace period.
+ * set at once and releases it with one grace period; for one uprobe
+ * that is one instead of three.
  *
  * How: the providers mark what may share (attach_req.multi). Before
  * loading, probes whose requests agree (kind, return or entry, file,
@@ -221,7 +223,18 @@ int engine_multi_plan(struct engine *e)
 		for (uint32_t j = i + 1; j < e->nprobes && r >= 0; j++)
 			if (same_target(ep, &e->probes[j]))
 				r = vec_push(&g, j);
-		if (r < 0 || g.n < 2)
+		if (r < 0)
+			continue;
+		/* A uprobe alone goes on a link of its own too: its perf
+		 * event took three RCU grace periods to release (the
+		 * program's detach, the uprobe's and the trace event's:
+		 * 40 ms of exit() to gone, issue 26), the link one. */
+		if (g.n == 1 && ep->req.multi == MULTI_UPROBE &&
+		    kernel_has_multi(e, MULTI_UPROBE)) {
+			r = plan_link(e, i, g.v, 1);
+			continue;
+		}
+		if (g.n < 2)
 			continue;
 		/* A uprobe_multi link binds to a thread-group leader: one
 		 * that exited (pthread_exit) while its process runs on takes
@@ -312,7 +325,10 @@ int engine_multi_attach(struct engine *e, struct engine_probe *ep)
 		close(link);
 		return -ENOMEM;
 	}
-	log_info("attached %s and %zu more with one %s link", ep->probe->name,
-		 ep->members.n, what);
+	if (ep->members.n)
+		log_info("attached %s and %zu more with one %s link",
+			 ep->probe->name, ep->members.n, what);
+	else
+		log_info("attached %s with a %s link", ep->probe->name, what);
 	return 0;
 }

@@ -103,12 +103,17 @@ struct cached {
 struct kresolver {
 	struct ctype_resolver res;
 	struct arena *a;
-	struct cached *buckets[CACHE_BUCKETS];
+	/* made at the first type asked for: every compilation has a
+	 * resolver, and 32 KiB zeroed cost one that names no type (most of
+	 * them) eight page faults */
+	struct cached **buckets;
 };
 
 static struct cached **slot(struct kresolver *k, const struct btf *b,
 			    uint32_t id)
 {
+	if (!k->buckets)
+		k->buckets = arena_array(k->a, struct cached *, CACHE_BUCKETS);
 	uintptr_t h = ((uintptr_t)b >> 4) * 31 + id;
 	return &k->buckets[h % CACHE_BUCKETS];
 }

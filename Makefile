@@ -19,10 +19,13 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
 # most of a short run's time (issue 26: 2.4 of 3.1 million instructions
 # of `BEGIN { exit(); }` in the dynamic loader, 125 more page faults).
 # A static archive brings only the objects sonde calls (libprotobuf-c's
-# too, for --pprof). libpcap is opened at run time by the scripts that
-# use skboutput() (output/pcap.c).
+# too, for --pprof). libpcap and libZydis are opened at run time, by the
+# scripts that write pcap files (output/pcap.c) and by the process
+# engine's function patching (process/x86reloc.c). Relative relocations
+# are packed (DT_RELR).
 STATIC_LIBS := -lbpf -ldw -lelf -lz -llzma -lbz2 -lprotobuf-c
-LDLIBS  += -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -lZydis
+LDLIBS  += -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic
+LDFLAGS += -Wl,-z,pack-relative-relocs
 
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror

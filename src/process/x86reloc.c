@@ -39,8 +39,10 @@
 #include "x86reloc.h"
 
 #include <Zydis/Zydis.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,14 +75,63 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Zydis is opened at the first decode, not linked: only patching
+ * functions in a process needs it, and loading and relocating it at every
+ * start was a fifth of what `BEGIN { exit(); }` ran (issue 26). The
+ * header still declares each function; each pointer takes its type. */
+static const char *const zydis_sonames[] = {
+	"libZydis.so.4.0", "libZydis.so.4", "libZydis.so",
+};
+
+static struct {
+	__typeof__(ZydisDecoderInit) *decoder_init;
+	__typeof__(ZydisDecoderDecodeFull) *decode_full;
+	__typeof__(ZydisMnemonicGetString) *mnemonic_string;
+	__typeof__(ZydisRegisterGetLargestEnclosing) *largest_enclosing;
+	char error[256];            /* why it could not be loaded */
+} zydis;    /* process-wide: filled once (zydis_once), read-only after */
+static pthread_once_t zydis_once = PTHREAD_ONCE_INIT;
+
+/* dlsym's void * into a function pointer (POSIX: the same size) */
+static bool zydis_sym(void *h, void *field, const char *name)
+{
+	void *p = dlsym(h, name);
+	memcpy(field, &p, sizeof(p));
+	return p != NULL;
+}
+
+static void zydis_load(void)
+{
+	void *h = NULL;
+	for (size_t i = 0; !h && i < sizeof(zydis_sonames) / sizeof(*zydis_sonames); i++)
+		h = dlopen(zydis_sonames[i], RTLD_NOW | RTLD_LOCAL);
+	if (h && zydis_sym(h, &zydis.decoder_init, "ZydisDecoderInit") &&
+	    zydis_sym(h, &zydis.decode_full, "ZydisDecoderDecodeFull") &&
+	    zydis_sym(h, &zydis.mnemonic_string, "ZydisMnemonicGetString") &&
+	    zydis_sym(h, &zydis.largest_enclosing,
+		      "ZydisRegisterGetLargestEnclosing"))
+		return;
+	snprintf(zydis.error, sizeof(zydis.error), "cannot load the x86 "
+		 "decoder libZydis (Debian's libzydis4.0 package): %s",
+		 dlerror());
+	zydis.decoder_init = NULL;
+}
+
+static bool zydis_ready(void)
+{
+	pthread_once(&zydis_once, zydis_load);
+	return zydis.decoder_init != NULL;
+}
+
 static bool decode(const uint8_t *code, size_t len, struct insn *in)
 {
 	ZydisDecoder dec;
-	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
-					   ZYDIS_STACK_WIDTH_64)))
+	if (!zydis_ready() ||
+	    !ZYAN_SUCCESS(zydis.decoder_init(&dec, ZYDIS_MACHINE_MODE_LONG_64,
+					     ZYDIS_STACK_WIDTH_64)))
 		return false;
-	return len && ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &in->d,
-							  in->ops));
+	return len && ZYAN_SUCCESS(zydis.decode_full(&dec, code, len, &in->d,
+						     in->ops));
 }
 
 static bool is_pad(const struct insn *in)
@@ -135,7 +186,7 @@ static bool reads_sp(const struct insn *in)
 	for (int i = 0; i < in->d.operand_count_visible; i++) {
 		const ZydisDecodedOperand *op = &in->ops[i];
 		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		    ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64,
+		    zydis.largest_enclosing(ZYDIS_MACHINE_MODE_LONG_64,
 						     op->reg.value) == ZYDIS_REGISTER_RSP)
 			return true;
 		if (op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
@@ -361,7 +412,7 @@ static int check_boundary(const struct x86_site *s, char *why, size_t whylen)
 			say(why, whylen, "%s is not where an instruction starts: "
 			    "it is inside the %u-byte %s that starts %zu "
 			    "byte%s before it", s->name, in.d.length,
-			    ZydisMnemonicGetString(in.d.mnemonic),
+			    zydis.mnemonic_string(in.d.mnemonic),
 			    s->lead_len - off, s->lead_len - off == 1 ? "" : "s");
 			return -EINVAL;
 		}
@@ -454,7 +505,7 @@ static int cover(const struct x86_site *s, size_t min_len, struct x86_plan *p,
 		if (classify(&in) == K_BAD) {
 			say(why, whylen, "%s+%zu: the instruction cannot be moved "
 			    "(%s%s)", s->name, off,
-			    ZydisMnemonicGetString(in.d.mnemonic),
+			    zydis.mnemonic_string(in.d.mnemonic),
 			    in.d.mnemonic == ZYDIS_MNEMONIC_CALL ?
 			    " through the stack pointer, or far" : "");
 			return -ENOTSUP;
@@ -496,6 +547,10 @@ int x86_plan(const struct x86_site *s, struct x86_plan *p, char *why, size_t why
 {
 	memset(p, 0, sizeof(*p));
 	p->addr = s->addr;
+	if (!zydis_ready()) {
+		say(why, whylen, "%s", zydis.error);
+		return -ENOENT;
+	}
 	int r = check_boundary(s, why, whylen);
 	if (r < 0)
 		return r;

@@ -3,8 +3,13 @@
  * cost. Timed with CLOCK_MONOTONIC so the bench can line its numbers up
  * with the tracer's.
  *
- *   hammer calls N       N calls; prints "ns_per_call N total_ns"
+ *   hammer calls N       N calls; prints "ns_per_call N total_ns
+ *                        cpu_ns_per_call"
  *   hammer seconds S     calls for S seconds; prints "start_ns end_ns calls"
+ *
+ * cpu_ns_per_call is the thread's CPU time (user and system: a probe's
+ * program runs as the thread's system time) per call, which time spent
+ * waiting for a CPU another process holds does not inflate.
  *
  * The report goes to the file named by $HAMMER_OUT (default stderr), so
  * a tracer's own output on stdout stays apart. */
@@ -14,11 +19,16 @@
 #include <time.h>
 #include <unistd.h>
 
-static long long now_ns(void)
+static long long clock_ns(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 int main(int argc, char **argv)
@@ -34,11 +44,14 @@ int main(int argc, char **argv)
 	double arg = atof(argv[2]);
 	long long start = now_ns(), end, n = 0;
 	if (strcmp(argv[1], "calls") == 0) {
+		long long cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		for (n = 0; n < (long long)arg; n++)
 			getppid();
+		cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 		end = now_ns();
-		fprintf(out, "%.1f %lld %lld\n", (double)(end - start) / (n ? n : 1),
-			n, end - start);
+		fprintf(out, "%.1f %lld %lld %.1f\n",
+			(double)(end - start) / (n ? n : 1), n, end - start,
+			(double)cpu / (n ? n : 1));
 	} else {
 		long long stop = start + (long long)(arg * 1e9);
 		do {

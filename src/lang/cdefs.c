@@ -209,9 +209,9 @@ static size_t predef_slot(const char *name, size_t len)
 static void predef_index(struct cdefs *c, const char *text)
 {
 	static const char define[] = "#define ";
-	for (const char *l = text; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 :
-						     l + strlen(l)) {
-		if (strncmp(l, define, sizeof(define) - 1) != 0)
+	for (const char *l = text, *nl; *l; l = nl ? nl + 1 : l + strlen(l)) {
+		nl = strchr(l, '\n');
+		if (l[0] != '#' || strncmp(l, define, sizeof(define) - 1) != 0)
 			continue;
 		const char *n = l + sizeof(define) - 1;
 		size_t len = 0;

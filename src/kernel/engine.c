@@ -498,15 +498,14 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 	if (r < 0)
 		goto fail;
 
-	if (prog->ringbuf_map >= 0) {
-		if ((uint32_t)prog->ringbuf_map >= prog->nmaps) {
-			r = -EINVAL;
-			goto fail;
-		}
-		r = ring_open(e);
-		if (r < 0)
-			goto fail;
+	/* The ring's reader is opened after attaching (engine_attach): the
+	 * ring takes records without one. */
+	if (prog->ringbuf_map >= 0 && (uint32_t)prog->ringbuf_map >= prog->nmaps) {
+		r = -EINVAL;
+		goto fail;
 	}
+	/* skboutput()'s perf buffer before: a CPU's slot without its perf
+	 * event would refuse packets. */
 	if (prog->nskb_outputs) {
 		if (prog->skb_map < 0 || (uint32_t)prog->skb_map >= prog->nmaps) {
 			r = -EINVAL;
@@ -880,6 +879,11 @@ int engine_attach(struct engine *e)
 	log_repeat_end(&skips, "functions skipped");
 	if (r == 0)
 		r = some_probe_left(e);
+	/* The reader maps the ring's pages (twice the data, 8 MiB for the
+	 * usual 4 MiB ring) only now: records wait in the ring meanwhile,
+	 * and the probes are armed that much sooner (issue 26). */
+	if (r == 0 && e->prog->ringbuf_map >= 0 && !e->rb)
+		r = ring_open(e);
 	if (r < 0) {
 		detach_all(e);
 		return r;

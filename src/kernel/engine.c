@@ -252,6 +252,11 @@ static int some_probe_left(const struct engine *e)
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct engine *e = ctx;
+	if (!e->first_read) {
+		e->first_read = true;
+		log_info("first record read %.1f ms after attaching",
+			 log_now_ms() - e->armed_ms);
+	}
 	/* Breaking out consumes the record in hand, so it is handled
 	 * first, whatever the reason to stop. */
 	if (!e->ignore_events && e->opts.on_event &&
@@ -464,8 +469,11 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 	/* The verifier checks privileged programs in parallel, and a
 	 * script's programs are independent: load them on every CPU, then
 	 * say what happened in probe order. */
+	double t1 = log_now_ms();
 	r = parallel_for(e->nprobes, e->nprobes < PROGS_PARALLEL_MIN ? 1 : 0,
 			 load_one, e);
+	log_info("loaded the programs in %.1f ms (providers and plans: "
+		 "%.1f ms before)", log_now_ms() - t1, t1 - t0);
 	if (r == -ECANCELED) {          /* interrupted: nothing to say */
 		for (uint32_t i = 0; i < e->nprobes; i++) {
 			free(e->probes[i].verifier_log);
@@ -882,8 +890,14 @@ int engine_attach(struct engine *e)
 	/* The reader maps the ring's pages (twice the data, 8 MiB for the
 	 * usual 4 MiB ring) only now: records wait in the ring meanwhile,
 	 * and the probes are armed that much sooner (issue 26). */
-	if (r == 0 && e->prog->ringbuf_map >= 0 && !e->rb)
+	if (r == 0 && e->prog->ringbuf_map >= 0 && !e->rb) {
+		double t0 = log_now_ms();
 		r = ring_open(e);
+		if (r == 0)
+			log_info("opened the event ring's reader in %.1f ms",
+				 log_now_ms() - t0);
+		e->armed_ms = log_now_ms();
+	}
 	if (r < 0) {
 		detach_all(e);
 		return r;
@@ -991,7 +1005,11 @@ int engine_run_end(struct engine *e)
 {
 	/* Nothing fires during END and the map printing after it; events
 	 * still in the ring are delivered (or ignored after exit()) first. */
+	double t0 = log_now_ms();
 	release_each(e, stop_probe);
+	if (e->nprobes)
+		log_info("stopped %u probe%s in %.1f ms", e->nprobes,
+			 e->nprobes == 1 ? "" : "s", log_now_ms() - t0);
 	engine_drain(e);
 	e->ignore_events = false;
 	e->stopped = false;
@@ -1104,6 +1122,7 @@ void engine_free(struct engine *e)
 {
 	if (!e)
 		return;
+	double t0 = log_now_ms();
 	detach_all(e);
 	skb_consume(e);             /* what came before the detach */
 	if (e->skb_lost)
@@ -1121,6 +1140,8 @@ void engine_free(struct engine *e)
 	}
 	free(e->probes);
 	engine_maps_close(e);
+	log_info("released programs, maps and the ring in %.1f ms",
+		 log_now_ms() - t0);
 	free(e);
 }
 

@@ -64,6 +64,8 @@ struct engine {
 	uint64_t *mapfails;
 	size_t mapfails_len;
 	bool backlog;               /* the last poll stopped on its budget */
+	double armed_ms;            /* when attaching ended (log_now_ms), */
+	bool first_read;            /* for -v: the first record's delay */
 	int8_t has_kprobe_multi;    /* the kernel's links: -1 not asked yet */
 	int8_t has_uprobe_multi;
 };

@@ -270,6 +270,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 
 static int ring_open(struct engine *e)
 {
+	if (e->rb || e->prog->ringbuf_map < 0)
+		return 0;
 	int fd = e->map_fds[e->prog->ringbuf_map];
 	e->rb = ring_buffer__new(fd, on_sample, e, NULL);
 	if (!e->rb) {
@@ -506,8 +508,8 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 	if (r < 0)
 		goto fail;
 
-	/* The ring's reader is opened after attaching (engine_attach): the
-	 * ring takes records without one. */
+	/* The ring's reader is opened after attaching (engine_attach), or
+	 * at the first read: the ring takes records without one. */
 	if (prog->ringbuf_map >= 0 && (uint32_t)prog->ringbuf_map >= prog->nmaps) {
 		r = -EINVAL;
 		goto fail;
@@ -896,8 +898,8 @@ int engine_attach(struct engine *e)
 		if (r == 0)
 			log_info("opened the event ring's reader in %.1f ms",
 				 log_now_ms() - t0);
-		e->armed_ms = log_now_ms();
 	}
+	e->armed_ms = log_now_ms();
 	if (r < 0) {
 		detach_all(e);
 		return r;
@@ -1045,6 +1047,9 @@ int engine_poll(struct engine *e, int timeout_ms)
 		int r = engine_drain(e);
 		return r < 0 ? r : 1;
 	}
+	int r = ring_open(e);       /* if attaching did not (nothing to) */
+	if (r < 0)
+		return r;
 	if (!e->rb) {
 		/* No ring: just wait, so signals still end the wait. */
 		if (poll(NULL, 0, timeout_ms) < 0)
@@ -1065,7 +1070,7 @@ int engine_poll(struct engine *e, int timeout_ms)
 	}
 	skb_consume(e);
 	e->handled = 0;
-	int r = ring_result(e, ring_buffer__consume(e->rb));
+	r = ring_result(e, ring_buffer__consume(e->rb));
 	e->backlog = e->handled >= POLL_BUDGET;
 	if (r == 0 && !e->backlog && exit_lost(e)) {
 		e->ignore_events = true;
@@ -1079,12 +1084,13 @@ int engine_drain(struct engine *e)
 	if (!e)
 		return 0;
 	skb_consume(e);
-	if (!e->rb)
-		return 0;
+	int r = ring_open(e);       /* if attaching did not (nothing to) */
+	if (r < 0 || !e->rb)
+		return r;
 	/* Until empty, but not forever if probes keep firing. */
 	for (int round = 0; round < 64; round++) {
 		e->handled = 0;
-		int r = ring_result(e, ring_buffer__consume(e->rb));
+		r = ring_result(e, ring_buffer__consume(e->rb));
 		if (r != 0 || e->handled < POLL_BUDGET)
 			return r;
 	}

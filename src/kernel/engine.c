@@ -370,6 +370,16 @@ static int check_override(const struct engine_probe *ep)
 	return r;
 }
 
+/* engine_load's two independent kernel waits (parallel_for's work). */
+static int setup_one(void *ctx, unsigned i)
+{
+	struct engine *e = ctx;
+	if (i == 0)
+		return engine_maps_create(e);
+	engine_multi_ask(e, engine_multi_questions(e));
+	return 0;
+}
+
 int engine_load(const struct program *prog, const struct engine_opts *opts,
 		struct engine **out)
 {
@@ -413,16 +423,6 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		e->probes[i].attach_type = prog->probes[i].expected_attach_type;
 	}
 
-	double t0 = log_now_ms();
-	r = engine_maps_create(e);
-	if (r < 0)
-		goto fail;
-	log_info("created %u maps in %.1f ms", prog->nmaps, log_now_ms() - t0);
-	r = engine_globals_write(e);
-	if (r < 0)
-		goto fail;
-	engine_maps_mmap(e);
-
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct engine_probe *ep = &e->probes[i];
 		const struct provider *pv = ep->probe->provider;
@@ -462,6 +462,22 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 			ep->req.all_cpus = false;
 		}
 	}
+	/* Two waits on the kernel that do not depend on each other, side
+	 * by side: creating the maps (the ring's pages) and asking whether
+	 * it has multi links (a program loaded for the question), which
+	 * the plans below need. */
+	double t0 = log_now_ms();
+	unsigned waits = engine_multi_questions(e) ? 2 : 1;
+	r = parallel_for(waits, waits, setup_one, e);
+	if (r < 0)
+		goto fail;
+	log_info("created %u maps in %.1f ms", prog->nmaps, log_now_ms() - t0);
+	r = engine_globals_write(e);
+	if (r < 0)
+		goto fail;
+	engine_maps_mmap(e);
+	double t1 = log_now_ms();
+
 	r = engine_syscalls_plan(e);
 	if (r < 0)
 		goto fail;
@@ -471,11 +487,11 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 	/* The verifier checks privileged programs in parallel, and a
 	 * script's programs are independent: load them on every CPU, then
 	 * say what happened in probe order. */
-	double t1 = log_now_ms();
+	double t2 = log_now_ms();
 	r = parallel_for(e->nprobes, e->nprobes < PROGS_PARALLEL_MIN ? 1 : 0,
 			 load_one, e);
-	log_info("loaded the programs in %.1f ms (providers and plans: "
-		 "%.1f ms before)", log_now_ms() - t1, t1 - t0);
+	log_info("loaded the programs in %.1f ms (planned in %.1f ms before)",
+		 log_now_ms() - t2, t2 - t1);
 	if (r == -ECANCELED) {          /* interrupted: nothing to say */
 		for (uint32_t i = 0; i < e->nprobes; i++) {
 			free(e->probes[i].verifier_log);

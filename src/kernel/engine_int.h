@@ -73,6 +73,11 @@ struct engine {
 /* multi.c: group the probes that can share a program (and a link), and
  * attach a group's leader with one multi-target link. */
 int engine_multi_plan(struct engine *e);
+/* The multi links the probes' requests may use (a mask of 1u <<
+ * MULTI_UPROBE, 1u << MULTI_KPROBE), and asking the kernel about them
+ * before planning (engine_multi_plan asks itself otherwise). */
+unsigned engine_multi_questions(const struct engine *e);
+void engine_multi_ask(struct engine *e, unsigned questions);
 int engine_multi_attach(struct engine *e, struct engine_probe *ep);
 /* Does the kernel have kprobe_multi (uprobe_multi) links? Asked of it
  * each time (multi.c caches the answer per engine; --info asks once). */

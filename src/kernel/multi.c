@@ -140,6 +140,27 @@ static bool kernel_has_multi(struct engine *e, enum attach_multi kind)
 	return *known;
 }
 
+unsigned engine_multi_questions(const struct engine *e)
+{
+	/* a uprobe alone goes on a link of its own; kprobes only share */
+	unsigned uprobes = 0, kprobes = 0;
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		const struct engine_probe *ep = &e->probes[i];
+		uprobes += ep->has_req && ep->req.multi == MULTI_UPROBE;
+		kprobes += ep->has_req && ep->req.multi == MULTI_KPROBE;
+	}
+	return (uprobes ? 1u << MULTI_UPROBE : 0) |
+		(kprobes > 1 ? 1u << MULTI_KPROBE : 0);
+}
+
+void engine_multi_ask(struct engine *e, unsigned questions)
+{
+	if (questions & (1u << MULTI_UPROBE))
+		kernel_has_multi(e, MULTI_UPROBE);
+	if (questions & (1u << MULTI_KPROBE))
+		kernel_has_multi(e, MULTI_KPROBE);
+}
+
 /* Could probe b go on probe a's link: the same kind of link to the same
  * place (a uprobe_multi link has one file and one process)? */
 static bool same_target(const struct engine_probe *a,

@@ -2,7 +2,7 @@
  * runs each command N times, the commands taking turns (so that every
  * one sees the same machine), and prints one line per run:
  *
- *     INDEX WALL_MS MAXRSS_KIB STATUS CPU_MS
+ *     INDEX WALL_MS MAXRSS_KIB STATUS CPU_MS START_NS END_NS
  *
  * INDEX is the command's position (0, 1, ...). The wall time runs from
  * just before posix_spawn to wait4's return; CPU_MS is the child's user
@@ -10,9 +10,11 @@
  * inflate, unlike the wall time on a shared machine); the peak RSS is wait4's
  * ru_maxrss, the child's own (this program is small and static, so the
  * high-water mark a spawned child starts from is below any command's).
- * Standard output and error go to /dev/null.
+ * START_NS and END_NS are CLOCK_MONOTONIC (bpf_ktime_get_ns's clock) at
+ * the spawn and at the reaping. Standard output and error go to
+ * /dev/null, or standard output to FILE (-o, truncated at every run).
  *
- *   spawn N CMD [ARGS] [:: CMD [ARGS]]... */
+ *   spawn [-o FILE] N CMD [ARGS] [:: CMD [ARGS]]... */
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -28,8 +30,14 @@ extern char **environ;
 
 int main(int argc, char **argv)
 {
+	const char *out = "/dev/null";
+	if (argc > 2 && strcmp(argv[1], "-o") == 0) {
+		out = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: spawn N CMD [ARGS] [:: CMD [ARGS]]...\n");
+		fprintf(stderr, "usage: spawn [-o FILE] N CMD [ARGS] [:: CMD [ARGS]]...\n");
 		return 2;
 	}
 	int n = atoi(argv[1]);
@@ -43,7 +51,8 @@ int main(int argc, char **argv)
 		}
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, out,
+					 O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	for (int i = 0; i < n; i++)
 		for (int c = 0; c < nc; c++) {
@@ -64,9 +73,11 @@ int main(int argc, char **argv)
 				(double)(b.tv_nsec - a.tv_nsec) / 1e6;
 			double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 				(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-			printf("%d %.3f %ld %d %.3f\n", c, ms, ru.ru_maxrss,
+			printf("%d %.3f %ld %d %.3f %lld %lld\n", c, ms,
+			       ru.ru_maxrss,
 			       WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
-			       cpu);
+			       cpu, a.tv_sec * 1000000000LL + a.tv_nsec,
+			       b.tv_sec * 1000000000LL + b.tv_nsec);
 		}
 	return 0;
 }

@@ -241,7 +241,7 @@ static bool free_to_write(ZydisRegister r)
 	default:
 		break;
 	}
-	switch (ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r)) {
+	switch (zydis.largest_enclosing(ZYDIS_MACHINE_MODE_LONG_64, r)) {
 	case ZYDIS_REGISTER_RAX: case ZYDIS_REGISTER_RBX:
 	case ZYDIS_REGISTER_R10: case ZYDIS_REGISTER_R11:
 	case ZYDIS_REGISTER_R12: case ZYDIS_REGISTER_R13:
@@ -281,7 +281,7 @@ int x86_entry_skip(const uint8_t *code, size_t len, size_t *ilen,
 		return 0;
 	case ZYDIS_MNEMONIC_PUSH:
 		if (op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		    ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64,
+		    zydis.largest_enclosing(ZYDIS_MACHINE_MODE_LONG_64,
 						     op[0].reg.value) == ZYDIS_REGISTER_RSP)
 			return -1;
 		*sp_delta = in.d.operand_width / 8;

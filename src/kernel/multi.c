@@ -246,17 +246,6 @@ int engine_multi_plan(struct engine *e)
 				r = vec_push(&g, j);
 		if (r < 0)
 			continue;
-		/* A uprobe alone goes on a link of its own too: its perf
-		 * event took three RCU grace periods to release (the
-		 * program's detach, the uprobe's and the trace event's:
-		 * 40 ms of exit() to gone, issue 26), the link one. */
-		if (g.n == 1 && ep->req.multi == MULTI_UPROBE &&
-		    kernel_has_multi(e, MULTI_UPROBE)) {
-			r = plan_link(e, i, g.v, 1);
-			continue;
-		}
-		if (g.n < 2)
-			continue;
 		/* A uprobe_multi link binds to a thread-group leader: one
 		 * that exited (pthread_exit) while its process runs on takes
 		 * the link but never fires. Such a process is followed
@@ -265,6 +254,17 @@ int engine_multi_plan(struct engine *e)
 		bool leader_gone = ep->req.multi == MULTI_UPROBE &&
 				   ep->req.pid > 0 && e->opts.pid > 0 &&
 				   ep->req.pid != e->opts.pid;
+		/* A uprobe alone goes on a link of its own too: its perf
+		 * event took three RCU grace periods to release (the
+		 * program's detach, the uprobe's and the trace event's:
+		 * 40 ms of exit() to gone, issue 26), the link one. */
+		if (g.n == 1 && ep->req.multi == MULTI_UPROBE && !leader_gone &&
+		    kernel_has_multi(e, MULTI_UPROBE)) {
+			r = plan_link(e, i, g.v, 1);
+			continue;
+		}
+		if (g.n < 2)
+			continue;
 		if (!leader_gone && kernel_has_multi(e, ep->req.multi) &&
 		    (r = plan_link(e, i, g.v, g.n)) <= 0)
 			continue;

@@ -590,9 +590,12 @@ static int run(const struct options *o, const struct program *prog)
 	log_info("loaded %u maps and %u programs in %.1f ms, attached in %.1f ms",
 		 prog->nmaps, prog->nprobes, t1 - t0, log_now_ms() - t1);
 	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED")) {
-		/* bpftrace's tooling waits for this exact line on stdout. */
-		printf("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n");
-		fflush(stdout);
+		/* bpftrace's test runner waits for this exact line. bpftrace
+		 * 0.17 writes it on stderr (src/bpftrace.cpp), so a command
+		 * piping the output (`| python3 -c 'json.load(...)'`) never
+		 * reads it as data. */
+		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
+		fflush(stderr);
 	}
 	/* The last moment to give up without having run anything: BEGIN
 	 * and the -c command have not started. */

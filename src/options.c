@@ -161,8 +161,11 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	/* '+': stop at the first non-option so script ARGS are left alone. */
-	while ((c = getopt_long(argc, argv, "+e:p:c:o:f:B:qvld:hVkI:", longopts,
+	/* Options may follow the script file and its arguments, as getopt
+	 * permutes them for bpftrace (`bpftrace script.bt -c CMD`, `-l
+	 * PATTERN -p PID`); `--` ends the options, so ARGS that begin
+	 * with '-' go after it. */
+	while ((c = getopt_long(argc, argv, "e:p:c:o:f:B:qvld:hVkI:", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'e': o->program_text = optarg; break;

@@ -156,7 +156,7 @@ static int child_spawn(const char *cmd, struct child *ch)
 			if (strchr(msg + i, '=') && putenv(msg + i) != 0)
 				_exit(127);
 		execvp(w.we_wordv[0], w.we_wordv);
-		fprintf(stderr, "sonde: error: -c: cannot run '%s': %s\n",
+		fprintf(stderr, "ERROR: -c: cannot run '%s': %s\n",
 			w.we_wordv[0], strerror(errno));
 		_exit(127);
 	}

@@ -383,13 +383,15 @@ static void diags_render(const struct diags *d, FILE *out, bool json)
 		const struct diag_source *src = diag_file(d, g->pos.file);
 		const char *gname = src && src->name ? src->name : "stdin";
 		const char *lvl = g->level == DIAG_ERROR ? "error" : "warning";
+		/* the level in bpftrace's words */
+		const char *word = g->level == DIAG_ERROR ? "ERROR" : "WARNING";
 		const char *msg = g->msg ? g->msg : "(no memory)";
 		if (g->pos.line == 0)
 			snprintf(head, sizeof(head), "%s: %s: %s [%s]", gname,
-				 lvl, msg, g->tag);
+				 word, msg, g->tag);
 		else
 			snprintf(head, sizeof(head), "%s:%u:%u: %s: %s [%s]",
-				 gname, g->pos.line, g->pos.col, lvl, msg,
+				 gname, g->pos.line, g->pos.col, word, msg,
 				 g->tag);
 		render_head(out, json, lvl, head);
 		if (json || g->pos.line == 0)
@@ -402,13 +404,13 @@ static void diags_render(const struct diags *d, FILE *out, bool json)
 	}
 	free(sorted);
 	if (d->dropped_errors) {
-		snprintf(head, sizeof(head), "%s: error: too many errors: %d "
+		snprintf(head, sizeof(head), "%s: ERROR: too many errors: %d "
 			 "shown, %u more not shown [TOO_MANY_ERRORS]", name,
 			 DIAG_MAX_ERRORS, d->dropped_errors);
 		render_head(out, json, "error", head);
 	}
 	if (d->dropped_warnings) {
-		snprintf(head, sizeof(head), "%s: warning: too many warnings: "
+		snprintf(head, sizeof(head), "%s: WARNING: too many warnings: "
 			 "%d shown, %u more not shown [TOO_MANY_WARNINGS]", name,
 			 DIAG_MAX_WARNINGS, d->dropped_warnings);
 		render_head(out, json, "warning", head);

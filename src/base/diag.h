@@ -69,7 +69,8 @@ void diag_warning(struct diags *d, struct pos pos, const char *tag,
 void diag_vadd(struct diags *d, enum diag_level level, struct pos pos,
 	       const char *tag, const char *fmt, va_list ap);
 /* Render every kept diagnostic, in source order, as
- *   NAME:LINE:COL: error: MESSAGE [TAG]
+ *   NAME:LINE:COL: ERROR: MESSAGE [TAG]   (WARNING: for warnings;
+ *   the level in bpftrace's words)
  *   <source line, or a window of it around the caret>
  *   <spaces>^~~~
  * (the last two lines only when the position is known), then one line

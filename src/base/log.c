@@ -112,14 +112,14 @@ static void log_v(const char *kind, const char *type, const char *fmt,
 		fputs("}\n", stderr);
 		return;
 	}
-	fprintf(stderr, "sonde: %s%s\n", kind, msg);
+	fprintf(stderr, "%s%s\n", kind, msg);
 }
 
 void log_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	log_v("error: ", "error", fmt, ap);
+	log_v("ERROR: ", "error", fmt, ap);
 	va_end(ap);
 }
 
@@ -129,7 +129,7 @@ void log_warn(const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	log_v("warning: ", "warning", fmt, ap);
+	log_v("WARNING: ", "warning", fmt, ap);
 	va_end(ap);
 }
 
@@ -139,7 +139,7 @@ void log_info(const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	log_v("", "info", fmt, ap);
+	log_v("sonde: ", "info", fmt, ap);
 	va_end(ap);
 }
 
@@ -149,7 +149,7 @@ void log_repeat_warn(struct log_repeat *r, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	log_v("warning: ", "warning", fmt, ap);
+	log_v("WARNING: ", "warning", fmt, ap);
 	va_end(ap);
 }
 

@@ -22,7 +22,9 @@ void log_json_str(FILE *out, const char *s);
  * out. */
 const char *log_clean(char *out, size_t n, const char *text);
 
-/* "sonde: <subsystem>: message" on stderr. */
+/* "ERROR: <subsystem>: message" and "WARNING: ..." on stderr, in the
+ * words bpftrace 0.17 starts its messages with (so what greps a bpftrace
+ * message finds sonde's); -v's lines start "sonde: ". */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Printed only under -v. */

@@ -24,7 +24,7 @@ for f in /usr/sbin/*.bt; do
 	if [ -n "$absent" ]; then
 		# part of what it probes is not on Debian 12: bpftrace 0.17
 		# attaches the rest, and so must sonde, warning of each skip
-		if [ $r -eq 0 ] && grep -qE 'warning: .*the probe is skipped \[(NO_SYMBOL|NO_MATCH|NO_PROBE)\]' <<<"$err"; then
+		if [ $r -eq 0 ] && grep -qE 'WARNING: .*the probe is skipped \[(NO_SYMBOL|NO_MATCH|NO_PROBE)\]' <<<"$err"; then
 			ok "tool $t compiles, skipping what Debian 12 lacks ($absent)"
 		else
 			nok "tool $t compiles, skipping what Debian 12 lacks" "exit $r: $(printf %s "$err" | grep -m1 -E 'error|warning')"

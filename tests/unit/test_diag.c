@@ -123,7 +123,7 @@ static void test_move(void)
 	CHECK(missing.list.n == 0 && missing.nerrors == 0,
 	      "move: the source is left empty");
 	char *out = render(&d);
-	CHECK(strstr(out, "x.bt:1:1: warning: no function 'f'; the probe is "
+	CHECK(strstr(out, "x.bt:1:1: WARNING: no function 'f'; the probe is "
 		      "skipped [NO_SYMBOL]") != NULL, "move: rendered as a warning");
 	free(out);
 	diags_free(&d);

@@ -174,16 +174,16 @@ static void t_json_messages(void)
 	log_json = 0;
 	fclose(m);
 	CHECK_STR(buf,
-		  "{\"type\": \"error\", \"data\": \"stdin: error: no place [NOPOS]\"}\n"
-		  "{\"type\": \"warning\", \"data\": \"stdin:1:9: warning: x does nothing [UNUSED]\"}\n"
-		  "{\"type\": \"error\", \"data\": \"stdin:2:7: error: unexpected \\\"q\\\" [SYNTAX]\"}\n",
+		  "{\"type\": \"error\", \"data\": \"stdin: ERROR: no place [NOPOS]\"}\n"
+		  "{\"type\": \"warning\", \"data\": \"stdin:1:9: WARNING: x does nothing [UNUSED]\"}\n"
+		  "{\"type\": \"error\", \"data\": \"stdin:2:7: ERROR: unexpected \\\"q\\\" [SYNTAX]\"}\n",
 		  "diagnostics: one JSON line each, in source order, no caret");
 	free(buf);
 	buf = NULL;
 	m = open_memstream(&buf, &len);
 	diags_print(&d, m);
 	fclose(m);
-	CHECK(strstr(buf, "stdin:2:7: error: unexpected \"q\" [SYNTAX]\nEND { \"q\" }\n      ^~~\n") != NULL,
+	CHECK(strstr(buf, "stdin:2:7: ERROR: unexpected \"q\" [SYNTAX]\nEND { \"q\" }\n      ^~~\n") != NULL,
 	      "diagnostics: text unchanged without -f json");
 	free(buf);
 	diags_free(&d);

@@ -194,15 +194,15 @@ static void test_includes(void)
 	       "long __max_align_ll __attribute__ ( ( __aligned__ ( 8 ) ) ) ; "
 	       "long double __max_align_ld __attribute__ ( ( __aligned__ ( 16 )"
 	       " ) ) ; } max_align_t ; size_t", "built-in stddef.h");
-	expect_error("\n#include <nothere.h>\n", "test.bt:2:10: error: "
+	expect_error("\n#include <nothere.h>\n", "test.bt:2:10: ERROR: "
 		     "'nothere.h' file not found", "missing header: position");
 	expect_error("#include <nothere.h>\n", "[INCLUDE_NOT_FOUND]",
 		     "missing header: tag");
-	expect_error("#include <bad.h>\n", "bad.h:2:3: error: unterminated "
+	expect_error("#include <bad.h>\n", "bad.h:2:3: ERROR: unterminated "
 		     "conditional directive", "unterminated #if in a header");
 	expect_error("#include <bad.h>\n", "  #if 1\n  ^\n",
 		     "caret under the header's line");
-	expect_error("#include <err.h>\n", "err.h:2:2: error: #error from "
+	expect_error("#include <err.h>\n", "err.h:2:2: ERROR: #error from "
 		     "header [PP_ERROR]", "#error");
 	expect_error("#include <loop.h>\n", "nested more than", "include loop "
 		     "is bounded");
@@ -210,7 +210,7 @@ static void test_includes(void)
 
 static void test_errors(void)
 {
-	expect_error("\n#if 1\nx\n", "test.bt:2:1: error: unterminated "
+	expect_error("\n#if 1\nx\n", "test.bt:2:1: ERROR: unterminated "
 		     "conditional directive", "unterminated #if");
 	expect_error("#endif\n", "#endif without #if", "stray #endif");
 	expect_error("#if 1\n#else\n#else\n#endif\n", "#else without #if",

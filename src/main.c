@@ -709,23 +709,6 @@ out:
 	return ret;
 }
 
-static int list_probes(const struct options *o)
-{
-	int found = 0;
-	/* -p alone (or with a pattern naming no provider) lists what that
-	 * process has: its user-space probes, as bpftrace does */
-	bool only_user = o->pid && (!o->list_pattern ||
-				    !strchr(o->list_pattern, ':'));
-	for (const struct provider *const *p = providers; *p; p++) {
-		if (!(*p)->list || (only_user && !((*p)->caps & PROBE_USER_MEM)))
-			continue;
-		int r = (*p)->list(o->list_pattern, o->pid, stdout);
-		if (r > 0)
-			found += r;
-	}
-	return EXIT_OK;
-}
-
 /* Until run() begins, nothing needs undoing: SIGINT and SIGTERM keep
  * their default action and end sonde at once, as they end bpftrace
  * while it compiles. */
@@ -747,7 +730,8 @@ int main(int argc, char **argv)
 	    o.engine->preflight_pid(o.pid) < 0)
 		return EXIT_RUNTIME;
 	if (o.list)
-		return list_probes(&o);
+		return provider_list_all(o.list_pattern, o.pid, stdout) < 0 ?
+			EXIT_SCRIPT : EXIT_OK;
 	if (o.cmd && preflight_command(o.cmd) < 0)
 		return EXIT_RUNTIME;
 

@@ -256,7 +256,7 @@ static int list_file(void *arg, struct elf_file *ef, const char *shown)
 			continue;
 		fprintf(lc->out, "%s:%s:%s\n", lc->pv->name, shown,
 			syms[i].name);
-		if (log_verbose)
+		if (log_verbose && lc->pv == &provider_uprobe)
 			list_params(ef, &syms[i], lc->out);
 		found++;
 	}
@@ -289,9 +289,12 @@ static int list_common(const struct provider *pv, const char *pattern,
 			target = parts.v[0];
 		}
 		/* the strings live in the arena until the walk is done */
-		r = target || pid > 0 ?
-			user_list_files(pv->name, target, pid, true, list_file,
-					&lc) : 0;
+		if (r == 0 && target && pid <= 0 && ap_has_wildcard(target))
+			r = user_glob_files(target, list_file, &lc);
+		else
+			r = target || pid > 0 ?
+				user_list_files(pv->name, target, pid, true,
+						list_file, &lc) : 0;
 		arena_free(&a);
 		return r;
 	}
@@ -305,6 +308,13 @@ static int uprobe_list(const char *pattern, int pid, FILE *out)
 	int r = list_common(&provider_uprobe, pattern, pid, out);
 	elf_func_params_release();
 	return r;
+}
+
+/* Only a pattern naming uretprobe comes here (probes/list.c): bpftrace
+ * lists a function under uprobe alone otherwise. */
+static int uretprobe_list(const char *pattern, int pid, FILE *out)
+{
+	return list_common(&provider_uretprobe, pattern, pid, out);
 }
 
 /* The process engine patches the function in the traced process. */
@@ -340,5 +350,5 @@ const struct provider provider_uretprobe = {
 		PROBE_KSTACK | PROBE_USER_MEM,
 	.attach = user_attach,
 	.process = uprobe_process,
-	.list = NULL,      /* bpftrace lists functions under uprobe only */
+	.list = uretprobe_list,
 };

@@ -212,39 +212,12 @@ static int usdt_expand(const struct node *attach, struct expand_ctx *ctx,
 	return 0;
 }
 
-/* -l: one line per probe (not per site), sorted as bpftrace sorts them. */
+/* -l: one line per probe (not per site); list.c sorts the lines. */
 struct list_ctx {
 	const char *prov, *name;   /* patterns; NULL: any */
 	const char *pattern;       /* a pattern without provider prefix */
 	FILE *out;
-	/* Over $PATH, bpftrace sorts every line, not each file's: when
-	 * collect is set, the lines are kept here and printed at the end. */
-	bool collect;
-	char **lines;
-	size_t nlines, cap;
 };
-
-/* Keep line (taken) in lc->lines; 0 or -ENOMEM. */
-static int keep_line(struct list_ctx *lc, char *line)
-{
-	if (lc->nlines == lc->cap) {
-		size_t cap = lc->cap ? lc->cap * 2 : 256;
-		char **v = realloc(lc->lines, cap * sizeof(*v));
-		if (!v) {
-			free(line);
-			return -ENOMEM;
-		}
-		lc->lines = v;
-		lc->cap = cap;
-	}
-	lc->lines[lc->nlines++] = line;
-	return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 static int list_file(void *arg, struct elf_file *ef, const char *shown)
 {
@@ -261,66 +234,18 @@ static int list_file(void *arg, struct elf_file *ef, const char *shown)
 		log_warn("usdt: malformed .note.stapsdt in '%s'", shown);
 		return 0;
 	}
-	char **names = calloc(n ? n : 1, sizeof(*names));
-	size_t k = 0;
-	for (size_t i = 0; names && i < n; i++) {
+	int found = 0;
+	for (size_t i = 0; i < n; i++) {
 		if (!usdt_probe_match(&v[i], lc->prov, lc->name))
 			continue;
 		if (lc->pattern && !provider_glob(lc->pattern, v[i].name))
 			continue;
-		if (asprintf(&names[k], "usdt:%s:%s:%s", shown, v[i].provider,
-			     v[i].name) < 0) {
-			r = -ENOMEM;
-			break;
-		}
-		k++;
+		fprintf(lc->out, "usdt:%s:%s:%s\n", shown, v[i].provider,
+			v[i].name);
+		found++;
 	}
-	if (!names)
-		r = -ENOMEM;
-	if (lc->collect) {
-		/* collecting (a $PATH walk): the lines go to lc->lines */
-		for (size_t i = 0; i < k; i++) {
-			if (r >= 0 && keep_line(lc, names[i]) < 0)
-				r = -ENOMEM;
-			else if (r < 0)
-				free(names[i]);
-			names[i] = NULL;
-		}
-		k = 0;
-	}
-	if (k)
-		qsort(names, k, sizeof(*names), cmp_str);
-	for (size_t i = 0; i < k; i++)
-		if (r >= 0 && (i == 0 || strcmp(names[i], names[i - 1]) != 0)) {
-			fprintf(lc->out, "%s\n", names[i]);
-			r++;
-		}
-	for (size_t i = 0; i < k; i++)
-		free(names[i]);
-	free(names);
 	usdt_probes_free(v, n);
-	return r;
-}
-
-/* A wildcard file without -p: the files of $PATH, as bpftrace 0.17 lists
- * them: every matching line sorted as one list, each once. */
-static int list_path(const char *target, struct list_ctx *lc)
-{
-	lc->collect = true;
-	int r = user_list_path_files(target, list_file, lc);
-	char **v = lc->lines;
-	size_t n = lc->nlines, printed = 0;
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_str);
-	for (size_t i = 0; r >= 0 && i < n; i++)
-		if (i == 0 || strcmp(v[i], v[i - 1]) != 0) {
-			fprintf(lc->out, "%s\n", v[i]);
-			printed++;
-		}
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-	return r < 0 ? r : (int)printed;
+	return found;
 }
 
 static int usdt_list(const char *pattern, int pid, FILE *out)
@@ -351,7 +276,7 @@ static int usdt_list(const char *pattern, int pid, FILE *out)
 		lc.name = parts.v[2];
 	}
 	if (r == 0 && target && pid <= 0 && ap_has_wildcard(target))
-		r = list_path(target, &lc);
+		r = user_glob_files(target, list_file, &lc);
 	else
 		r = target || pid > 0 ?
 			user_list_files("usdt", target, pid, false, list_file,

@@ -9,8 +9,8 @@
  * /proc/PID/root/EXE. sonde does the same, so `probe` prints alike. */
 #include "user.h"
 
-#include <dirent.h>
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <signal.h>
@@ -430,52 +430,69 @@ int user_list_files(const char *kind, const char *target, int pid,
 	return total;
 }
 
-/* bpftrace 0.17 lists `usdt:*:...` (a file pattern, no -p) over every
- * file in the directories of $PATH, named DIR/NAME, that the pattern
- * matches. Bounded: a PATH of many big directories stops here. */
-#define USER_PATH_FILES_MAX 20000
+/* A file pattern is expanded as bpftrace 0.17 expands one: the pattern
+ * itself and, when it has no '/', the pattern in each directory of
+ * $PATH, each through glob(3); of what matches, the regular files that
+ * are ELF objects. Bounded: patterns matching many big directories stop
+ * at USER_GLOB_FILES_MAX files. */
+#define USER_GLOB_FILES_MAX 20000
 
-int user_list_path_files(const char *target,
-			 int (*fn)(void *arg, struct elf_file *ef,
-				   const char *shown),
-			 void *arg)
+static int glob_one(const char *target, const char *pattern, unsigned *seen,
+		    int (*fn)(void *arg, struct elf_file *ef,
+			      const char *shown),
+		    void *arg)
 {
-	const char *env = getenv("PATH");
-	char *dirs = env ? strdup(env) : NULL;
-	if (!dirs)
-		return env ? -ENOMEM : 0;
-	char path[PATH_MAX], *save = NULL;
+	glob_t g;
 	int total = 0;
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return 0;     /* no match, or an unreadable directory */
+	for (size_t i = 0; i < g.gl_pathc && *seen < USER_GLOB_FILES_MAX; i++) {
+		struct stat st;
+		struct elf_file *ef;
+		/* bpftrace then matches its lines against the pattern as
+		 * written: a file found in $PATH is listed only if the
+		 * target matches its whole path (`*`, not `p*`) */
+		if (!provider_glob(target, g.gl_pathv[i]))
+			continue;
+		/* stat first: a FIFO must not be opened */
+		if (stat(g.gl_pathv[i], &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		++*seen;
+		if (elf_open(g.gl_pathv[i], &ef) < 0)
+			continue;    /* a script, not an ELF file */
+		int r = fn(arg, ef, g.gl_pathv[i]);
+		elf_close(ef);
+		if (r < 0) {
+			total = r;
+			break;
+		}
+		total += r;
+	}
+	globfree(&g);
+	return total;
+}
+
+int user_glob_files(const char *target,
+		    int (*fn)(void *arg, struct elf_file *ef,
+			      const char *shown),
+		    void *arg)
+{
 	unsigned seen = 0;
+	int total = glob_one(target, target, &seen, fn, arg);
+	const char *env = getenv("PATH");
+	if (total < 0 || strchr(target, '/') || !env)
+		return total;
+	char *dirs = strdup(env);
+	if (!dirs)
+		return -ENOMEM;
+	char path[PATH_MAX], *save = NULL;
 	for (char *dir = strtok_r(dirs, ":", &save); dir && total >= 0;
 	     dir = strtok_r(NULL, ":", &save)) {
-		DIR *d = dir[0] == '/' ? opendir(dir) : NULL;
-		if (!d)
-			continue;    /* missing or relative: nothing to list */
-		struct dirent *de;
-		while ((de = readdir(d)) && seen < USER_PATH_FILES_MAX) {
-			struct stat st;
-			struct elf_file *ef;
-			if (de->d_name[0] == '.')
-				continue;
-			int len = snprintf(path, sizeof(path), "%s/%s", dir,
-					   de->d_name);
-			if (len < 0 || (size_t)len >= sizeof(path) ||
-			    !provider_glob(target, path) ||
-			    stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-				continue;
-			seen++;
-			if (elf_open(path, &ef) < 0)
-				continue;    /* a script, not an ELF file */
-			int r = fn(arg, ef, path);
-			elf_close(ef);
-			if (r < 0) {
-				total = r;
-				break;
-			}
-			total += r;
-		}
-		closedir(d);
+		int len = snprintf(path, sizeof(path), "%s/%s", dir, target);
+		if (len < 0 || (size_t)len >= sizeof(path))
+			continue;
+		int r = glob_one(target, path, &seen, fn, arg);
+		total = r < 0 ? r : total + r;
 	}
 	free(dirs);
 	return total;

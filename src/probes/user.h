@@ -53,11 +53,13 @@ int user_list_files(const char *kind, const char *target, int pid,
 		    int (*fn)(void *arg, struct elf_file *ef, const char *shown),
 		    void *arg);
 
-/* -l of a wildcard file without -p: every file of $PATH's directories
- * (DIR/NAME) that target matches, as bpftrace 0.17 lists them. */
-int user_list_path_files(const char *target,
-			 int (*fn)(void *arg, struct elf_file *ef,
-				   const char *shown),
-			 void *arg);
+/* The files a wildcard file pattern names without -p, as bpftrace 0.17
+ * expands one: the pattern, and with no '/' in it the pattern in each
+ * directory of $PATH too (`usdt_test*`, `./testprogs/uprobe*`), matched
+ * by glob(3); fn is called with each ELF file and the path glob gave. */
+int user_glob_files(const char *target,
+		    int (*fn)(void *arg, struct elf_file *ef,
+			      const char *shown),
+		    void *arg);
 
 #endif

@@ -13,28 +13,36 @@
 
 extern const struct provider provider_usdt;
 
-/* usdt -> PATH ':' [PROVIDER ':'] NAME | NAME (with -p) */
+/* usdt -> PATH ':' [PROVIDER ':'] NAME | NAME (with -p)
+ * As bpftrace 0.17 reads them: an empty PROVIDER is any provider
+ * (`usdt:./prog::*probe2`), and with -p an empty PATH is every object
+ * the process maps (`usdt::tracetest:testprobe -p PID`). */
 static int usdt_parse(struct node *attach, struct expand_ctx *ctx)
 {
 	struct ap_parts parts;
 	if (user_split(ctx->arena, attach->u.attach.text, &parts) < 0)
 		return ap_error(attach, ctx, "unterminated quote in '%s'",
 				attach->u.attach.text);
-	const char *target = NULL, *func;
+	const char *target = NULL, *prov = "", *name;
 	if (parts.n == 1 && ctx->pid > 0)
-		func = parts.v[0];
+		name = parts.v[0];
 	else if (parts.n == 2)
-		target = parts.v[0], func = parts.v[1];
+		target = parts.v[0], name = parts.v[1];
 	else if (parts.n == 3)
-		target = parts.v[0],
-		func = arena_printf(ctx->arena, "%s:%s", parts.v[1], parts.v[2]);
+		target = parts.v[0], prov = parts.v[1], name = parts.v[2];
 	else
 		return ap_error(attach, ctx,
 				"usdt probe type requires 2 or 3 arguments");
-	if (target && !*target)
-		return ap_error(attach, ctx, "usdt probe has an empty path");
-	if (!*func || func[strlen(func) - 1] == ':' || func[0] == ':')
+	if (target && !*target) {
+		if (ctx->pid <= 0)
+			return ap_error(attach, ctx,
+					"usdt probe has an empty path");
+		target = NULL;
+	}
+	if (!*name)
 		return ap_error(attach, ctx, "usdt probe has no probe name");
+	const char *func = *prov ? arena_printf(ctx->arena, "%s:%s", prov,
+						name) : name;
 	ap_set(attach, "usdt", target, func, 0);
 	return 0;
 }
@@ -179,7 +187,12 @@ static int usdt_expand(const struct node *attach, struct expand_ctx *ctx,
 	}
 	int r;
 	const char *where;
-	if (!target || (ctx->pid > 0 && ap_has_wildcard(target))) {
+	if (target && ctx->pid <= 0 && ap_has_wildcard(target)) {
+		/* the files the pattern matches, as bpftrace globs them */
+		r = user_glob_files(target, expand_object, &x);
+		where = arena_printf(ctx->arena, "the files matching '%s'",
+				     target);
+	} else if (!target || (ctx->pid > 0 && ap_has_wildcard(target))) {
 		/* every object the process maps (user.c checks the pid) */
 		r = user_list_files("usdt", target, ctx->pid, false,
 				    expand_object, &x);

@@ -539,6 +539,11 @@ static bool member_decl(struct cdecl *c, member_vec *m)
 			return false;
 		if (cd_accept(c, ","))
 			continue;
+		/* the last member's ';' may be left out, as gcc and clang
+		 * allow it (bpftrace 0.17 passes such a struct through
+		 * clang: `struct x { int a; int b }`) */
+		if (cd_is(c, 0, "}"))
+			return true;
 		return cd_expect(c, ";", "a struct member declaration");
 	}
 }

@@ -6,6 +6,46 @@
 #include <fcntl.h>
 #include <string.h>
 
+/* The size and alignment bpftrace 0.17 gives a value of type t, which
+ * sizeof() reports: integers of their declared width, strings of their
+ * bytes, C values of their C layout, and a tuple laid out as a C struct
+ * of those (`((int8)1, (int16)1, (int32)1)` is 8). sonde itself stores
+ * a tuple's fields 8-byte aligned (types.h); that layout is its own. */
+static void bt_layout(const struct type *t, uint64_t *size, uint64_t *align)
+{
+	switch (t->kind) {
+	case TYPE_INT:
+		*size = *align = t->bits ? t->bits / 8 : 8;
+		return;
+	case TYPE_STR:
+		*size = t->size;
+		*align = 1;
+		return;
+	case TYPE_STRUCT:
+	case TYPE_ARRAY:
+		*size = t->size;
+		*align = t->ctype && t->ctype->align ? t->ctype->align : 1;
+		return;
+	case TYPE_TUPLE: {
+		uint64_t off = 0, max = 1;
+		for (uint32_t i = 0; i < t->nfields; i++) {
+			uint64_t fs, fa;
+			bt_layout(t->fields[i], &fs, &fa);
+			off = (off + fa - 1) / fa * fa + fs;
+			if (fa > max)
+				max = fa;
+		}
+		*size = (off + max - 1) / max * max;
+		*align = max;
+		return;
+	}
+	default:
+		*size = t->size;
+		*align = 8;
+		return;
+	}
+}
+
 /* sizeof(TYPE) or sizeof(expr); the final pass turns the call into the
  * N_INT it stands for, so it has no code hook. */
 static const struct type *check_sizeof(struct sema *s, struct node *n)
@@ -19,7 +59,8 @@ static const struct type *check_sizeof(struct sema *s, struct node *n)
 		const struct type *t = sema_expr(s, a);
 		if (!t)
 			return NULL;
-		size = is_int(t) ? t->bits / 8 : t->size;
+		uint64_t align;
+		bt_layout(t, &size, &align);
 	}
 	if (s->final) {
 		n->kind = N_INT;

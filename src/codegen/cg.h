@@ -169,6 +169,9 @@ void cg_cobject_to(struct cg *cg, const struct node *n, struct cmem dst,
 struct cval cg_cobject_addr(struct cg *cg, const struct node *n,
 			    const struct type *t);
 bool cg_is_ptr_arith(const struct node *n);
+int64_t cg_ptr_step(const struct type *t);
+struct cval cg_scale_step(struct cg *cg, enum op op, const struct type *t,
+			  struct cval x);
 struct cval cg_ptr_arith(struct cg *cg, const struct node *n);
 
 /* cg_btf.c: the verifier's trusted pointers (BTF tracing programs) */

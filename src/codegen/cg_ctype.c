@@ -365,6 +365,32 @@ bool cg_is_ptr_arith(const struct node *n)
 	return (op == OP_ADD && l != r) || (op == OP_SUB && l && !r);
 }
 
+/* What one step of pointer arithmetic on a value of type t adds: the
+ * pointee's size for a typed pointer (void *: 1), else 1. `p += i`,
+ * `p -= i`, `p++` and `p--` step by it, as `p + i` does and as bpftrace
+ * 0.17 does. */
+int64_t cg_ptr_step(const struct type *t)
+{
+	const struct ctype *e = typed_ptr(t) ? t->ctype->elem : NULL;
+	return e && e->size ? e->size : 1;
+}
+
+/* The value of `p += x` or `p -= x` scaled by p's step (other
+ * operators and integers: x as it is). */
+struct cval cg_scale_step(struct cg *cg, enum op op, const struct type *t,
+			  struct cval x)
+{
+	int64_t step = cg_ptr_step(t);
+	if (step == 1 || (op != OP_ADD && op != OP_SUB))
+		return x;
+	if (x.kind == CV_IMM)
+		return cg_imm(x.imm * step, x.t);
+	vreg k = ir_vreg(cg->ir);
+	ir_mov(cg->ir, k, cg_reg(cg, x));
+	ir_alui(cg->ir, BPF_MUL, k, k, step);
+	return cg_regval(k, x.t);
+}
+
 /* p + i, p - i on a typed pointer: i scaled by the pointee's size. */
 struct cval cg_ptr_arith(struct cg *cg, const struct node *n)
 {

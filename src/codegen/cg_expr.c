@@ -252,7 +252,8 @@ static struct cval var_incdec(struct cg *cg, const struct node *n)
 	const struct node *v = n->u.incdec.target;
 	vreg r = cg->var_reg[v->u.var.slot];
 	enum op op = n->u.incdec.op;
-	int delta = op == OP_PREINC || op == OP_POSTINC ? 1 : -1;
+	int64_t step = cg_ptr_step(v->type);
+	int64_t delta = op == OP_PREINC || op == OP_POSTINC ? step : -step;
 	vreg old = VR_NONE;
 	if (op == OP_POSTINC || op == OP_POSTDEC) {
 		old = ir_vreg(cg->ir);

@@ -442,7 +442,8 @@ void cg_map_assign(struct cg *cg, const struct node *st)
 		update(cg, map, key, val);
 		return;
 	}
-	struct cval x = cg_expr(cg, v);
+	struct cval x = cg_scale_step(cg, st->u.assign.op, s->value_type,
+				      cg_expr(cg, v));
 	vreg xr = cg_reg(cg, x);
 	struct cmem key = build_key(cg, m, s);
 	vreg p = lookup(cg, map, key);
@@ -465,8 +466,9 @@ struct cval cg_map_incdec(struct cg *cg, const struct node *n)
 	vreg p = lookup(cg, m->u.map.map_id, key);
 	vreg old = load_or_zero(cg, p, 0);
 	vreg nv = ir_vreg(cg->ir);
+	int64_t step = cg_ptr_step(s->value_type);
 	ir_alui(cg->ir, BPF_ADD, nv, old,
-		op == OP_PREINC || op == OP_POSTINC ? 1 : -1);
+		op == OP_PREINC || op == OP_POSTINC ? step : -step);
 	cg_normalize(cg, nv, s->value_type);
 	struct cmem val = cg_alloc(cg, 8);
 	cg_store_int(cg, val, cg_regval(nv, s->value_type));

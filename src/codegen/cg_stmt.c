@@ -26,6 +26,7 @@ static void assign_var(struct cg *cg, const struct node *st)
 			ir_mov(cg->ir, r, cg_reg(cg, x));
 		return;
 	}
+	x = cg_scale_step(cg, st->u.assign.op, vt, x);
 	if (x.kind == CV_IMM && x.imm >= INT32_MIN && x.imm <= INT32_MAX)
 		ir_alui(cg->ir, cg_alu_code(st->u.assign.op), r, r, x.imm);
 	else

@@ -143,6 +143,7 @@ void cg_cond_jump(struct cg *cg, const struct node *n, bool when_true,
 void cg_str_literal(struct cg *cg, struct cmem dst, const char *s,
 		    uint32_t len, uint32_t size);
 struct cval cg_str_compare(struct cg *cg, const struct node *n);
+struct cval cg_mem_compare(struct cg *cg, const struct node *n);
 struct cval cg_strncmp(struct cg *cg, const struct node *n);
 struct cval cg_strcontains(struct cg *cg, const struct node *n);
 void cg_str_call_to(struct cg *cg, const struct node *n, struct cmem dst,

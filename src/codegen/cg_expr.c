@@ -174,6 +174,9 @@ static struct cval binop(struct cg *cg, const struct node *n)
 	const struct node *l = n->u.binop.lhs, *r = n->u.binop.rhs;
 	if (is_compare(op) && (is_str(l->type) || is_str(r->type)))
 		return cg_str_compare(cg, n);
+	if (is_compare(op) && l->type && (l->type->kind == TYPE_BUF ||
+					  l->type->kind == TYPE_ARRAY))
+		return cg_mem_compare(cg, n);
 	if (is_compare(op) || op == OP_LAND || op == OP_LOR)
 		return bool_of(cg, n);
 	if (cg_is_ptr_arith(n))

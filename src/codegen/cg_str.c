@@ -133,6 +133,37 @@ struct cval cg_str_compare(struct cg *cg, const struct node *n)
 			 op == OP_EQ, n->type);
 }
 
+/* a == b, a != b on buffers (their u32 lengths, then the bytes both
+ * hold: buf() zeroes what is past the length) and on C arrays of
+ * integers (sema checked they have one size): byte by byte. */
+struct cval cg_mem_compare(struct cg *cg, const struct node *n)
+{
+	const struct node *l = n->u.binop.lhs, *r = n->u.binop.rhs;
+	struct cval a = cg_expr(cg, l);
+	struct cval b = cg_expr(cg, r);
+	if (a.kind != CV_MEM || b.kind != CV_MEM) {
+		cg_error(cg, n->pos, "comparison of '%s' values cannot be "
+			 "compiled", type_kind_name(l->type->kind));
+		return cg_imm(0, n->type);
+	}
+	uint32_t size = l->type->size < r->type->size ? l->type->size :
+		r->type->size;
+	uint32_t ne = ir_label(cg->ir), done = ir_label(cg->ir);
+	for (uint32_t i = 0; i < size; i++) {
+		vreg x = cg_load(cg, BPF_B, cg_at(a.m, (int32_t)i));
+		vreg y = cg_load(cg, BPF_B, cg_at(b.m, (int32_t)i));
+		ir_jcc(cg->ir, BPF_JNE, x, y, ne);
+	}
+	bool eq = n->u.binop.op == OP_EQ;
+	vreg d = ir_vreg(cg->ir);
+	ir_movi(cg->ir, d, eq);
+	ir_ja(cg->ir, done);
+	ir_place(cg->ir, ne);
+	ir_movi(cg->ir, d, !eq);
+	ir_place(cg->ir, done);
+	return cg_regval(d, n->type);
+}
+
 /* strncmp(a, b, n): 0 when the first n bytes match, as in C. */
 struct cval cg_strncmp(struct cg *cg, const struct node *n)
 {
@@ -251,9 +282,16 @@ void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst)
 	if (src->type->kind == TYPE_STR) {   /* bytes of a string: BPF memory */
 		struct cval v = cg_expr(cg, src);   /* a variable: no copy */
 		struct cmem m = v.m;
-		if (v.kind != CV_MEM) {
-			m = cg_alloc(cg, src->type->size);
-			cg_store(cg, m, v, src->type);
+		if (v.kind != CV_MEM || src->type->size < cap) {
+			/* a buffer longer than the string: zeros after it */
+			uint32_t size = src->type->size < cap ? cap :
+				src->type->size;
+			m = cg_alloc(cg, size);
+			cg_zero(cg, m, size);
+			if (v.kind == CV_MEM)
+				cg_copy(cg, m, v.m, src->type->size);
+			else
+				cg_store(cg, m, v, src->type);
 		}
 		from = cg_arg(m);
 		helper = BPF_FUNC_probe_read_kernel;

@@ -34,11 +34,15 @@ static const struct type *check_buf(struct sema *s, struct node *n)
 	const struct type *l = sema_int_arg(s, n, 1, "the length");
 	if (!a || !l)
 		return NULL;
+	/* As bpftrace 0.17 sizes it: a length known when compiling (a
+	 * literal or a positional parameter, in every pass alike) is the
+	 * buffer's, a string's bytes past its end reading as zeros
+	 * (buf("ok_key", 8) keeps 8); else BPFTRACE_STRLEN. */
 	uint32_t len = s->prog->strlen;
-	if (is_str(a) && a->size < len)
-		len = a->size;
-	if (arg(n, 1)->kind == N_INT && arg(n, 1)->u.ival < len)
-		len = (uint32_t)arg(n, 1)->u.ival;
+	int64_t want;
+	if (sema_const_int(s, arg(n, 1), &want) && want >= 0 &&
+	    (uint64_t)want < len)
+		len = (uint32_t)want;
 	return type_simple(s->a, TYPE_BUF, 4 + len);
 }
 

@@ -404,6 +404,19 @@ static const struct type *field_type(struct sema *s, struct node *n,
 	return t;
 }
 
+/* A positional parameter's text as a number (bpftrace's: decimal, 0x
+ * hex, 0 octal, a leading '-'); 0 or -EINVAL. */
+static int positional_number(const char *v, uint64_t *val)
+{
+	char *end;
+	errno = 0;
+	if (v[0] == '-')
+		*val = (uint64_t)strtoll(v, &end, 0);
+	else
+		*val = strtoull(v, &end, 0);
+	return errno || end == v || *end ? -EINVAL : 0;
+}
+
 /* $1.. and $#: replaced, in the final pass, by the literal they stand
  * for, so codegen never sees N_POSITIONAL. In str($N) (as_string) the
  * parameter is a string; elsewhere it must be a number. */
@@ -431,25 +444,43 @@ const struct type *sema_positional(struct sema *s, struct node *n,
 		return n->type = type_str(s->a, (uint32_t)strlen(v ? v : "") + 1);
 	}
 	uint64_t val = 0;
-	if (v) {
-		char *end;
-		errno = 0;
-		if (v[0] == '-')
-			val = (uint64_t)strtoll(v, &end, 0);
-		else
-			val = strtoull(v, &end, 0);
-		if (errno || end == v || *end) {
-			sema_error(s, n->pos, "BAD_POSITIONAL",
-				   "$%u used as a number but given \"%s\"; "
-				   "use str($%u) for a string", i, v, i);
-			return NULL;
-		}
+	if (v && positional_number(v, &val) < 0) {
+		sema_error(s, n->pos, "BAD_POSITIONAL",
+			   "$%u used as a number but given \"%s\"; "
+			   "use str($%u) for a string", i, v, i);
+		return NULL;
 	}
 	if (s->final) {
 		n->kind = N_INT;
 		n->u.ival = val;
 	}
 	return n->type = type_s64();
+}
+
+/* An integer known when the script is compiled, in any pass: a literal,
+ * or a positional parameter holding a number ($N, $#; an unset $N is 0).
+ * False for anything else, with nothing reported. */
+bool sema_const_int(struct sema *s, const struct node *n, int64_t *v)
+{
+	if (n && n->kind == N_INT) {
+		*v = (int64_t)n->u.ival;
+		return true;
+	}
+	if (!n || n->kind != N_POSITIONAL)
+		return false;
+	int np = s->opts ? s->opts->npositional : 0;
+	if (n->u.positional.is_count) {
+		*v = np;
+		return true;
+	}
+	uint32_t i = n->u.positional.index;
+	const char *text = i >= 1 && i <= (uint32_t)np ?
+		s->opts->positional[i - 1] : NULL;
+	uint64_t val = 0;
+	if (text && positional_number(text, &val) < 0)
+		return false;
+	*v = (int64_t)val;
+	return true;
 }
 
 /* An integer as bpftrace 0.17 names it in these warnings. */
@@ -514,6 +545,35 @@ static void sign_warnings(struct sema *s, struct pos pos, enum op op,
 			     "silence warning)", op_name(op));
 }
 
+/* a == b, a != b on C arrays of integers of one size and length,
+ * element by element, as bpftrace 0.17 compares them (in its words). */
+static const struct type *array_compare(struct sema *s, struct node *n,
+					const struct type *l,
+					const struct type *r)
+{
+	enum op op = n->u.binop.op;
+	const struct ctype *le = l->ctype ? l->ctype->elem : NULL;
+	const struct ctype *re = r->ctype ? r->ctype->elem : NULL;
+	if (op != OP_EQ && op != OP_NE) {
+		sema_error(s, n->pos, "TYPE_MISMATCH", "The %s operator cannot "
+			   "be used on arrays.", op_name(op));
+		return NULL;
+	}
+	if (l->ctype->nelems != r->ctype->nelems) {
+		sema_error(s, n->pos, "TYPE_MISMATCH", "Only arrays of same "
+			   "size support comparison operators.");
+		return NULL;
+	}
+	if (!le || !re || (le->kind != CT_INT && le->kind != CT_ENUM) ||
+	    (re->kind != CT_INT && re->kind != CT_ENUM) ||
+	    le->size != re->size || l->size != r->size) {
+		sema_error(s, n->pos, "TYPE_MISMATCH", "Only arrays of same "
+			   "sized integer support comparison operators.");
+		return NULL;
+	}
+	return type_u64();
+}
+
 static const struct type *binop(struct sema *s, struct node *n)
 {
 	const struct type *l = sema_expr(s, n->u.binop.lhs);
@@ -531,6 +591,11 @@ static const struct type *binop(struct sema *s, struct node *n)
 	}
 	if (is_str(l) && is_str(r) && (op == OP_EQ || op == OP_NE))
 		return type_u64();
+	if (l->kind == TYPE_BUF && r->kind == TYPE_BUF &&
+	    (op == OP_EQ || op == OP_NE))
+		return type_u64();   /* length and bytes (cg_mem_compare) */
+	if (l->kind == TYPE_ARRAY && r->kind == TYPE_ARRAY)
+		return array_compare(s, n, l, r);
 	if (is_str(l) && is_str(r))
 		sema_error(s, n->pos, "TYPE_MISMATCH",
 			   "strings can only be compared with == and !=, "

@@ -96,6 +96,9 @@ void sema_map_set(struct sema *s, struct sema_map *m, struct node *map,
 		  const struct type *t, struct pos at);
 /* $N / $#; as_string inside str(). The final pass rewrites the node into
  * the N_INT or N_STR it stands for. */
+/* An integer known at compile time in any pass: a literal or a positional
+ * parameter holding a number. */
+bool sema_const_int(struct sema *s, const struct node *n, int64_t *v);
 const struct type *sema_positional(struct sema *s, struct node *n,
 				   bool as_string);
 

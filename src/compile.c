@@ -103,6 +103,7 @@ static void attach_positional(struct arena *a, struct node *ap,
 				break;
 		}
 	}
+	ap->u.attach.provider = parts[0];   /* BEG$1 with $1 = IN */
 	ap->u.attach.target = parts[1];
 	ap->u.attach.func = parts[2];
 	ap->u.attach.extra = parts[3];

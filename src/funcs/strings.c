@@ -3,10 +3,45 @@
  * cg_json.c. */
 #include "funcs_int.h"
 
+#include <errno.h>
+#include <string.h>
+
+/* str($N + K) (or K + $N): bpftrace 0.17 reads a positional parameter
+ * in str() as a pointer to its text, so this is the text from its K-th
+ * byte on (str($1 + 1) with $1 = hello is "ello"). The argument becomes
+ * that literal (1); 0: not that form; -EINVAL: K is past the text. */
+static int positional_suffix(struct sema *s, struct node *a)
+{
+	if (a->kind != N_BINOP || a->u.binop.op != OP_ADD)
+		return 0;
+	struct node *l = a->u.binop.lhs, *r = a->u.binop.rhs;
+	struct node *p = l->kind == N_POSITIONAL ? l :
+		r->kind == N_POSITIONAL ? r : NULL;
+	int64_t off;
+	if (!p || p->u.positional.is_count ||
+	    !sema_const_int(s, p == l ? r : l, &off))
+		return 0;
+	const char *text = sema_positional_text(s, p);
+	size_t len = strlen(text);
+	if (off < 0 || (uint64_t)off > len) {
+		sema_error(s, a->pos, "BAD_POSITIONAL", "only addition of a "
+			   "single constant less or equal to the length of $%u "
+			   "(which is %zu) is allowed inside str()",
+			   p->u.positional.index, len);
+		return -EINVAL;
+	}
+	a->kind = N_STR;
+	a->u.str.s = text + off;
+	a->u.str.len = (uint32_t)(len - (size_t)off);
+	return 1;
+}
+
 /* str(ptr [, len]), str($N): a string of BPFTRACE_STRLEN bytes. */
 static const struct type *check_str(struct sema *s, struct node *n)
 {
 	struct node *a = arg(n, 0);
+	if (positional_suffix(s, a) < 0)
+		return NULL;
 	const struct type *at = a->kind == N_POSITIONAL ?
 		sema_positional(s, a, true) : sema_expr(s, a);
 	a->type = at;

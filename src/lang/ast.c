@@ -366,8 +366,19 @@ uint64_t ast_unrolled_size(const struct node *n, uint64_t cap)
 		size += ast_unrolled_size(kidlist->v[i], cap);
 	if (n->kind == N_UNROLL && size > 1) {
 		uint64_t body = size - 1, count = n->u.loop.count;
+		if (!count && n->u.loop.cond)
+			count = 100;   /* unroll ($N) not yet read: its most */
 		/* saturate: nested counts multiply */
 		size = count && body > cap / count ? cap + 1 : 1 + body * count;
 	}
 	return size > cap ? cap + 1 : size;
+}
+
+const char *unroll_count_error(int64_t count)
+{
+	if (count > 100)
+		return "unroll maximum value is 100";
+	if (count < 1)
+		return "unroll minimum value is 1";
+	return NULL;
 }

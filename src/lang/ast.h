@@ -45,6 +45,9 @@ enum op {
 	OP_NONE, /* plain '=' in N_ASSIGN */
 };
 
+/* The error for an unroll count outside 1..100, in bpftrace 0.17's
+ * words ("unroll maximum value is 100"), or NULL when it is in range. */
+const char *unroll_count_error(int64_t count);
 const char *op_name(enum op op);
 
 enum node_kind {
@@ -244,7 +247,7 @@ struct node {
 			struct node *els;   /* N_BLOCK, N_IF (else if) or NULL */
 		} if_;
 		struct {
-			struct node *cond;  /* N_WHILE */
+			struct node *cond;  /* N_WHILE; N_UNROLL: a $N count */
 			uint64_t count;     /* N_UNROLL */
 			struct node *body;  /* N_BLOCK */
 		} loop;

@@ -794,18 +794,20 @@ static struct node *parse_statement(struct parser *p, bool *blocky)
 		struct node *c = parse_expr(p);
 		if (!c)
 			return NULL;
-		if (c->kind != N_INT) {
+		/* a literal, checked here, or a positional parameter,
+		 * which sema reads (u.loop.cond holds it until then) */
+		if (c->kind == N_POSITIONAL) {
+			n->u.loop.cond = c;
+		} else if (c->kind != N_INT) {
 			error_at(p, cpos, "BAD_UNROLL",
 				 "unroll needs an integer literal (1 to 100)");
 			return NULL;
-		}
-		if (c->kind == N_INT && (c->u.ival < 1 || c->u.ival > 100)) {
-			error_at(p, c->pos, "BAD_UNROLL",
-				 "unroll count %lld is out of range (1 to 100)",
-				 (long long)c->u.ival);
+		} else if (unroll_count_error((int64_t)c->u.ival)) {
+			error_at(p, c->pos, "BAD_UNROLL", "%s",
+				 unroll_count_error((int64_t)c->u.ival));
 			return NULL;
 		}
-		n->u.loop.count = c->u.ival;
+		n->u.loop.count = c->kind == N_INT ? c->u.ival : 0;
 		if (!expect_close(p, T_RPAREN, T_LPAREN, open))
 			return NULL;
 		n->u.loop.body = parse_block(p, false);

@@ -457,6 +457,14 @@ const struct type *sema_positional(struct sema *s, struct node *n,
 	return n->type = type_s64();
 }
 
+/* The text of positional parameter $N (unset: ""). */
+const char *sema_positional_text(struct sema *s, const struct node *n)
+{
+	int np = s->opts ? s->opts->npositional : 0;
+	uint32_t i = n->u.positional.index;
+	return i >= 1 && i <= (uint32_t)np ? s->opts->positional[i - 1] : "";
+}
+
 /* An integer known when the script is compiled, in any pass: a literal,
  * or a positional parameter holding a number ($N, $#; an unset $N is 0).
  * False for anything else, with nothing reported. */
@@ -893,7 +901,23 @@ static void stmt(struct sema *s, struct node *n)
 		else
 			block(s, n->u.if_.els);
 		break;
-	case N_UNROLL:
+	case N_UNROLL: {
+		/* unroll ($N): the parameter's number, checked as the
+		 * parser checks a literal */
+		struct node *c = n->u.loop.cond;
+		int64_t count;
+		if (c && !sema_const_int(s, c, &count)) {
+			sema_error(s, c->pos, "BAD_UNROLL", "unroll needs an "
+				   "integer literal (1 to 100)");
+			return;
+		}
+		if (c && unroll_count_error(count)) {
+			sema_error(s, c->pos, "BAD_UNROLL", "%s",
+				   unroll_count_error(count));
+			return;
+		}
+		if (c)
+			n->u.loop.count = (uint64_t)count;
 		/* the outermost of a nest is measured whole, its copies
 		 * summed over the block */
 		if (s->unrolls == 0 && s->unrolled <= SEMA_UNROLLED_MAX) {
@@ -910,6 +934,7 @@ static void stmt(struct sema *s, struct node *n)
 		block(s, n->u.loop.body);
 		s->unrolls--;
 		break;
+	}
 	case N_WHILE:
 		cond(s, n->u.loop.cond, "while");
 		s->loops++;

@@ -72,6 +72,17 @@ const char *sema_lit_str(struct sema *s, struct node *n, uint32_t i,
 {
 	struct node *a = arg(n, i);
 	sema_expr(s, a);
+	/* str($N) is a literal too, as bpftrace 0.17 takes it
+	 * (kaddr(str($1))): the final pass has made $N an N_STR, which
+	 * takes the call's place */
+	if (a->kind == N_CALL && strcmp(a->u.call.name, "str") == 0 &&
+	    a->u.call.args.n == 1) {
+		struct node *p = a->u.call.args.v[0];
+		if (p->kind == N_POSITIONAL && !p->u.positional.is_count)
+			return sema_positional_text(s, p);
+		if (p->kind == N_STR)
+			*a = *p;
+	}
 	if (a->kind == N_STR) {
 		sema_compile_time_str(s, a);
 		return a->u.str.s;

@@ -99,6 +99,8 @@ void sema_map_set(struct sema *s, struct sema_map *m, struct node *map,
 /* An integer known at compile time in any pass: a literal or a positional
  * parameter holding a number. */
 bool sema_const_int(struct sema *s, const struct node *n, int64_t *v);
+/* The text of positional parameter $N ("" when not given). */
+const char *sema_positional_text(struct sema *s, const struct node *n);
 const struct type *sema_positional(struct sema *s, struct node *n,
 				   bool as_string);
 

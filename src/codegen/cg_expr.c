@@ -235,6 +235,15 @@ static struct cval unop(struct cg *cg, const struct node *n)
 static struct cval ternary(struct cg *cg, const struct node *n)
 {
 	uint32_t els = ir_label(cg->ir), done = ir_label(cg->ir);
+	if (n->type->kind == TYPE_NONE) {   /* one of two statements */
+		cg_cond_jump(cg, n->u.ternary.cond, false, els);
+		cg_expr(cg, n->u.ternary.then);
+		ir_ja(cg->ir, done);
+		ir_place(cg->ir, els);
+		cg_expr(cg, n->u.ternary.els);
+		ir_place(cg->ir, done);
+		return cg_imm(0, n->type);
+	}
 	if (!is_int(n->type)) {
 		struct cmem m = cg_alloc(cg, n->type->size);
 		cg_expr_to(cg, n, m, n->type);

@@ -657,6 +657,10 @@ static const struct type *ternary(struct sema *s, struct node *n)
 			   sema_tname(s, c));
 	if (!a || !b || !c)
 		return NULL;
+	/* Two calls that return nothing (`c ? printf("y") : printf("n")`):
+	 * a statement choosing one, as bpftrace 0.17 allows. */
+	if (a->kind == TYPE_NONE && b->kind == TYPE_NONE)
+		return a;
 	/* Two integers: 64 bits, signed as the first branch is (bpftrace
 	 * 0.17's rule; `$s ? nsecs - $s : 0` stays unsigned). */
 	if (is_int(a) && is_int(b) && !a->is_ptr && !b->is_ptr &&

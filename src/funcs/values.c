@@ -52,7 +52,14 @@ static const struct type *check_sizeof(struct sema *s, struct node *n)
 {
 	struct node *a = arg(n, 0);
 	uint64_t size = 0;
-	if (a->kind == N_IDENT) {
+	const char *why;
+	int64_t v;
+	/* a bare name that is no type but an enum constant (the kernel's
+	 * BTF_VAR_STATIC) is an expression, an int64 (8), as in bpftrace */
+	bool constant = a->kind == N_IDENT && !strchr(a->u.str.s, ' ') &&
+		!sema_type_name(s, a->u.str.s, &why) &&
+		ctypes_find_const(s->prog->ctypes, a->u.str.s, &v) == 0;
+	if (a->kind == N_IDENT && !constant) {
 		if (!sema_sizeof_type(s, a, &size))
 			return NULL;
 	} else {

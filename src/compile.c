@@ -273,6 +273,30 @@ static struct node *parse_script(struct program *prog,
 	return cdefs_parse_script(prog->arena, o->text, &co, prog->ctypes, d);
 }
 
+/* A struct a uprobe's cast names but the script does not declare comes
+ * from the probed binaries' DWARF before the kernel's BTF, as bpftrace
+ * 0.17 looks there first (`(struct Foo *)arg0` of a program's own
+ * type). The files are asked only when such a name is looked up. */
+static void add_dwarf_types(struct program *prog)
+{
+	const char *paths[8];
+	size_t n = 0;
+	for (uint32_t i = 0; i < prog->nprobes && n < 8; i++) {
+		const struct uprobe_info *u = prog->probes[i].uprobe;
+		if (!u || !u->path)
+			continue;
+		size_t k = 0;
+		while (k < n && strcmp(paths[k], u->path) != 0)
+			k++;
+		if (k == n)
+			paths[n++] = u->path;
+	}
+	if (n)
+		ctypes_add_resolver_first(prog->ctypes,
+					  elf_dwarf_resolver(prog->arena, paths,
+							     n));
+}
+
 struct program *compile(const struct compile_opts *o, struct diags *d)
 {
 	struct arena *a = malloc(sizeof(*a));
@@ -304,7 +328,10 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	add_internal_maps(prog);
 	if (expand_probes(root, prog, o, d) < 0 || d->nerrors)
 		goto fail;
-	if (sema_check(root, prog, &sopts, d) < 0 || d->nerrors)
+	add_dwarf_types(prog);
+	int sr = sema_check(root, prog, &sopts, d);
+	elf_func_params_release();   /* the DWARF the types came from */
+	if (sr < 0 || d->nerrors)
 		goto fail;
 	add_user_map_limits(prog, o->map_keys_max);
 	if (prog->nskb_outputs) {

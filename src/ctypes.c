@@ -348,6 +348,17 @@ struct arena *ctypes_arena(struct ctypes *r)
 	return r->a;
 }
 
+void ctypes_add_resolver_first(struct ctypes *r,
+			       const struct ctype_resolver *res)
+{
+	if (!r || !res || r->nresolvers >= MAX_RESOLVERS)
+		return;
+	memmove(r->resolvers + 1, r->resolvers,
+		(size_t)r->nresolvers * sizeof(*r->resolvers));
+	r->resolvers[0] = res;
+	r->nresolvers++;
+}
+
 void ctypes_add_resolver(struct ctypes *r, const struct ctype_resolver *res)
 {
 	if (r && res && r->nresolvers < MAX_RESOLVERS)

@@ -320,7 +320,10 @@ const struct ctype *ctypes_declared_typedef(struct ctypes *r,
 const struct ctype *ctypes_pointee(struct ctypes *r, const struct ctype *ptr);
 /* A struct/union made complete if it can be (see find_tag), else t. */
 const struct ctype *ctypes_complete(struct ctypes *r, const struct ctype *t);
-/* Append a resolver to the chain (the struct must outlive r). */
+/* Append a resolver to the chain (the struct must outlive r), or put
+ * it before the others. */
 void ctypes_add_resolver(struct ctypes *r, const struct ctype_resolver *res);
+void ctypes_add_resolver_first(struct ctypes *r,
+			       const struct ctype_resolver *res);
 
 #endif

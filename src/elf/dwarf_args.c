@@ -727,3 +727,84 @@ int elf_func_params(const char *path, const char *func, uint64_t vaddr,
 	*nout = n;
 	return 0;
 }
+
+/* ---- named types, for casts in user-space probes ------------------------ */
+
+#define DW_MAX_SCANNED (1u << 22)  /* top-level DIEs looked at per lookup */
+
+/* The complete struct, union or enum TAG of one of the file's units, or
+ * NULL: only the units' top-level DIEs are looked at (C's scope), at most
+ * DW_MAX_SCANNED of them. */
+static const struct ctype *find_tag_in(Dwarf *dw, int tag, const char *name,
+				       struct arena *a)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	unsigned scanned = 0;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, c;
+		if (dwarf_offdie(dw, off + hsize, &cu) &&
+		    dwarf_child(&cu, &c) == 0) {
+			do {
+				if (++scanned > DW_MAX_SCANNED)
+					return NULL;
+				int t = dwarf_tag(&c);
+				if (t != tag && !(tag == DW_TAG_structure_type &&
+						  t == DW_TAG_class_type))
+					continue;
+				const char *n = dwarf_diename(&c);
+				if (!n || strcmp(n, name) != 0 ||
+				    dwarf_hasattr(&c, DW_AT_declaration))
+					continue;
+				struct conv cv = { .a = a };
+				const struct ctype *r = conv_type(&cv, &c, 0);
+				free(cv.memo);
+				return r;
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+		off = next;
+	}
+	return NULL;
+}
+
+#define DW_RESOLVER_FILES 8
+
+struct dwarf_resolver {
+	struct ctype_resolver res;
+	struct arena *a;
+	const char *paths[DW_RESOLVER_FILES];
+	size_t n;
+};
+
+static const struct ctype *dw_find_tag(void *ctx, struct ctypes *reg,
+				       enum ctype_kind kind, const char *name)
+{
+	struct dwarf_resolver *r = ctx;
+	int tag = kind == CT_UNION ? DW_TAG_union_type :
+		kind == CT_ENUM ? DW_TAG_enumeration_type :
+		DW_TAG_structure_type;
+	for (size_t i = 0; i < r->n; i++) {
+		Dwarf *dw = cached_dwarf(r->paths[i]);
+		const struct ctype *t = dw ? find_tag_in(dw, tag, name, r->a) :
+			NULL;
+		if (t)
+			return t;
+	}
+	return NULL;
+}
+
+const struct ctype_resolver *elf_dwarf_resolver(struct arena *a,
+						const char *const *paths,
+						size_t n)
+{
+	struct dwarf_resolver *r = arena_new(a, struct dwarf_resolver);
+	r->a = a;
+	for (size_t i = 0; i < n && r->n < DW_RESOLVER_FILES; i++)
+		r->paths[r->n++] = arena_strdup(a, paths[i]);
+	r->res = (struct ctype_resolver){
+		.ctx = r,
+		.what = "the probed files' DWARF",
+		.find_tag = dw_find_tag,
+	};
+	return &r->res;
+}

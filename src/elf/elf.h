@@ -271,6 +271,14 @@ int elf_func_params(const char *path, const char *func, uint64_t vaddr,
 void elf_func_params_release(void);
 /* How many files' DWARF elf_func_params has read so far (for -v). */
 unsigned elf_func_params_files(void);
+/* A resolver of struct, union and enum tags from the DWARF of these
+ * files (the probed binaries: a cast in a uprobe names the program's own
+ * types, as bpftrace 0.17 looks them up there first); the first file
+ * that defines the tag answers. At most 8 files are kept. */
+struct ctype_resolver;
+const struct ctype_resolver *elf_dwarf_resolver(struct arena *a,
+						const char *const *paths,
+						size_t n);
 
 /* ---- buildid.c: GNU build IDs ---- */
 

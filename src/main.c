@@ -740,7 +740,7 @@ int main(int argc, char **argv)
 	if (o.script_file) {
 		file_text = read_file(o.script_file, &file_len);
 		if (!file_text) {
-			log_error("cannot read script '%s': %s", o.script_file,
+			log_error("failed to open file '%s': %s", o.script_file,
 				  strerror(errno));
 			return EXIT_SCRIPT;
 		}

@@ -260,12 +260,12 @@ int options_parse(int argc, char **argv, struct options *o)
 			errno = 0;
 			long v = strtol(optarg, &end, 10);
 			if (!*optarg || *end) {
-				log_error("-p: pid '%s' is not a valid decimal "
+				log_error("pid '%s' is not a valid decimal "
 					  "number", optarg);
 				return EXIT_SCRIPT;
 			}
 			if (errno || v < 1 || v > PID_MAX_LIMIT) {
-				log_error("-p: pid '%s' out of valid pid range "
+				log_error("pid '%s' out of valid pid range "
 					  "[1,%d]", optarg, PID_MAX_LIMIT);
 				return EXIT_SCRIPT;
 			}
@@ -280,8 +280,8 @@ int options_parse(int argc, char **argv, struct options *o)
 				log_json = 1;
 			}
 			else {
-				log_error("-f: unknown output format '%s' (text or json)",
-					  optarg);
+				log_error("Invalid output format \"%s\"\n"
+					  "Valid formats: 'text', 'json'", optarg);
 				return EXIT_SCRIPT;
 			}
 			break;

@@ -60,7 +60,7 @@ static struct cval gen_kaddr(struct cg *cg, const struct node *n)
 	int r = k ? ksyms_addr(k, sym, &addr) : -ENOMEM;
 	ksyms_free(k);
 	if (r < 0) {
-		cg_error(cg, n->pos, "kaddr(): cannot resolve kernel symbol '%s'",
+		cg_error(cg, n->pos, "kaddr(): Failed to resolve kernel symbol: %s",
 			 sym);
 		return cg_imm(0, n->type);
 	}

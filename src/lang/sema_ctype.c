@@ -303,10 +303,10 @@ const struct type *sema_index(struct sema *s, struct node *n)
 		elem = bt->ctype->elem;
 		const struct node *ix = n->u.index.index;
 		if (ix->kind == N_INT && ix->u.ival >= bt->ctype->nelems) {
-			sema_error(s, ix->pos, "BAD_INDEX", "index %lld is out of "
-				   "bounds for '%s' (%u elements)",
-				   (long long)ix->u.ival,
-				   ctype_name(s->a, bt->ctype), bt->ctype->nelems);
+			sema_error(s, ix->pos, "BAD_INDEX", "the index %lld is "
+				   "out of bounds for array of size %u ('%s')",
+				   (long long)ix->u.ival, bt->ctype->nelems,
+				   ctype_name(s->a, bt->ctype));
 			return NULL;
 		}
 	} else if ((elem = pointee_of(s, bt)) != NULL) {

@@ -44,7 +44,7 @@ static int fentry_parse(struct node *attach, struct expand_ctx *ctx)
 	ap_split(ctx->arena, attach->u.attach.text, &parts);
 	const char *kind = attach->u.attach.provider;
 	if (parts.n != 2 || !parts.v[1][0])
-		return ap_error(attach, ctx, "%s probes take one kernel function: "
+		return ap_error(attach, ctx, "%s probe type requires 1 argument: "
 				"'%s:FUNCTION' (got '%s')", kind, kind,
 				attach->u.attach.text);
 	const struct provider *pv = provider_find(kind);

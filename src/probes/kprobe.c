@@ -38,7 +38,7 @@ static int kprobe_parse(struct node *attach, struct expand_ctx *ctx)
 	struct ap_parts parts;
 	ap_split(ctx->arena, attach->u.attach.text, &parts);
 	if (parts.n != 2 || !parts.v[1][0])
-		return ap_error(attach, ctx, "%s probes take one kernel function: "
+		return ap_error(attach, ctx, "%s probe type requires 1 argument: "
 				"'%s:FUNCTION%s' (got '%s')", kind, kind,
 				ret ? "" : "[+OFFSET]", attach->u.attach.text);
 	const char *func = parts.v[1];

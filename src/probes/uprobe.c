@@ -115,6 +115,29 @@ static int no_symbol(const struct node *attach, struct expand_ctx *ctx,
 	return -ENOENT;
 }
 
+static int sym_size(void *arg, const struct elf_sym *sym)
+{
+	*(uint64_t *)arg = sym->size;
+	return 1;
+}
+
+/* SYMBOL+OFF past the function's end, in bpftrace 0.17's words. */
+static int offset_error(const struct node *attach, struct expand_ctx *ctx,
+			const struct elf_file *ef, const char *kind,
+			const char *func)
+{
+	char name[256];
+	const char *plus = strrchr(func, '+');
+	size_t len = plus ? (size_t)(plus - func) : strlen(func);
+	snprintf(name, sizeof(name), "%.*s", (int)len, func);
+	uint64_t size = 0;
+	elf_match(ef, name, sym_size, &size);
+	diag_error(ctx->diags, attach->pos, "NO_SYMBOL",
+		   "%s: Offset outside the function bounds ('%s' size is "
+		   "%llu)", kind, name, (unsigned long long)size);
+	return -ENOENT;
+}
+
 static int uprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 			 int (*emit)(void *arg, const char *target,
 				     const char *func, uint64_t freq),
@@ -131,6 +154,13 @@ static int uprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 				   .ret = strcmp(kind, "uretprobe") == 0,
 				   .wild = ap_has_wildcard(func),
 				   .emit = emit, .arg = arg };
+	/* a number is an address, decimal too, as bpftrace reads it */
+	char addr[32];
+	if (func[0] >= '1' && func[0] <= '9' &&
+	    strspn(func, "0123456789") == strlen(func) && strlen(func) < 20) {
+		snprintf(addr, sizeof(addr), "0x%llx", strtoull(func, NULL, 10));
+		func = addr;
+	}
 	r = elf_match(ef, func, emit_sym, &x);
 	if (r >= 0)
 		r = x.emitted;
@@ -141,13 +171,15 @@ static int uprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 		if (r == 0)
 			r = emit_at(&x, func, loc.addr, loc.offset);
 		else if (r == -ERANGE)
-			r = no_symbol(attach, ctx, ef, kind, func, t->shown,
-				      "offset past the end of the function in",
-				      false);
+			r = offset_error(attach, ctx, ef, kind, func);
 		else if (r == -ENOENT && func[0] == '0' &&
-			 (func[1] == 'x' || func[1] == 'X'))
-			r = no_symbol(attach, ctx, ef, kind, func, t->shown,
-				      "no code at address", false);
+			 (func[1] == 'x' || func[1] == 'X')) {
+			/* bpftrace's words */
+			diag_error(ctx->diags, attach->pos, "NO_SYMBOL",
+				   "%s: Could not resolve address: %s:%s",
+				   kind, t->shown, func);
+			r = -ENOENT;
+		}
 		else if (r == -EINVAL)
 			r = ap_error((struct node *)attach, ctx,
 				     "%s: malformed location '%s'", kind, func);

@@ -225,9 +225,9 @@ static void test_parse(void)
 	expect_probe("kprobe:vfs_read", "kprobe:vfs_read", 0);
 	expect_probe("k:vfs_read+0x10", "kprobe:vfs_read", 16);
 	expect_probe("kr:vfs_read", "kretprobe:vfs_read", 0);
-	expect_error("kprobe", "kprobe probes take one kernel function: "
+	expect_error("kprobe", "kprobe probe type requires 1 argument: "
 		     "'kprobe:FUNCTION[+OFFSET]' (got 'kprobe')");
-	expect_error("kprobe:a:b", "kprobe probes take one kernel function: "
+	expect_error("kprobe:a:b", "kprobe probe type requires 1 argument: "
 		     "'kprobe:FUNCTION[+OFFSET]' (got 'kprobe:a:b')");
 	expect_error("kr:vfs_read+4", "kr:vfs_read+4: a kretprobe cannot take "
 		     "an offset ('vfs_read+4')");

@@ -258,8 +258,8 @@ int main(void)
 	CHECK(fails("BEGIN { @x = @y + 1 }", "UNDEF_MAP"),
 	      "a map read but never assigned");
 	CHECK(passes("BEGIN { $b = buf(\"abc\", 10) }") &&
-	      value(0)->type->kind == TYPE_BUF && value(0)->type->size == 4 + 4,
-	      "buf of a string: at most the string's bytes");
+	      value(0)->type->kind == TYPE_BUF && value(0)->type->size == 4 + 10,
+	      "buf of a string: the length asked for, as bpftrace sizes it");
 	CHECK(fails("BEGIN { $b = buf((1, 2), 10) }", "ARG_TYPE"),
 	      "buf of a tuple");
 	CHECK(passes("BEGIN { @kh = hist(3) }") && map("@kh")->max_entries == 34,

@@ -230,6 +230,8 @@ struct cval cg_call_expr(struct cg *cg, const struct node *n);
  * failure means a lost update or action (maps, signals, ...); -kk also
  * the reads (probe_read*), which fail on bad pointers all the time. */
 void cg_check_helper(struct cg *cg, vreg ret, int helper);
+/* -kk: report a map lookup that found nothing (ptr NULL) at cg->pos. */
+void cg_check_found(struct cg *cg, vreg ptr);
 void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct type *to);
 void cg_call_stmt(struct cg *cg, const struct node *n);

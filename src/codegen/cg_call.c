@@ -145,6 +145,7 @@ static const char *helper_name(int helper)
 	switch (helper) {
 	case BPF_FUNC_map_update_elem: return "map_update_elem";
 	case BPF_FUNC_map_delete_elem: return "map_delete_elem";
+	case BPF_FUNC_map_lookup_elem: return "map_lookup_elem";
 	case BPF_FUNC_probe_read: return "probe_read";
 	case BPF_FUNC_probe_read_str: return "probe_read_str";
 	case BPF_FUNC_probe_read_user: return "probe_read_user";
@@ -172,11 +173,26 @@ static bool is_read(int helper)
 	}
 }
 
+static void check_helper(struct cg *cg, vreg ret, int helper, bool found);
+
 void cg_check_helper(struct cg *cg, vreg ret, int helper)
+{
+	check_helper(cg, ret, helper, false);
+}
+
+void cg_check_found(struct cg *cg, vreg ptr)
+{
+	check_helper(cg, ptr, BPF_FUNC_map_lookup_elem, true);
+}
+
+/* Report a failed helper (-k, -kk for reads and lookups, as bpftrace
+ * 0.17 does) at cg->pos: ret < 0, or with `found` a lookup's NULL
+ * (reported as 0, bpftrace's "Failed to map_lookup_elem: 0"). */
+static void check_helper(struct cg *cg, vreg ret, int helper, bool found)
 {
 	const char *name = helper_name(helper);
 	int level = cg->prog->helper_check;
-	if (!level || !name || (is_read(helper) && level < 2) ||
+	if (!level || !name || ((is_read(helper) || found) && level < 2) ||
 	    cg->prog->ringbuf_map < 0)
 		return;
 	const struct type *s64 = type_s64();
@@ -185,14 +201,17 @@ void cg_check_helper(struct cg *cg, vreg ret, int helper)
 				.args = type_tuple(cg->a, 1, &s64) };
 	int id = program_add_event(cg->prog, &e);
 	uint32_t ok = ir_label(cg->ir);
-	ir_jcci(cg->ir, BPF_JSGE, ret, 0, ok);
+	ir_jcci(cg->ir, found ? BPF_JNE : BPF_JSGE, ret, 0, ok);
 	vreg rec = cg_call(cg, BPF_FUNC_ringbuf_reserve,
 			   (struct ir_arg[]){ IR_MAP(cg->prog->ringbuf_map),
 					      IR_IMM(16), IR_IMM(0) }, 3);
 	uint32_t lost = ir_label(cg->ir);
 	ir_jcci(cg->ir, BPF_JEQ, rec, 0, lost);
 	ir_st(cg->ir, BPF_DW, rec, 0, id);
-	ir_stx(cg->ir, BPF_DW, rec, 8, ret);
+	if (found)
+		ir_st(cg->ir, BPF_DW, rec, 8, 0);
+	else
+		ir_stx(cg->ir, BPF_DW, rec, 8, ret);
 	cg_callv(cg, BPF_FUNC_ringbuf_submit,
 		(struct ir_arg[]){ IR_ARG(rec), cg_wake_flags(cg, false) }, 2);
 	ir_ja(cg->ir, ok);

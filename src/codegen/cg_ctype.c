@@ -220,17 +220,23 @@ static void local_copy(struct cg *cg, struct cmem dst, struct cmem src,
 	}
 }
 
-/* Copy `size` bytes of the place to dst. */
-static void place_copy(struct cg *cg, const struct cplace *pl, struct cmem dst,
-		       uint32_t size)
+/* Copy `size` bytes of the place to dst, for the object of node n: a
+ * read that fails is reported at n under -kk, as bpftrace does. */
+static void place_copy(struct cg *cg, const struct node *n,
+		       const struct cplace *pl, struct cmem dst, uint32_t size)
 {
 	if (!pl->remote) {
 		local_copy(cg, dst, pl->m, size);
 		return;
 	}
-	cg_callv(cg, read_helper(pl->space), (struct ir_arg[]){
+	int helper = read_helper(pl->space);
+	vreg r = cg_call(cg, helper, (struct ir_arg[]){
 		cg_arg(dst), IR_IMM((int32_t)size),
 		IR_ARG(place_addr(cg, pl)) }, 3);
+	struct pos outer = cg->pos;
+	cg->pos = n->pos;
+	cg_check_helper(cg, r, helper);
+	cg->pos = outer;
 }
 
 /* The C size of n's object, and its bitfield if it is one. */
@@ -285,7 +291,7 @@ struct cval cg_cobject(struct cg *cg, const struct node *n)
 		struct cg_mark mk = cg_mark(cg);
 		struct cmem tmp = cg_alloc(cg, 8);
 		ir_st(cg->ir, BPF_DW, tmp.base, (int16_t)tmp.off, 0);
-		place_copy(cg, &pl, tmp, size);
+		place_copy(cg, n, &pl, tmp, size);
 		d = cg_load(cg, BPF_DW, tmp);
 		cg_release(cg, mk);
 	}
@@ -327,7 +333,7 @@ void cg_cobject_to(struct cg *cg, const struct node *n, struct cmem dst,
 	uint32_t size = t->size < to->size ? t->size : to->size;
 	if (size < to->size)
 		cg_zero(cg, cg_at(dst, (int32_t)size), to->size - size);
-	place_copy(cg, &pl, dst, size);
+	place_copy(cg, n, &pl, dst, size);
 	/* a char array read whole may fill its string without a NUL;
 	 * output stops at the size, as for every string (types.h) */
 }

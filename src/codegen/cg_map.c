@@ -64,10 +64,15 @@ static struct cmem build_key(struct cg *cg, const struct node *m,
 	return key;
 }
 
+/* A lookup that finds nothing is reported under -kk at cg->pos, as
+ * bpftrace 0.17 reports every map read, ++, op= and aggregation of a
+ * missing key ("Failed to map_lookup_elem: 0"). */
 static vreg lookup(struct cg *cg, int map, struct cmem key)
 {
-	return cg_call(cg, BPF_FUNC_map_lookup_elem,
-		       (struct ir_arg[]){ IR_MAP(map), cg_arg(key) }, 2);
+	vreg p = cg_call(cg, BPF_FUNC_map_lookup_elem,
+			 (struct ir_arg[]){ IR_MAP(map), cg_arg(key) }, 2);
+	cg_check_found(cg, p);
+	return p;
 }
 
 /* An update that fails (a full map refuses new keys) is counted in the
@@ -202,7 +207,10 @@ struct cval cg_map_read(struct cg *cg, const struct node *m)
 		return agg_read(cg, m, s);
 	struct cg_mark mk = cg_mark(cg);
 	struct cmem key = build_key(cg, m, s);
+	struct pos outer = cg->pos;
+	cg->pos = m->pos;
 	vreg p = lookup(cg, m->u.map.map_id, key);
+	cg->pos = outer;
 	vreg r = load_or_zero(cg, p, 0);
 	cg_release(cg, mk);
 	return cg_regval(r, m->type);
@@ -220,7 +228,10 @@ void cg_map_read_to(struct cg *cg, const struct node *m, struct cmem dst,
 	}
 	struct cg_mark mk = cg_mark(cg);
 	struct cmem key = build_key(cg, m, s);
+	struct pos outer = cg->pos;
+	cg->pos = m->pos;
 	vreg p = lookup(cg, m->u.map.map_id, key);
+	cg->pos = outer;
 	uint32_t missing = ir_label(cg->ir), done = ir_label(cg->ir);
 	ir_jcci(cg->ir, BPF_JEQ, p, 0, missing);
 	cg_store(cg, dst, cg_memval((struct cmem){ p, 0 }, s->value_type), to);
@@ -430,7 +441,10 @@ void cg_map_assign(struct cg *cg, const struct node *st)
 	if (!s)
 		return;
 	if (st->u.assign.op == OP_NONE && is_agg_call(v)) {
+		struct pos outer = cg->pos;
+		cg->pos = v->pos;    /* -kk: a first count() reported there */
 		aggregate(cg, m, v, s);
+		cg->pos = outer;
 		return;
 	}
 	int map = m->u.map.map_id;
@@ -446,7 +460,10 @@ void cg_map_assign(struct cg *cg, const struct node *st)
 				      cg_expr(cg, v));
 	vreg xr = cg_reg(cg, x);
 	struct cmem key = build_key(cg, m, s);
+	struct pos outer = cg->pos;
+	cg->pos = m->pos;
 	vreg p = lookup(cg, map, key);
+	cg->pos = outer;
 	vreg old = load_or_zero(cg, p, 0);
 	ir_alu(cg->ir, cg_alu_code(st->u.assign.op), old, old, xr);
 	cg_normalize(cg, old, s->value_type);
@@ -463,7 +480,10 @@ struct cval cg_map_incdec(struct cg *cg, const struct node *n)
 		return cg_imm(0, n->type);
 	enum op op = n->u.incdec.op;
 	struct cmem key = build_key(cg, m, s);
+	struct pos outer = cg->pos;
+	cg->pos = n->pos;
 	vreg p = lookup(cg, m->u.map.map_id, key);
+	cg->pos = outer;
 	vreg old = load_or_zero(cg, p, 0);
 	vreg nv = ir_vreg(cg->ir);
 	int64_t step = cg_ptr_step(s->value_type);

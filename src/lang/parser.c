@@ -450,6 +450,11 @@ static struct node *parse_primary(struct parser *p)
  *                    | '[' expr ']' } */
 static struct node *parse_postfix(struct parser *p)
 {
+	/* where the operand starts, its parentheses included: a postfix
+	 * node spans from there, as in bpftrace (`((struct foo *)0)->a`
+	 * is reported from its first '(') */
+	struct pos start = p->tok.pos;
+	start.len = 1;
 	struct node *n = parse_primary(p);
 	unsigned depth = p->depth;
 	while (n && !p->panic) {
@@ -466,7 +471,7 @@ static struct node *parse_postfix(struct parser *p)
 					 token_name(t.kind));
 				{ n = NULL; break; }
 			}
-			struct node *m = node_new(p->a, N_INCDEC, n->pos);
+			struct node *m = node_new(p->a, N_INCDEC, start);
 			m->u.incdec.op = t.kind == T_INC ? OP_POSTINC : OP_POSTDEC;
 			m->u.incdec.target = n;
 			span_to(m, t.pos);
@@ -476,7 +481,7 @@ static struct node *parse_postfix(struct parser *p)
 			next(p);
 			struct token f = p->tok;
 			if (t.kind == T_DOT && f.kind == T_INT) {
-				struct node *m = node_new(p->a, N_TUPLE_INDEX, n->pos);
+				struct node *m = node_new(p->a, N_TUPLE_INDEX, start);
 				m->u.tindex.base = n;
 				m->u.tindex.index = f.ival > UINT32_MAX ?
 					UINT32_MAX : (uint32_t)f.ival;
@@ -490,7 +495,7 @@ static struct node *parse_postfix(struct parser *p)
 							 token_name(t.kind)));
 				{ n = NULL; break; }
 			}
-			struct node *m = node_new(p->a, N_FIELD, n->pos);
+			struct node *m = node_new(p->a, N_FIELD, start);
 			m->u.field.base = n;
 			m->u.field.name = f.sval;
 			m->u.field.arrow = t.kind == T_ARROW;
@@ -501,7 +506,7 @@ static struct node *parse_postfix(struct parser *p)
 			bool pred = p->in_pred;
 			p->in_pred = false;
 			next(p);
-			struct node *m = node_new(p->a, N_INDEX, n->pos);
+			struct node *m = node_new(p->a, N_INDEX, start);
 			m->u.index.base = n;
 			m->u.index.index = parse_expr(p);
 			p->in_pred = pred;

@@ -20,9 +20,14 @@
 
 #include "../probes/provider.h"
 
+/* Where a cast's pointer points: user memory in user-space probes,
+ * kernel memory in kernel ones, and not known in probes of neither
+ * (BEGIN, END: bpftrace 0.17 reads those with bpf_probe_read, which on
+ * x86-64 reads either, and names that helper when one fails). */
 enum addr_space sema_default_space(struct sema *s)
 {
-	return sema_block_has(s, PROBE_USER_MEM) ? AS_USER : AS_KERNEL;
+	return sema_block_has(s, PROBE_USER_MEM) ? AS_USER :
+		sema_block_has(s, PROBE_KERNEL_MEM) ? AS_KERNEL : AS_UNKNOWN;
 }
 
 const struct type *sema_curtask(struct sema *s)

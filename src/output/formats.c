@@ -75,12 +75,17 @@ static void text_helper_error(struct output *o, struct sbuf *out,
 {
 	const struct program *p = o->prog;
 	unsigned line = e->pos.line, col = e->pos.col, len = e->pos.len;
-	char err[128];
-	snprintf(err, sizeof(err), "%s", ret > -4096 && ret < 0 ?
-		 strerror((int)-ret) : "unknown error");
-	sbuf_printf(out, "%s:%u:%u-%u: WARNING: Failed to %s: %s (%lld)\n",
+	/* a negative return as its error and number; a lookup that found
+	 * nothing as its 0, in bpftrace's words */
+	char err[160];
+	if (ret < 0)
+		snprintf(err, sizeof(err), "%s (%lld)", ret > -4096 ?
+			 strerror((int)-ret) : "unknown error", (long long)ret);
+	else
+		snprintf(err, sizeof(err), "%lld", (long long)ret);
+	sbuf_printf(out, "%s:%u:%u-%u: WARNING: Failed to %s: %s\n",
 		    p->src_name ? p->src_name : "stdin", line, col, col + len,
-		    e->fmt, err, (long long)ret);
+		    e->fmt, err);
 	const char *t = e->pos.file ? NULL : p->src_text;
 	for (unsigned l = 1; t && l < line; l++) {
 		t = strchr(t, '\n');

@@ -185,15 +185,28 @@ static const struct type *retval_type(struct sema *s)
 /* ctx: a pointer to the struct the provider names (iter:task: struct
  * bpf_iter__task), from the kernel's BTF; the same for every probe of
  * the block. */
+/* `ctx`, by the program type as bpftrace 0.17 types it: what the
+ * provider names (iter), else struct pt_regs * for kprobe-type programs
+ * (kprobes, uprobes, USDT), the context's address as a number in perf
+ * event programs (interval, profile, software, hardware: their context
+ * is the kernel's, not struct bpf_perf_event_data's layout, so it is
+ * only cast, `(struct x *)ctx`), else an error. */
 static const struct type *ctx_type(struct sema *s, struct node *n)
 {
 	const char *name = NULL;
+	bool raw = false;
 	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
 		const struct probe *p = &s->prog->probes[i];
 		if (p->block != s->block)
 			continue;
 		const char *st = p->provider->ctx_struct ?
-			p->provider->ctx_struct(p, s->a) : NULL;
+			p->provider->ctx_struct(p, s->a) :
+			p->provider->prog_type == BPF_PROG_TYPE_KPROBE ?
+			"pt_regs" : NULL;
+		if (!st && p->provider->prog_type == BPF_PROG_TYPE_PERF_EVENT) {
+			raw = true;
+			continue;
+		}
 		if (!st) {
 			sema_error(s, n->pos, "BAD_BUILTIN", "ctx is not "
 				   "available in %s probes",
@@ -208,6 +221,14 @@ static const struct type *ctx_type(struct sema *s, struct node *n)
 		}
 		name = st;
 	}
+	if (raw && name) {
+		sema_error(s, n->pos, "BAD_BUILTIN", "ctx cannot be used in "
+			   "different BPF program types (struct %s and a perf "
+			   "event's)", name);
+		return NULL;
+	}
+	if (raw)
+		return type_u64();
 	if (!name)
 		return NULL;
 	const struct ctype *ct = ctypes_find_tag(s->prog->ctypes, CT_STRUCT,

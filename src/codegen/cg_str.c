@@ -276,6 +276,17 @@ void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst)
 	uint32_t cap = n->type->size - 4;
 	cg_zero(cg, dst, n->type->size);
 	const struct node *src = n->u.call.args.v[0];
+	if (src->type->kind == TYPE_ARRAY) {   /* buf(array): its bytes */
+		struct cval v = cg_expr(cg, src);
+		if (v.kind != CV_MEM) {
+			cg_error(cg, n->pos, "buf() of this array cannot be "
+				 "compiled");
+			return;
+		}
+		ir_st(cg->ir, BPF_W, dst.base, (int16_t)dst.off, (int32_t)cap);
+		cg_copy(cg, cg_at(dst, 4), v.m, cap);
+		return;
+	}
 	struct ir_arg from;
 	int helper = cg_user_probe(cg) ? BPF_FUNC_probe_read_user :
 		BPF_FUNC_probe_read;

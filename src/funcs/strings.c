@@ -9,7 +9,8 @@
 /* str($N + K) (or K + $N): bpftrace 0.17 reads a positional parameter
  * in str() as a pointer to its text, so this is the text from its K-th
  * byte on (str($1 + 1) with $1 = hello is "ello"). The argument becomes
- * that literal (1); 0: not that form; -EINVAL: K is past the text. */
+ * that literal in the final pass (1); 0: not that form; -EINVAL: K is
+ * past the text. */
 static int positional_suffix(struct sema *s, struct node *a)
 {
 	if (a->kind != N_BINOP || a->u.binop.op != OP_ADD)
@@ -30,9 +31,11 @@ static int positional_suffix(struct sema *s, struct node *a)
 			   p->u.positional.index, len);
 		return -EINVAL;
 	}
-	a->kind = N_STR;
-	a->u.str.s = text + off;
-	a->u.str.len = (uint32_t)(len - (size_t)off);
+	if (s->final) {    /* nodes are rewritten in the final pass only */
+		a->kind = N_STR;
+		a->u.str.s = text + off;
+		a->u.str.len = (uint32_t)(len - (size_t)off);
+	}
 	return 1;
 }
 
@@ -40,8 +43,11 @@ static int positional_suffix(struct sema *s, struct node *a)
 static const struct type *check_str(struct sema *s, struct node *n)
 {
 	struct node *a = arg(n, 0);
-	if (positional_suffix(s, a) < 0)
+	int suffix = positional_suffix(s, a);
+	if (suffix < 0)
 		return NULL;
+	if (suffix && !s->final)
+		return type_str(s->a, s->prog->strlen);
 	const struct type *at = a->kind == N_POSITIONAL ?
 		sema_positional(s, a, true) : sema_expr(s, a);
 	a->type = at;
@@ -56,14 +62,33 @@ static const struct type *check_str(struct sema *s, struct node *n)
 	return at ? type_str(s->a, s->prog->strlen) : NULL;
 }
 
-/* buf(ptr, len), or buf(string, len): its first bytes. */
+/* buf(ptr, len), buf(string, len): its first bytes; buf(array): a C
+ * array's bytes, all of them (bpftrace 0.17's one-argument form). */
 static const struct type *check_buf(struct sema *s, struct node *n)
 {
 	const struct type *a = sema_expr(s, arg(n, 0));
-	if (a && !is_int(a) && !is_str(a)) {
+	if (a && !is_int(a) && !is_str(a) && a->kind != TYPE_ARRAY) {
 		sema_error(s, arg(n, 0)->pos, "ARG_TYPE",
-			   "buf() expects a pointer or a string, not '%s'",
-			   sema_tname(s, a));
+			   "buf() expects a pointer, a string or an array, "
+			   "not '%s'", sema_tname(s, a));
+		return NULL;
+	}
+	if (nargs(n) == 1) {
+		if (a && a->kind != TYPE_ARRAY) {
+			sema_error(s, n->pos, "ARG_COUNT", "buf() expects a "
+				   "length argument for non-array type '%s'",
+				   sema_tname(s, a));
+			return NULL;
+		}
+		if (!a)
+			return NULL;
+		uint32_t len = a->size < s->prog->strlen ? a->size :
+			s->prog->strlen;
+		return type_simple(s->a, TYPE_BUF, 4 + len);
+	}
+	if (a && a->kind == TYPE_ARRAY) {
+		sema_error(s, arg(n, 0)->pos, "ARG_TYPE",
+			   "buf() of an array takes no length: buf(array)");
 		return NULL;
 	}
 	const struct type *l = sema_int_arg(s, n, 1, "the length");
@@ -155,7 +180,7 @@ static void gen_path(struct cg *cg, const struct node *n, struct cmem dst,
 const struct func funcs_strings[] = {
 	/* name, arguments min max, flags, needs, check, code (value, memory) */
 	{ "str", 1, 2, 0, 0, check_str, NULL, cg_str_call_to },
-	{ "buf", 2, 2, 0, 0, check_buf, NULL, gen_buf },
+	{ "buf", 1, 2, 0, 0, check_buf, NULL, gen_buf },
 	{ "strncmp", 3, 3, 0, 0, check_strncmp, cg_strncmp },
 	{ "strcontains", 2, 2, 0, 0, check_strcontains, cg_strcontains },
 	{ "json", 2, 2, 0, 0, check_json, NULL, cg_json_to },

@@ -114,6 +114,7 @@ PROG_FLAGS_unwind_target := -O2 -fomit-frame-pointer
 PROG_FLAGS_unwind_target_fp := -g0 -O2 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables
 PROG_FLAGS_cpu_hot_nofp := -O2 -fomit-frame-pointer
 PROG_FLAGS_watch_target := -no-pie
+PROG_FLAGS_uaddr_target := -no-pie
 PROG_FLAGS_static_sleep := -static
 # interposes recvmsg and connect for the agent (tests/system/trust)
 PROG_FLAGS_hostile := -rdynamic

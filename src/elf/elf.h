@@ -74,6 +74,9 @@ void elf_sym_neighbours(const struct elf_file *ef, uint64_t vaddr,
 /* The address of any defined symbol (objects too), e.g. for the symbol in
  * a USDT argument `8@foo(%rip)`. Returns 0 or -ENOENT. */
 int elf_symbol_addr(const struct elf_file *ef, const char *name, uint64_t *vaddr);
+/* The same, with the symbol's size (st_size, may be 0). */
+int elf_symbol_info(const struct elf_file *ef, const char *name,
+		    uint64_t *vaddr, uint64_t *size);
 
 /* vaddr <-> file offset through the PT_LOAD segments (file-backed part).
  * Return 0 or -ENOENT when no segment contains the value. */

@@ -438,10 +438,18 @@ void elf_sym_neighbours(const struct elf_file *ef, uint64_t vaddr,
 
 int elf_symbol_addr(const struct elf_file *ef, const char *name, uint64_t *vaddr)
 {
-	*vaddr = 0;
+	uint64_t size;
+	return elf_symbol_info(ef, name, vaddr, &size);
+}
+
+int elf_symbol_info(const struct elf_file *ef, const char *name,
+		    uint64_t *vaddr, uint64_t *size)
+{
+	*vaddr = *size = 0;
 	const struct elf_sym *fs = elf_find_sym(ef, name);
 	if (fs) {
 		*vaddr = fs->addr;
+		*size = fs->size;
 		return 0;
 	}
 	Elf_Scn *scn = NULL;
@@ -460,6 +468,7 @@ int elf_symbol_addr(const struct elf_file *ef, const char *name, uint64_t *vaddr
 			const char *n = elf_strptr(ef->elf, sh.sh_link, s.st_name);
 			if (n && strcmp(n, name) == 0) {
 				*vaddr = s.st_value;
+				*size = s.st_size;
 				return 0;
 			}
 		}

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "../elf/elf.h"
 #include "../elf/symbolize.h"
 
 static const struct type *check_ksym(struct sema *s, struct node *n)
@@ -40,7 +41,7 @@ static void gen_usym(struct cg *cg, const struct node *n, struct cmem dst,
 	cg_note_pid(cg);
 }
 
-/* kaddr("sym"), uaddr("sym"): a pointer. */
+/* kaddr("sym"): a pointer. */
 static const struct type *check_addr(struct sema *s, struct node *n)
 {
 	if (!sema_lit_str(s, n, 0, "its argument"))
@@ -49,6 +50,33 @@ static const struct type *check_addr(struct sema *s, struct node *n)
 	*t = *type_u64();
 	t->is_ptr = true;
 	return t;
+}
+
+/* uaddr("sym"): a pointer to an unsigned integer of the symbol's size (1,
+ * 2, 4 or 8 bytes; else 8) in the first file of the block's probes, as
+ * bpftrace 0.17 types it, so *uaddr("int_global") reads 4 bytes. */
+static const struct type *check_uaddr(struct sema *s, struct node *n)
+{
+	const char *name = sema_lit_str(s, n, 0, "its argument");
+	if (!name)
+		return NULL;
+	uint64_t size = 8;
+	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
+		const struct probe *p = &s->prog->probes[i];
+		struct elf_file *ef;
+		uint64_t addr, sz;
+		if (p->block != s->block || !p->uprobe ||
+		    elf_open(p->uprobe->path, &ef) < 0)
+			continue;
+		if (elf_symbol_info(ef, name, &addr, &sz) == 0 &&
+		    (sz == 1 || sz == 2 || sz == 4))
+			size = sz;
+		elf_close(ef);
+		break;
+	}
+	const struct ctype *pointee = ctype_int(s->a, (uint32_t)size, false,
+						NULL);
+	return type_of_ctype(s->a, ctype_ptr(s->a, pointee), AS_USER);
 }
 
 /* Resolved now, as bpftrace does, from /proc/kallsyms. */
@@ -169,7 +197,7 @@ const struct func funcs_symbols[] = {
 	{ "ksym", 1, 1, 0, 0, check_ksym, NULL, gen_ksym },
 	{ "usym", 1, 1, 0, 0, check_usym, NULL, gen_usym },
 	{ "kaddr", 1, 1, 0, 0, check_addr, gen_kaddr },
-	{ "uaddr", 1, 1, 0, 0, check_addr, cg_uaddr },
+	{ "uaddr", 1, 1, 0, 0, check_uaddr, cg_uaddr },
 	{ "reg", 1, 1, 0, PROBE_REGS, check_reg, gen_reg },
 	{ "kstack", 0, 2, 0, 0, check_kstack, NULL, gen_stack },
 	{ "ustack", 0, 2, 0, 0, check_ustack, NULL, gen_stack },

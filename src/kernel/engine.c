@@ -827,8 +827,21 @@ int engine_attach(struct engine *e)
 	int cpu0 = 0, prog_fd;
 	struct log_repeat skips = { 0 };
 
-	for (uint32_t i = 0; i < e->nprobes && r == 0; i++) {
-		struct engine_probe *ep = &e->probes[i];
+	/* As bpftrace 0.17 attaches: in script order, then, backwards, the
+	 * probes whose event runs its newest program first, so the blocks
+	 * on one event run in the order they are written. */
+	uint32_t *order = malloc((e->nprobes ? e->nprobes : 1) * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < e->nprobes; i++)
+		if (!e->probes[i].probe->provider->fires_newest_first)
+			order[n++] = i;
+	for (uint32_t i = e->nprobes; i-- > 0;)
+		if (e->probes[i].probe->provider->fires_newest_first)
+			order[n++] = i;
+	for (uint32_t k = 0; k < e->nprobes && r == 0; k++) {
+		struct engine_probe *ep = &e->probes[order[k]];
 		if (cancel_requested()) {       /* a stop signal: undo, go */
 			r = -ECANCELED;
 			break;
@@ -902,6 +915,7 @@ int engine_attach(struct engine *e)
 		}
 	}
 	free(cpus);
+	free(order);
 	log_repeat_end(&skips, "functions skipped");
 	if (r == 0)
 		r = some_probe_left(e);

@@ -299,6 +299,15 @@ static int multi_link(struct engine *e, struct engine_probe *ep)
 	all[0] = ep;
 	for (size_t k = 1; k < n; k++)
 		all[k] = &e->probes[ep->members.v[k - 1]];
+	/* The kernel runs the targets of one place newest first: listed
+	 * backwards, the probes of blocks on one function run in script
+	 * order (engine_attach orders separate attachments the same way) */
+	if (ep->probe->provider->fires_newest_first)
+		for (size_t k = 0; k < n / 2; k++) {
+			const struct engine_probe *t = all[k];
+			all[k] = all[n - 1 - k];
+			all[n - 1 - k] = t;
+		}
 	for (size_t k = 0; k < n; k++) {
 		syms[k] = all[k]->req.symbol;
 		offs[k] = all[k]->req.offset;

@@ -244,6 +244,7 @@ const struct provider provider_fentry = {
 	.keep_spelling = true,
 	.attach = fentry_attach,
 	.list = fentry_list,
+	.fires_newest_first = true,
 };
 
 const struct provider provider_fexit = {

@@ -131,4 +131,5 @@ const struct provider provider_iter = {
 	.attach = iter_attach,
 	.ctx_struct = iter_ctx_struct,
 	.list = iter_list,
+	.fires_newest_first = true,
 };

@@ -249,6 +249,7 @@ const struct provider provider_kprobe = {
 	.attach = kprobe_attach,
 	.check_override = kprobe_check_override,
 	.list = kprobe_list,
+	.fires_newest_first = true,
 };
 
 const struct provider provider_kretprobe = {

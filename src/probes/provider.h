@@ -134,6 +134,11 @@ struct provider {
 	/* Probe names keep the provider name as written when it is an
 	 * alias ("kfunc:f" stays "kfunc:f", as bpftrace 0.17 names it). */
 	bool keep_spelling;
+	/* The kernel runs the programs of one event of this type newest
+	 * attachment first (uprobes, kprobes, software events ...): the
+	 * engine attaches such probes in reverse script order, as bpftrace
+	 * 0.17 does, so that blocks run in the order they are written. */
+	bool fires_newest_first;
 	/* Describe the kernel attachments of one probe (may be several, e.g.
 	 * one per CPU is expressed with all_cpus). Returns count or -errno. */
 	int (*attach)(const struct probe *p, struct attach_req *req);

@@ -149,4 +149,5 @@ const struct provider provider_software = {
 	.caps = PROBE_REGS | PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM,
 	.attach = software_attach,
 	.list = software_list,
+	.fires_newest_first = true,
 };

@@ -370,6 +370,7 @@ const struct provider provider_uprobe = {
 	.attach = user_attach,
 	.process = uprobe_process,
 	.list = uprobe_list,
+	.fires_newest_first = true,
 };
 
 const struct provider provider_uretprobe = {
@@ -383,4 +384,5 @@ const struct provider provider_uretprobe = {
 	.attach = user_attach,
 	.process = uprobe_process,
 	.list = uretprobe_list,
+	.fires_newest_first = true,
 };

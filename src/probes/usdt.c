@@ -318,4 +318,5 @@ const struct provider provider_usdt = {
 	.attach = user_attach,
 	.process = usdt_process,
 	.list = usdt_list,
+	.fires_newest_first = true,
 };

@@ -585,6 +585,14 @@ static int run(const struct options *o, const struct program *prog)
 	if (mx && !o->quiet)
 		fprintf(stderr, "sonde: serving metrics at %s\n", metrics_url(mx));
 	fflush(outf);
+	/* BEGIN first, then the other probes, as bpftrace 0.17 runs them:
+	 * an interval's clock starts after BEGIN (`BEGIN { @t = nsecs }
+	 * i:s:1 { ... nsecs - @t ... }` sees a whole second). The -c
+	 * command starts only after both. */
+	if (cancel_requested())
+		goto cancelled;
+	if (eng->run_begin(e) < 0)
+		goto out;
 	if (eng->attach(e) < 0)
 		goto failed;
 	log_info("loaded %u maps and %u programs in %.1f ms, attached in %.1f ms",
@@ -597,12 +605,9 @@ static int run(const struct options *o, const struct program *prog)
 		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
 		fflush(stderr);
 	}
-	/* The last moment to give up without having run anything: BEGIN
-	 * and the -c command have not started. */
+	/* The last moment to give up before the -c command starts. */
 	if (cancel_requested())
 		goto cancelled;
-	if (eng->run_begin(e) < 0)
-		goto out;
 	if (ch.pid > 0 && program_keeps_user_addresses(prog))
 		child_hold_exit(&ch);
 	if (cancel_requested())

@@ -819,6 +819,8 @@ static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 	return 0;
 }
 
+static int run_iterators(struct engine *e);
+
 int engine_attach(struct engine *e)
 {
 	int *cpus = NULL;
@@ -930,6 +932,10 @@ int engine_attach(struct engine *e)
 				 log_now_ms() - t0);
 	}
 	e->armed_ms = log_now_ms();
+	/* iterators run once everything is attached (and BEGIN has run),
+	 * as bpftrace 0.17 reads them */
+	if (r == 0)
+		r = run_iterators(e);
 	if (r < 0) {
 		detach_all(e);
 		return r;
@@ -1027,10 +1033,11 @@ static int run_iterators(struct engine *e)
 	return 0;
 }
 
+/* BEGIN runs before the other probes are attached (main.c), as in
+ * bpftrace 0.17: an interval's clock starts after it. */
 int engine_run_begin(struct engine *e)
 {
-	int r = run_once(e, false);
-	return r < 0 ? r : run_iterators(e);
+	return run_once(e, false);
 }
 
 int engine_run_end(struct engine *e)

@@ -531,6 +531,9 @@ struct token lexer_attach(struct lexer *lx)
 		if (quoted) {
 			if (c == '"')
 				quoted = false;
+			else if (c == '\\' && peek(lx, 1) &&
+				 peek(lx, 1) != '\n')
+				advance(lx);     /* an escaped byte: \" stays in */
 			advance(lx);
 			continue;
 		}

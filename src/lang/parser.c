@@ -957,6 +957,8 @@ static struct node *parse_probe(struct parser *p)
 		for (const char *c = s;; c++) {
 			if (*c == '"')
 				q = !q;
+			else if (q && *c == '\\' && c[1])
+				c++;    /* an escaped byte in quotes */
 			if (*c == 0 || (*c == ':' && !q && np < 3)) {
 				parts[np++] = arena_strndup(p->a, start,
 							    (size_t)(c - start));

@@ -40,6 +40,12 @@ int user_split(struct arena *a, const char *text, struct ap_parts *out)
 			quoted = !quoted;
 			continue;
 		}
+		/* in quotes, a backslash takes the next byte as it is, as
+		 * bpftrace reads test:"\"probe1\"" */
+		if (quoted && *p == '\\' && p[1]) {
+			buf[len++] = *++p;
+			continue;
+		}
 		/* the last part takes the rest, colons and all */
 		bool last = out->n == AP_MAX_PARTS - 1;
 		if (*p == '\0' || (*p == ':' && !quoted && !last)) {

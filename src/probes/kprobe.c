@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../elf/symbolize.h"
 #include "probe_util.h"
 
 extern const struct provider provider_kprobe, provider_kretprobe;
@@ -101,6 +102,23 @@ static void warn_untraceable(const struct node *attach, struct expand_ctx *ctx,
 			     "likely fail", func);
 }
 
+/* Whether the kernel has a function of that name at all: tracefs lists
+ * it, or /proc/kallsyms (read only when tracefs does not say) has it. A
+ * function it lacks is skipped with a warning while other probes remain
+ * (ap_missing), as bpftrace 0.17 drops `kprobe:zzzzz` when it expands
+ * it; so a script naming a function of another kernel still runs. */
+static bool kernel_has(const char *func)
+{
+	const struct kfuncs *avail = traceable();
+	if (avail->known && kfuncs_has(avail, func))
+		return true;
+	struct ksyms *k = ksyms_new(NULL);
+	uint64_t addr;
+	bool has = !k || ksyms_count(k) == 0 || ksyms_addr(k, func, &addr) == 0;
+	ksyms_free(k);
+	return has;
+}
+
 static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 			 int (*emit)(void *arg, const char *target,
 				     const char *func, uint64_t freq),
@@ -108,6 +126,10 @@ static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 {
 	const char *func = attach->u.attach.func;
 	if (!ap_has_wildcard(func)) {
+		if (!kernel_has(func))
+			return ap_missing(attach, ctx, "NO_SYMBOL",
+					  "%s: the kernel has no function '%s'",
+					  attach->u.attach.text, func);
 		warn_untraceable(attach, ctx, func);
 		return emit(arg, NULL, func, attach->u.attach.freq);
 	}

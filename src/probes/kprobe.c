@@ -119,13 +119,40 @@ static bool kernel_has(const char *func)
 	return has;
 }
 
+/* The kretprobes bpftrace 0.17 refuses: a return probe on a spinlock
+ * function runs its program with the lock held (and interrupts off, for
+ * the _irqsave ones) and its own entry probe takes locks of its own, so
+ * on some kernels the system can lock up. Named alone it is an error, as
+ * in bpftrace (exit 1); in a wildcard each is skipped with a warning. */
+static const char *const banned_kretprobes[] = {
+	"_raw_spin_lock", "_raw_spin_lock_irqsave",
+	"_raw_spin_unlock_irqrestore", "queued_spin_lock_slowpath",
+};
+#define BANNED_WHY " (a return probe on a spinlock function can deadlock " \
+	"the kernel)"
+
+static bool banned_kretprobe(const char *func)
+{
+	for (size_t i = 0; i < sizeof(banned_kretprobes) /
+	     sizeof(banned_kretprobes[0]); i++)
+		if (strcmp(func, banned_kretprobes[i]) == 0)
+			return true;
+	return false;
+}
+
 static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 			 int (*emit)(void *arg, const char *target,
 				     const char *func, uint64_t freq),
 			 void *arg)
 {
 	const char *func = attach->u.attach.func;
+	bool ret = provider_find(attach->u.attach.provider) == &provider_kretprobe;
 	if (!ap_has_wildcard(func)) {
+		if (ret && banned_kretprobe(func))
+			return ap_error((struct node *)attach, ctx, "error: "
+					"kretprobe:%s can't be used as it might "
+					"lock up your system.%s", func,
+					BANNED_WHY);
 		if (!kernel_has(func))
 			return ap_missing(attach, ctx, "NO_SYMBOL",
 					  "%s: the kernel has no function '%s'",
@@ -155,6 +182,12 @@ static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 		if (split_part(name) || !provider_glob(func, name) ||
 		    (black.known && kfuncs_has(&black, name)))
 			continue;
+		if (ret && banned_kretprobe(name)) {
+			diag_warning(ctx->diags, attach->pos, "BANNED",
+				     "kretprobe:%s can't be used as it might "
+				     "lock up your system; skipped", name);
+			continue;
+		}
 		r = emit(arg, NULL, name, 0);
 		n++;
 	}

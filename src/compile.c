@@ -116,7 +116,8 @@ static int expand_probes(struct node *root, struct program *prog,
 	struct diags missing;
 	diags_init(&missing, d->src);
 	struct expand_ctx ctx = { .arena = prog->arena, .diags = d,
-				  .pid = o->pid, .missing = &missing };
+				  .pid = o->pid, .cmd = o->cmd,
+				  .missing = &missing };
 	struct expand_state st = { .prog = prog, .ctx = &ctx };
 	int err = 0;
 

@@ -17,6 +17,7 @@ struct compile_opts {
 	int npositional;
 	int pid;               /* -p PID, or 0 */
 	bool child;            /* -c CMD: cpid has a value */
+	const char *cmd;       /* -c CMD as written, or NULL */
 	bool unsafe;
 	uint32_t strlen;       /* 0: default, or BPFTRACE_STRLEN */
 	uint32_t map_keys_max; /* 0: default, or BPFTRACE_MAP_KEYS_MAX */

@@ -766,7 +766,8 @@ int main(int argc, char **argv)
 	struct compile_opts co = {
 		.name = src.name, .text = src.text,
 		.positional = o.positional, .npositional = o.npositional,
-		.pid = o.pid, .child = o.cmd != NULL, .unsafe = o.unsafe,
+		.pid = o.pid, .child = o.cmd != NULL, .cmd = o.cmd,
+		.unsafe = o.unsafe,
 		.strlen = o.env.strlen,
 		.map_keys_max = o.env.map_keys_max,
 		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,

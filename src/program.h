@@ -211,6 +211,20 @@ enum event_kind {
 			 * mappings while it runs) */
 	EV_HELPER_ERROR, /* -k: args: s64 return code of helper `fmt`,
 			  * called by the script at `pos` */
+	/* watchpoint:FUNC+argN: a probe's setup program asks for its
+	 * breakpoint at an address (struct sonde_watch_record); unwatch(a)
+	 * asks to remove every breakpoint at a (args: u64 address). The
+	 * engine handles both: output never sees them. */
+	EV_WATCH,
+	EV_UNWATCH,
+};
+
+/* The EV_WATCH record: the probe (index in the program's probes) whose
+ * breakpoint goes at addr in the traced process. */
+struct sonde_watch_record {
+	uint64_t event_id;
+	uint64_t probe;
+	uint64_t addr;
 };
 
 struct event_spec {
@@ -297,6 +311,12 @@ struct probe {
 	void *provider_data;       /* owned by the provider, arena-allocated */
 	const struct type *args_type; /* `args` record, or NULL (provider's args_type) */
 	const struct uprobe_info *uprobe; /* user-space probes, else NULL */
+	/* watchpoint:FUNC+argN: the program attached at the function's
+	 * entry (uprobe above, a BPF_PROG_TYPE_KPROBE program) that asks
+	 * for this probe's breakpoint (EV_WATCH); the probe itself is
+	 * attached only then. NULL otherwise. */
+	struct bpf_insn *setup_insns;
+	uint32_t nsetup_insns;
 };
 
 struct program {

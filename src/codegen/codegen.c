@@ -5,9 +5,12 @@
 #include "codegen.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../probes/provider.h"
 #include "../program.h"
 #include "asm.h"
 #include "cg.h"
@@ -146,6 +149,65 @@ static int gen_probe(struct program *prog, struct probe *p,
 	return 0;
 }
 
+/* A watchpoint:FUNC+argN probe's setup program, at the function's
+ * entry: stop the task (SIGSTOP) unless async, read the argument from
+ * its register (pt_regs: di, si, dx, cx, r8, r9) and send the engine an
+ * EV_WATCH record (struct sonde_watch_record) naming the probe and the
+ * address. The engine sets the breakpoint and sends SIGCONT. */
+static int gen_setup(struct program *prog, struct probe *p, uint32_t index,
+		     const struct probe_setup *su)
+{
+	static const int16_t arg_regs[] = { 112, 104, 96, 88, 72, 64 };
+	if (su->arg < 0 || su->arg > 5 || prog->ringbuf_map < 0)
+		return -EINVAL;
+	struct event_spec e = { .kind = EV_WATCH, .map_id = -1 };
+	int id = program_add_event(prog, &e);
+	if (id < 0)
+		return id;
+	struct ir ir;
+	struct ra ra;
+	ir_init(&ir);
+	uint32_t out = ir_label(&ir);
+	vreg ctx = ir_vreg(&ir), addr = ir_vreg(&ir), rec = ir_vreg(&ir);
+	ir_entry(&ir, ctx);
+	ir_ldx(&ir, BPF_DW, addr, ctx, arg_regs[su->arg]);
+	if (su->stop)
+		ir_call(&ir, VR_NONE, BPF_FUNC_send_signal,
+			(struct ir_arg[]){ IR_IMM(SIGSTOP) }, 1);
+	ir_call(&ir, rec, BPF_FUNC_ringbuf_reserve,
+		(struct ir_arg[]){ IR_MAP(prog->ringbuf_map),
+				   IR_IMM((int32_t)sizeof(struct sonde_watch_record)),
+				   IR_IMM(0) }, 3);
+	ir_jcci(&ir, BPF_JEQ, rec, 0, out);
+	ir_st(&ir, BPF_DW, rec, offsetof(struct sonde_watch_record, event_id),
+	      id);
+	ir_st(&ir, BPF_DW, rec, offsetof(struct sonde_watch_record, probe),
+	      index);
+	ir_stx(&ir, BPF_DW, rec, offsetof(struct sonde_watch_record, addr),
+	       addr);
+	ir_call(&ir, VR_NONE, BPF_FUNC_ringbuf_submit,
+		(struct ir_arg[]){ IR_ARG(rec), IR_IMM(0) }, 2);
+	ir_place(&ir, out);
+	ir_reti(&ir, 0);
+	int err = ir.err;
+	if (!err)
+		err = regalloc(&ir, 0, 4, &ra);
+	struct bpf_insn *insns = NULL;
+	uint32_t n = 0;
+	if (!err) {
+		err = asm_lower(&ir, &ra, &insns, &n);
+		ra_free(&ra);
+	}
+	ir_free(&ir);
+	if (err)
+		return err;
+	p->setup_insns = arena_array(prog->arena, struct bpf_insn, n ? n : 1);
+	memcpy(p->setup_insns, insns, n * sizeof(*insns));
+	p->nsetup_insns = n;
+	free(insns);
+	return 0;
+}
+
 int codegen_program(const struct node *root, struct program *prog,
 		    struct diags *d)
 {
@@ -174,6 +236,11 @@ int codegen_program(const struct node *root, struct program *prog,
 			diag_error(d, pn->pos, "CODEGEN", "%s: the program "
 				   "cannot be generated: %s", p->name,
 				   strerror(-err));
+		struct probe_setup su;
+		if (!err && p->provider->setup && p->provider->setup(p, &su) == 1 &&
+		    (err = gen_setup(prog, p, i, &su)) < 0)
+			diag_error(d, pn->pos, "CODEGEN", "%s: its setup program "
+				   "cannot be made: %s", p->name, strerror(-err));
 		if (err && !ret)
 			ret = err == -EAGAIN ? -E2BIG : err;
 	}

@@ -20,6 +20,26 @@ static struct cval gen_exit(struct cg *cg, const struct node *n)
 	return cg_imm(0, n->type);
 }
 
+/* unwatch(addr): remove every breakpoint a watchpoint:FUNC+argN probe
+ * set at addr; the engine does, on the EV_UNWATCH record (an address no
+ * breakpoint watches is quietly nothing, as in bpftrace). */
+static const struct type *check_unwatch(struct sema *s, struct node *n)
+{
+	if (!sema_int_arg(s, n, 0, "the address"))
+		return NULL;
+	const struct type *u64 = type_u64();
+	struct event_spec e = { .kind = EV_UNWATCH, .map_id = -1,
+				.args = type_tuple(s->a, 1, &u64) };
+	sema_add_event(s, n, &e);
+	return type_none();
+}
+
+static struct cval gen_unwatch(struct cg *cg, const struct node *n)
+{
+	cg_emit_event(cg, n, 0, NULL);
+	return cg_imm(0, n->type);
+}
+
 static const struct type *check_system(struct sema *s, struct node *n)
 {
 	return funcs_check_format_event(s, n, EV_SYSTEM);
@@ -103,6 +123,7 @@ static struct cval gen_override(struct cg *cg, const struct node *n)
 const struct func funcs_control[] = {
 	/* name, arguments min max, flags, needs, check, code */
 	{ "exit", 0, 0, 0, 0, check_exit, gen_exit },
+	{ "unwatch", 1, 1, 0, 0, check_unwatch, gen_unwatch },
 	{ "system", 1, FUNC_ARGS_ANY, FUNC_UNSAFE, 0, check_system, funcs_gen_event },
 	{ "signal", 1, 1, FUNC_UNSAFE, 0, check_signal, gen_signal },
 	{ "override", 1, 1, FUNC_UNSAFE, PROBE_OVERRIDE, check_override,

@@ -68,7 +68,7 @@ static void log_reason(const char *log, char *out, size_t size)
 
 /* Give every map reference its descriptor: BPF_LD_IMM64 with a map
  * pseudo source holds the map's index in the program's table. */
-static int patch_maps(struct engine *e, const struct probe *p,
+int engine_patch_maps(struct engine *e, const struct probe *p,
 		      struct bpf_insn *insns, uint32_t ninsns)
 {
 	for (uint32_t i = 0; i < ninsns; i++) {
@@ -117,7 +117,7 @@ static int load_one(void *ctx, unsigned i)
 		return 0;
 	}
 	memcpy(insns, src, ninsns * sizeof(*insns));
-	int r = patch_maps(e, p, insns, ninsns);
+	int r = engine_patch_maps(e, p, insns, ninsns);
 	if (r < 0) {
 		free(insns);
 		ep->load_err = r;
@@ -257,6 +257,10 @@ static int on_sample(void *ctx, void *data, size_t size)
 		log_info("first record read %.1f ms after attaching",
 			 log_now_ms() - e->armed_ms);
 	}
+	/* the engine's own records (watch.c), even after exit(): a task a
+	 * setup program stopped must be let go */
+	if (engine_watch_record(e, data, size))
+		return ++e->handled >= POLL_BUDGET ? SAMPLE_BREAK : 0;
 	/* Breaking out consumes the record in hand, so it is handled
 	 * first, whatever the reason to stop. */
 	if (!e->ignore_events && e->opts.on_event &&
@@ -419,6 +423,7 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		e->probes[i].probe = &prog->probes[i];
 		e->probes[i].prog_fd = -1;
+		e->probes[i].setup_fd = -1;
 		e->probes[i].leader = -1;
 		e->probes[i].attach_type = prog->probes[i].expected_attach_type;
 	}
@@ -517,6 +522,8 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		/* a group's members go where their leader goes */
 		if (ep->leader >= 0 && e->probes[ep->leader].skipped)
 			ep->skipped = true;
+		if (r == 0 && !ep->skipped)
+			r = engine_watch_load(e, ep);
 	}
 	log_repeat_end(&skips, "probes skipped");
 	if (r == 0)
@@ -611,7 +618,7 @@ static int perf_open(const struct attach_req *req, int cpu)
 /* Attach the program to one perf event: a BPF link when the kernel has
  * them (5.15+), else the older ioctl. Returns the link fd or -1 for the
  * ioctl path, or -errno. */
-static int perf_link(int prog_fd, int pfd)
+int engine_perf_link(int prog_fd, int pfd)
 {
 	int link = bpf_link_create(prog_fd, pfd, BPF_PERF_EVENT, NULL);
 	if (link < 0) {
@@ -804,7 +811,7 @@ static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 			close(pfd);
 			return -ENOMEM;
 		}
-		int link = perf_link(prog_fd, pfd);
+		int link = engine_perf_link(prog_fd, pfd);
 		if (link < -1) {
 			log_error("probe %s: cannot attach the program: %s",
 				  ep->probe->name, strerror(-link));
@@ -874,6 +881,12 @@ int engine_attach(struct engine *e)
 			r = attach_iter(ep);
 			break;
 		case ATTACH_PERF_EVENT:
+			if (ep->req.on_request) {
+				/* its setup program now, the breakpoint
+				 * when that asks (watch.c) */
+				r = engine_watch_attach_setup(e, ep);
+				break;
+			}
 			if (ep->leader >= 0 &&
 			    (e->probes[ep->leader].multi_link ||
 			     e->probes[ep->leader].dispatch))
@@ -1050,6 +1063,7 @@ int engine_run_end(struct engine *e)
 		log_info("stopped %u probe%s in %.1f ms", e->nprobes,
 			 e->nprobes == 1 ? "" : "s", log_now_ms() - t0);
 	engine_drain(e);
+	engine_watch_stop(e);
 	e->ignore_events = false;
 	e->stopped = false;
 	return run_once(e, true);
@@ -1167,6 +1181,7 @@ void engine_free(struct engine *e)
 		return;
 	double t0 = log_now_ms();
 	detach_all(e);
+	engine_watch_stop(e);
 	skb_consume(e);             /* what came before the detach */
 	if (e->skb_lost)
 		log_warn("skboutput(): %llu packets lost: the perf buffer was "
@@ -1177,6 +1192,8 @@ void engine_free(struct engine *e)
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		if (e->probes[i].prog_fd >= 0)
 			close(e->probes[i].prog_fd);
+		if (e->probes[i].setup_fd >= 0)
+			close(e->probes[i].setup_fd);
 		free(e->probes[i].verifier_log);
 		free(e->probes[i].dispatch_insns);
 		vec_free(&e->probes[i].members);

@@ -40,6 +40,14 @@ struct engine_probe {
 	uint32_t dispatch_members;         /* probes it serves besides its own */
 	uint64_t cookie;                   /* its key in a cookie dispatcher */
 	enum bpf_attach_type attach_type;  /* what the program is loaded for */
+	int setup_fd;               /* req.on_request: the setup program (watch.c) */
+};
+
+/* A breakpoint a watchpoint:FUNC+argN probe asked for (watch.c). */
+struct engine_watch {
+	uint32_t probe;
+	uint64_t addr;
+	int pfd, link;              /* link -1: attached by ioctl */
 };
 
 struct engine {
@@ -68,6 +76,7 @@ struct engine {
 	bool first_read;            /* for -v: the first record's delay */
 	int8_t has_kprobe_multi;    /* the kernel's links: -1 not asked yet */
 	int8_t has_uprobe_multi;
+	VEC(struct engine_watch) watches;
 };
 
 /* multi.c: group the probes that can share a program (and a link), and
@@ -110,6 +119,21 @@ struct engine_load_opts {
 int engine_prog_load(enum bpf_prog_type type, const char *name,
 		     const struct bpf_insn *insns, uint32_t ninsns,
 		     const struct engine_load_opts *o);
+/* engine.c, for the other files: replace the map references of a
+ * program's instructions by the maps' descriptors; attach a program to a
+ * perf event (returns the link, -1 when attached by ioctl, or -errno). */
+int engine_patch_maps(struct engine *e, const struct probe *p,
+		      struct bpf_insn *insns, uint32_t ninsns);
+int engine_perf_link(int prog_fd, int pfd);
+
+/* watch.c: watchpoint:FUNCTION+argN. Load a probe's setup program
+ * (ep->setup_fd, -1 when it has none); attach it at its uprobe in the
+ * traced process; act on an EV_WATCH or EV_UNWATCH record (true when the
+ * record was one); close every breakpoint and let a stopped task go. */
+int engine_watch_load(struct engine *e, struct engine_probe *ep);
+int engine_watch_attach_setup(struct engine *e, struct engine_probe *ep);
+bool engine_watch_record(struct engine *e, const void *data, size_t size);
+void engine_watch_stop(struct engine *e);
 
 /* maps.c */
 int engine_maps_create(struct engine *e);

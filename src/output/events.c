@@ -404,6 +404,9 @@ int output_event(struct output *o, const void *data, size_t size)
 		stacks_new_pid(o->stacks, pid);
 		return 0;
 	}
+	case EV_WATCH:
+	case EV_UNWATCH:
+		return 0;    /* the engine's: it acts on them before output */
 	}
 	return -EINVAL;
 }

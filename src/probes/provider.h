@@ -18,6 +18,7 @@ struct expand_ctx {
 	struct arena *arena;
 	struct diags *diags;
 	int pid;                   /* -p PID or 0 */
+	const char *cmd;           /* -c CMD, or NULL */
 	/* Set by a provider just before emit() to give that probe its
 	 * user-space location (arena memory); compile.c copies it into the
 	 * probe. NULL for kernel probes. */
@@ -67,9 +68,19 @@ struct attach_req {
 	/* ATTACH_PERF_EVENT of PERF_TYPE_BREAKPOINT: HW_BREAKPOINT_R/W/X
 	 * (the address and length go in perf_config1/2); follow_process:
 	 * bind the event to the traced process (-p, else -c) when there is
-	 * one, instead of every CPU. */
+	 * one, instead of every CPU. on_request: not attached at start;
+	 * the probe's setup program (probe.setup_insns) is attached at its
+	 * uprobe instead, and the breakpoint when that asks (EV_WATCH), at
+	 * the address it gives, in the traced process; a stopped task is
+	 * sent SIGCONT then (stop). */
 	uint32_t bp_type;
 	bool follow_process;
+	bool on_request, stop;
+	/* on_request: where the setup program attaches: an event of the
+	 * uprobe PMU (type) at the function's file and offset. */
+	uint32_t setup_perf_type;
+	const char *setup_path;
+	uint64_t setup_offset;
 	/* One of many probes a wildcard matched: if the kernel refuses it,
 	 * warn and go on without it rather than fail the run. */
 	bool optional;
@@ -112,6 +123,14 @@ struct process_req {
 				     * (src/process/fprobes.c) */
 	} how;
 	uint64_t period_ns;        /* PROCESS_TIMER */
+};
+
+/* What a setup program does at its function's entry: read argument
+ * `arg` (an address), stop the task with SIGSTOP unless async (the engine
+ * lets it go on once the breakpoint is set) and send an EV_WATCH record. */
+struct probe_setup {
+	int arg;
+	bool stop;
 };
 
 struct provider {
@@ -158,6 +177,11 @@ struct provider {
 	const char *(*ctx_struct)(const struct probe *p, struct arena *a);
 	/* -l: print every probe matching pattern; NULL pattern lists all. */
 	int (*list)(const char *pattern, int pid, FILE *out);
+	/* A probe attached only on request, at an address a setup program
+	 * finds (watchpoint:FUNC+argN): 1 with *setup filled when p is
+	 * such a probe, else 0. The code generator then makes the setup
+	 * program (probe.setup_insns). NULL: never. */
+	int (*setup)(const struct probe *p, struct probe_setup *setup);
 };
 
 /* The table, in the order -l lists them. */

@@ -43,12 +43,23 @@ static int fentry_parse(struct node *attach, struct expand_ctx *ctx)
 	struct ap_parts parts;
 	ap_split(ctx->arena, attach->u.attach.text, &parts);
 	const char *kind = attach->u.attach.provider;
-	if (parts.n != 2 || !parts.v[1][0])
-		return ap_error(attach, ctx, "%s probe type requires 1 argument: "
-				"'%s:FUNCTION' (got '%s')", kind, kind,
-				attach->u.attach.text);
+	if ((parts.n != 2 && parts.n != 3) || !parts.v[parts.n - 1][0])
+		return ap_error(attach, ctx, "%s probe type requires 1 or 2 "
+				"arguments: '%s:[MODULE:]FUNCTION' (got '%s')",
+				kind, kind, attach->u.attach.text);
 	const struct provider *pv = provider_find(kind);
-	ap_set(attach, pv ? pv->name : kind, NULL, parts.v[1], 0);
+	const char *module = parts.n == 3 ? parts.v[1] : NULL;
+	/* kfunc:MODULE:FUNCTION, as bpftrace 0.17 writes it: the kernel
+	 * itself is "vmlinux" (a wildcard may match it); the functions of
+	 * loadable modules are not attached (their BTF ids live in the
+	 * module's BTF object, which sonde does not load programs for) */
+	if (module && !provider_glob(module, "vmlinux"))
+		return ap_error(attach, ctx, "%s: the functions of kernel "
+				"module '%s' cannot be traced with fentry/fexit "
+				"(only vmlinux's); a kprobe reaches them",
+				attach->u.attach.text, module);
+	ap_set(attach, pv ? pv->name : kind, module ? "vmlinux" : NULL,
+	       parts.v[parts.n - 1], 0);
 	return 0;
 }
 

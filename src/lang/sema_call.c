@@ -179,6 +179,13 @@ const struct type *sema_check_format(struct sema *s, struct node *n,
 		const char *start = p++;
 		if (*p == '%')
 			continue;
+		/* a '%' before what cannot begin a conversion ("HIT%\n" in
+		 * the book's dcstat.bt) is printed as it is, as bpftrace's
+		 * printf (glibc's) prints it */
+		if (*p && !strchr("-+ #0123456789.*hlzjtdiuxXocspr", *p)) {
+			p--;
+			continue;
+		}
 		while (*p && strchr("-+ #0", *p))
 			p++;
 		while (*p >= '0' && *p <= '9')

@@ -66,6 +66,24 @@ static void log_reason(const char *log, char *out, size_t size)
 	}
 }
 
+/* The helper of the verifier log's last call instruction ("12: (85)
+ * call bpf_d_path#147"): the one it refused when it says "helper call
+ * is not allowed in probe". */
+static bool helper_called_last(const char *log, char *out, size_t size)
+{
+	const char *found = NULL;
+	for (const char *p = log; (p = strstr(p, "call bpf_")); p += 9)
+		found = p + 5;
+	if (!found)
+		return false;
+	size_t n = strspn(found, "abcdefghijklmnopqrstuvwxyz_0123456789");
+	if (!n || n >= size)
+		return false;
+	memcpy(out, found, n);
+	out[n] = '\0';
+	return true;
+}
+
 /* Give every map reference its descriptor: BPF_LD_IMM64 with a map
  * pseudo source holds the map's index in the program's table. */
 int engine_patch_maps(struct engine *e, const struct probe *p,
@@ -184,7 +202,7 @@ static int report_load(struct engine *e, struct engine_probe *ep,
 		free(log);
 		return 0;
 	}
-	char reason[512] = "", msg[1024];
+	char reason[512] = "", msg[1024], helper[64];
 	if (log)
 		log_reason(log, reason, sizeof(reason));
 	if (!p->insns || !p->ninsns)
@@ -197,6 +215,14 @@ static int report_load(struct engine *e, struct engine_probe *ep,
 			 "or locked down)", ep->has_req &&
 			 ep->req.how == ATTACH_ITER ? "iterator" :
 			 "fentry/fexit");
+	else if (strstr(reason, "helper call is not allowed in probe") &&
+		 helper_called_last(log, helper, sizeof(helper)))
+		/* bpftrace 0.17's words, then the verifier's */
+		snprintf(msg, sizeof(msg), "helper %s not supported in probe "
+			 "(the kernel verifier: %s%s)", helper, reason,
+			 strcmp(helper, "bpf_d_path") ? "" : "; path() works "
+			 "only in the functions the kernel allows d_path in, "
+			 "such as filp_close, vfs_getattr, dentry_open");
 	else if (reason[0])
 		snprintf(msg, sizeof(msg), "the kernel verifier rejected the "
 			 "program: %s", reason);

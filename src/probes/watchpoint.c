@@ -7,8 +7,8 @@
  *
  * watchpoint:FUNCTION+argN:LENGTH:MODE watches the address argument N
  * holds when the traced process (-p or -c) enters FUNCTION (a wildcard
- * too: each function its own probe, as bpftrace names them,
- * watchpoint:increment_0+arg0:4:w). A setup program at the function's
+ * too: each function its own probe, named as bpftrace names them,
+ * watchpoint:./prog:increment_0:4:w, or ./prog:increment:1:4:w for arg1). A setup program at the function's
  * entry (codegen) stops the task with SIGSTOP, unless asyncwatchpoint,
  * and asks the engine for the breakpoint (EV_WATCH); the engine sets it
  * in the process, at that address, with the probe's program, and sends
@@ -107,7 +107,6 @@ struct func_expand {
 	struct expand_ctx *ctx;
 	const struct user_target *t;
 	const struct elf_file *ef;
-	const char *argn;          /* "+argN" */
 	const char *func;          /* LENGTH:MODE */
 	uint64_t freq;
 	int (*emit)(void *arg, const char *target, const char *func,
@@ -121,9 +120,15 @@ static int emit_func(void *arg, const struct elf_sym *sym)
 	struct func_expand *x = arg;
 	x->ctx->emit_uprobe = user_info(x->ctx, x->t, x->ef, sym->addr,
 					sym->offset);
-	int r = x->emit(x->arg, arena_printf(x->ctx->arena, "%s%s",
-					     sym->name, x->argn),
-			x->func, x->freq);
+	/* named as bpftrace 0.17 names it: watchpoint:FILE:FUNCTION[:N]:
+	 * LENGTH:MODE, the argument's number left out when it is 0 */
+	int n = (int)x->freq - 1;
+	char argn[16] = "";
+	if (n > 0)
+		snprintf(argn, sizeof(argn), ":%d", n);
+	int r = x->emit(x->arg, x->t->shown,
+			arena_printf(x->ctx->arena, "%s%s:%s", sym->name, argn,
+				     x->func), x->freq);
 	x->ctx->emit_uprobe = NULL;
 	x->emitted++;
 	return r < 0 ? r : 0;
@@ -151,7 +156,7 @@ static int expand_func(const struct node *attach, struct expand_ctx *ctx,
 	int r = user_open(attach, ctx, kind, prog, t, &ef);
 	if (r < 0)
 		return r;
-	struct func_expand x = { .ctx = ctx, .t = t, .ef = ef, .argn = plus,
+	struct func_expand x = { .ctx = ctx, .t = t, .ef = ef,
 				 .func = attach->u.attach.func,
 				 .freq = attach->u.attach.freq, .emit = emit,
 				 .arg = arg };
@@ -182,9 +187,14 @@ static int watchpoint_attach(const struct probe *p, struct attach_req *req)
 	uint64_t addr = 0, len;
 	const char *why;
 	char mode[8] = "";
-	const char *colon = strchr(p->func, ':');
+	/* LENGTH:MODE ends func (FUNCTION[:N]:LENGTH:MODE in the function
+	 * form) */
+	const char *colon = strrchr(p->func, ':'), *lenp = p->func;
+	for (const char *c = p->func; colon && c < colon; c++)
+		if (*c == ':')
+			lenp = c + 1;
 	if ((!p->freq && ap_parse_u64(p->target, &addr, &why) < 0) || !colon ||
-	    ap_parse_u64(strndupa(p->func, (size_t)(colon - p->func)), &len,
+	    ap_parse_u64(strndupa(lenp, (size_t)(colon - lenp)), &len,
 			 &why) < 0)
 		return -EINVAL;
 	strncpy(mode, colon + 1, sizeof(mode) - 1);

@@ -92,8 +92,9 @@ const char *sema_lit_str(struct sema *s, struct node *n, uint32_t i,
 	return NULL;
 }
 
-/* Argument i must be an integer literal (a positional parameter counts:
- * the final pass has turned it into one). */
+/* Argument i must be an integer literal (a positional parameter counts,
+ * with its value in every pass, so what depends on it, an lhist's
+ * bounds, is the same in each: the final pass turns it into a literal). */
 bool sema_lit_int(struct sema *s, struct node *n, uint32_t i,
 		  const char *what, int64_t *v)
 {
@@ -103,10 +104,8 @@ bool sema_lit_int(struct sema *s, struct node *n, uint32_t i,
 		*v = (int64_t)a->u.ival;
 		return true;
 	}
-	if (a->kind == N_POSITIONAL && !s->final) {
-		*v = 1;
+	if (a->kind == N_POSITIONAL && !s->final && sema_const_int(s, a, v))
 		return true;
-	}
 	sema_error(s, a->pos, "ARG_TYPE",
 		   "%s() expects an integer literal as %s", n->u.call.name,
 		   what);

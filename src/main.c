@@ -786,12 +786,17 @@ int main(int argc, char **argv)
 		log_info("compiled %u probes in %.1f ms", prog->nprobes,
 			 log_now_ms() - t0);
 	int ret;
+	uint32_t max_progs = o.env.max_bpf_progs ? o.env.max_bpf_progs :
+		SONDE_MAX_BPF_PROGS_DEFAULT;
 	if (!prog)   /* a valid script naming what this system lacks: 2 */
 		ret = provider_env_errors(&d) ? EXIT_RUNTIME : EXIT_SCRIPT;
-	else if (o.env.max_bpf_progs && prog->nprobes > o.env.max_bpf_progs) {
-		log_error("the program has %u BPF programs, more than "
-			  "BPFTRACE_MAX_BPF_PROGS (%u)", prog->nprobes,
-			  o.env.max_bpf_progs);
+	else if (program_distinct_programs(prog) > max_progs) {
+		/* bpftrace 0.17's words */
+		log_error("Your program is trying to generate more than %u BPF "
+			  "programs, which exceeds the current limit of %u.\n"
+			  "You can increase the limit through the "
+			  "BPFTRACE_MAX_BPF_PROGS environment variable.",
+			  program_distinct_programs(prog), max_progs);
 		ret = EXIT_SCRIPT;
 	}
 	else if (o.dump && strcmp(o.dump, "bpf") == 0) {

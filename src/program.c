@@ -84,3 +84,36 @@ void program_free(struct program *p)
 	arena_free(a);
 	free(a);
 }
+
+/* FNV-1a over a program's instructions. */
+static uint64_t insns_hash(const struct probe *p)
+{
+	uint64_t h = 1469598103934665603ull;
+	const unsigned char *b = (const unsigned char *)p->insns;
+	for (size_t i = 0; b && i < p->ninsns * sizeof(*p->insns); i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h ^ p->block;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+uint32_t program_distinct_programs(const struct program *p)
+{
+	if (!p->nprobes)
+		return 0;
+	uint64_t *h = malloc(p->nprobes * sizeof(*h));
+	if (!h)
+		return p->nprobes;
+	for (uint32_t i = 0; i < p->nprobes; i++)
+		h[i] = insns_hash(&p->probes[i]);
+	qsort(h, p->nprobes, sizeof(*h), cmp_u64);
+	uint32_t n = 1;
+	for (uint32_t i = 1; i < p->nprobes; i++)
+		n += h[i] != h[i - 1];
+	free(h);
+	return n;
+}

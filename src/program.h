@@ -366,6 +366,13 @@ int program_add_skb_output(struct program *p, const char *path,
 			   uint64_t offset);
 /* The index of string s in p->strings, added (copied) if new. */
 int program_add_string(struct program *p, const char *s);
+/* How many different programs the probes have: probes of one block
+ * whose code came out the same count once, as bpftrace 0.17 counts the
+ * programs it generates (a wildcard's probes share one unless the code
+ * names the probe). */
+uint32_t program_distinct_programs(const struct program *p);
+/* bpftrace 0.17's default BPFTRACE_MAX_BPF_PROGS */
+#define SONDE_MAX_BPF_PROGS_DEFAULT 512
 /* Frees the program and everything its arena owns. NULL is a no-op. */
 void program_free(struct program *p);
 

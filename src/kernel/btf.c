@@ -88,9 +88,15 @@ static int vmlinux_load(void)
 	return 0;
 }
 
+/* Where decl_printf writes: one btf_dump serves every call (making one
+ * sizes arrays by the type count, which for vmlinux made `-lv kfunc:*`
+ * take minutes). */
+static char *decl_out;
+
 static void decl_printf(void *ctx, const char *fmt, va_list ap)
 {
-	char *buf = ctx;
+	(void)ctx;
+	char *buf = decl_out;
 	size_t n = strlen(buf);
 	if (n + 1 < sizeof(((struct kfunc_arg *)0)->decl))
 		vsnprintf(buf + n, sizeof(((struct kfunc_arg *)0)->decl) - n,
@@ -100,17 +106,27 @@ static void decl_printf(void *ctx, const char *fmt, va_list ap)
 /* TYPE_ID as C, without a name: "struct file *", "unsigned int". */
 static void type_decl(struct btf *btf, uint32_t type_id, char *out)
 {
+	static struct btf_dump *d;
+	static struct btf *d_btf;
 	out[0] = '\0';
 	if (type_id == 0) {
 		strcpy(out, "void");
 		return;
 	}
-	struct btf_dump *d = btf_dump__new(btf, decl_printf, out, NULL);
-	if (!d)
-		return;
+	if (d && d_btf != btf) {
+		btf_dump__free(d);
+		d = NULL;
+	}
+	if (!d) {
+		d = btf_dump__new(btf, decl_printf, NULL, NULL);
+		if (!d)
+			return;
+		d_btf = btf;
+	}
+	decl_out = out;
 	LIBBPF_OPTS(btf_dump_emit_type_decl_opts, o, .field_name = "");
 	btf_dump__emit_type_decl(d, type_id, &o);
-	btf_dump__free(d);
+	decl_out = NULL;
 	size_t n = strlen(out);
 	while (n && out[n - 1] == ' ')
 		out[--n] = '\0';

@@ -110,6 +110,7 @@ static inline int cgfx_compile(struct cgfx *f, const char *text)
 			pr->block = b;
 			pr->name = p->u.probe.attach.v[i]->u.attach.text;
 			const struct provider *pv = cgfx_provider(pr->name);
+			pr->provider = pv;
 			pr->prog_type = pv->prog_type;
 			pr->caps = pv->caps;
 			if (pr->prog_type == BPF_PROG_TYPE_TRACEPOINT)

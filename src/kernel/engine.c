@@ -663,6 +663,27 @@ int engine_perf_link(int prog_fd, int pfd)
 	return link;
 }
 
+int engine_keep_perf(struct engine_probe *ep, int prog_fd, int pfd,
+		     const char *what)
+{
+	if (vec_push(&ep->perf_fds, pfd) < 0) {
+		close(pfd);
+		return -ENOMEM;
+	}
+	int link = engine_perf_link(prog_fd, pfd);
+	if (link < -1) {
+		log_error("probe %s: cannot attach %s: %s", ep->probe->name,
+			  what, strerror(-link));
+		return link;
+	}
+	if (vec_push(&ep->link_fds, link) < 0) {
+		if (link >= 0)
+			close(link);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Stop a probe's program from running: closing its BPF links detaches
  * the program. */
 static void stop_probe(struct engine_probe *ep)
@@ -833,21 +854,9 @@ static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 				  "instead)" : "");
 			return pfd;
 		}
-		if (vec_push(&ep->perf_fds, pfd) < 0) {
-			close(pfd);
-			return -ENOMEM;
-		}
-		int link = engine_perf_link(prog_fd, pfd);
-		if (link < -1) {
-			log_error("probe %s: cannot attach the program: %s",
-				  ep->probe->name, strerror(-link));
-			return link;
-		}
-		if (vec_push(&ep->link_fds, link) < 0) {
-			if (link >= 0)
-				close(link);
-			return -ENOMEM;
-		}
+		int r = engine_keep_perf(ep, prog_fd, pfd, "the program");
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

@@ -125,6 +125,11 @@ int engine_prog_load(enum bpf_prog_type type, const char *name,
 int engine_patch_maps(struct engine *e, const struct probe *p,
 		      struct bpf_insn *insns, uint32_t ninsns);
 int engine_perf_link(int prog_fd, int pfd);
+/* Keep perf event PFD (taken, closed on failure) in ep->perf_fds and the
+ * link of PROG_FD on it in ep->link_fds; a failure to attach is said,
+ * naming WHAT was attached. 0 or -errno. */
+int engine_keep_perf(struct engine_probe *ep, int prog_fd, int pfd,
+		     const char *what);
 
 /* watch.c: watchpoint:FUNCTION+argN. Load a probe's setup program
  * (ep->setup_fd, -1 when it has none); attach it at its uprobe in the

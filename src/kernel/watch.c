@@ -104,22 +104,7 @@ int engine_watch_attach_setup(struct engine *e, struct engine_probe *ep)
 			  (unsigned long long)q->setup_offset, strerror(-pfd));
 		return pfd;
 	}
-	if (vec_push(&ep->perf_fds, pfd) < 0) {
-		close(pfd);
-		return -ENOMEM;
-	}
-	int link = engine_perf_link(ep->setup_fd, pfd);
-	if (link < -1) {
-		log_error("probe %s: cannot attach its setup program: %s",
-			  ep->probe->name, strerror(-link));
-		return link;
-	}
-	if (vec_push(&ep->link_fds, link) < 0) {
-		if (link >= 0)
-			close(link);
-		return -ENOMEM;
-	}
-	return 0;
+	return engine_keep_perf(ep, ep->setup_fd, pfd, "its setup program");
 }
 
 static void watch_close(struct engine_watch *w)

@@ -37,6 +37,8 @@
 
 #define MAX_FILES 64
 #define PAD_MAX 64
+/* how long a process just started may take to initialize its C library */
+#define STARTING_MS 2000
 
 struct pfile {
 	char *path;              /* as given */
@@ -152,6 +154,10 @@ int pattach_open(int pid, const char *agent_path, struct pattach **out,
 		    strerror(-r));
 		goto fail;
 	}
+	/* a process named right after it started: its C library first */
+	if ((r = inject_wait_started(pid, STARTING_MS, why, whylen)) < 0 &&
+	    r != -ENOEXEC)
+		goto fail;
 	if ((r = tracee_attach(pid, &pa->t, why, whylen)) < 0)
 		goto fail;
 	/* loaded already (LD_PRELOAD, an earlier sonde): nothing to call */

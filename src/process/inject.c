@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../elf/elf.h"
 #include "tracee.h"
@@ -43,6 +46,61 @@ static uint64_t sym_at(const struct elf_file *ef, uint64_t bias, const char *nam
 	return s && s->addr ? s->addr + bias : 0;
 }
 
+/* A data symbol's address in the process, or 0. */
+static uint64_t data_at(const struct elf_file *ef, uint64_t bias,
+			const char *name)
+{
+	uint64_t v;
+	return elf_symbol_addr(ef, name, &v) == 0 && v ? v + bias : 0;
+}
+
+/* Open the file of mapping m of process pid: the very file mapped there
+ * (map_files, for root), else the path inside the process's root; either
+ * without blocking, and only a regular file: the process names it, and
+ * could have put a FIFO there. */
+static int open_mapped(int pid, const struct elf_map *m, struct elf_file **ef)
+{
+	char file[4096];
+	snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	if (elf_open_own(file, ef) == 0)
+		return 0;
+	if (elf_proc_path(pid, m->path, file, sizeof(file)) < 0)
+		return -ENOENT;
+	return elf_open_own(file, ef);
+}
+
+/* A program that reads `environ` itself has the variable copied into its
+ * own data (a copy relocation): the C library then sets and reads that
+ * copy, and its own stays NULL. The program's, if it defines one. */
+static uint64_t program_environ(int pid, const struct elf_map *maps,
+				size_t nm)
+{
+	char link[64], exe[4096];
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = 0;
+	uint64_t at = 0;
+	for (size_t i = 0; i < nm && !at; i++) {
+		if (strcmp(maps[i].path, exe) != 0)
+			continue;
+		struct elf_file *ef;
+		uint64_t bias;
+		if (open_mapped(pid, &maps[i], &ef) < 0)
+			return 0;
+		if (elf_map_bias(ef, &maps[i], &bias) == 0) {
+			at = data_at(ef, bias, "environ");
+			if (!at)
+				at = data_at(ef, bias, "__environ");
+		}
+		elf_close(ef);
+		break;
+	}
+	return at;
+}
+
 int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen)
 {
 	memset(out, 0, sizeof(*out));
@@ -58,18 +116,8 @@ int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen)
 	for (size_t i = 0; i < nm && r == -ENOEXEC; i++) {
 		if (maps[i].path[0] != '/' || !is_libc(maps[i].path))
 			continue;
-		/* the very file mapped there (map_files, for root), else the
-		 * path inside the process's root; either opened without
-		 * blocking, and only if it is a regular file: the process
-		 * names it, and could have put a FIFO there */
-		char file[4096];
 		struct elf_file *ef;
-		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", pid,
-			 (unsigned long long)maps[i].start,
-			 (unsigned long long)maps[i].end);
-		if (elf_open_own(file, &ef) < 0 &&
-		    (elf_proc_path(pid, maps[i].path, file, sizeof(file)) < 0 ||
-		     elf_open_own(file, &ef) < 0))
+		if (open_mapped(pid, &maps[i], &ef) < 0)
 			continue;
 		uint64_t bias;
 		if (elf_map_bias(ef, &maps[i], &bias) == 0) {
@@ -85,10 +133,16 @@ int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen)
 			out->munmap = sym_at(ef, bias, "munmap");
 			out->pthread_create = sym_at(ef, bias, "pthread_create");
 			snprintf(out->path, sizeof(out->path), "%s", maps[i].path);
+			out->environ_at = data_at(ef, bias, "__environ");
 			if (out->dlopen && out->dlsym)
 				r = 0;
 		}
 		elf_close(ef);
+	}
+	if (r == 0) {
+		uint64_t own = program_environ(pid, maps, nm);
+		if (own)
+			out->environ_at = own;
 	}
 	elf_maps_free(maps, nm);
 	if (r == -ENOEXEC)
@@ -98,6 +152,72 @@ int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen)
 			 "a program lacks; trace it with the kernel engine "
 			 "instead", pid);
 	return r;
+}
+
+/* ---- a process that is still starting ----
+ *
+ * Right after exec a process maps its C library before its dynamic
+ * loader has relocated and initialized it; a dlopen called then runs
+ * through an unrelocated GOT, and the traced program dies of SIGSEGV
+ * (seen when -p named a program a millisecond after it started). The C
+ * library sets `environ` as it initializes (glibc's _init_first, run by
+ * the loader once every object is relocated; musl's __init_libc), so a
+ * NULL `environ` means "not yet". */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Does the process map glibc's dynamic loader (ld-linux-x86-64.so.2)? */
+static bool maps_loader(int pid)
+{
+	struct elf_map *maps;
+	size_t nm;
+	if (elf_proc_maps(pid, &maps, &nm) < 0)
+		return false;
+	bool found = false;
+	for (size_t i = 0; i < nm && !found; i++) {
+		const char *base = strrchr(maps[i].path, '/');
+		base = base ? base + 1 : maps[i].path;
+		found = strncmp(base, "ld-linux", 8) == 0 ||
+			strncmp(base, "ld-2.", 5) == 0;
+	}
+	elf_maps_free(maps, nm);
+	return found;
+}
+
+int inject_wait_started(int pid, unsigned timeout_ms, char *why,
+			size_t whylen)
+{
+	uint64_t deadline = now_ms() + timeout_ms;
+	for (;;) {
+		struct inject_libc lc;
+		int r = inject_find_libc(pid, &lc, why, whylen);
+		if (r == 0) {
+			uint64_t v = 0;
+			struct iovec l = { &v, sizeof(v) };
+			struct iovec rem = { (void *)(uintptr_t)lc.environ_at,
+					     sizeof(v) };
+			/* unknown, or unreadable: the attach says what fails */
+			if (!lc.environ_at ||
+			    process_vm_readv(pid, &l, 1, &rem, 1, 0) !=
+			    (ssize_t)sizeof(v) || v)
+				return 0;
+		} else if (r != -ENOEXEC || !maps_loader(pid)) {
+			return r;       /* a static program, or no process */
+		}
+		if (now_ms() >= deadline) {
+			snprintf(why, whylen, "process %d has not finished "
+				 "starting within %u ms: its dynamic loader has "
+				 "not yet initialized the C library, whose "
+				 "dlopen loads sonde's agent", pid, timeout_ms);
+			return -EAGAIN;
+		}
+		usleep(2000);
+	}
 }
 
 /* ---- where calls return to ----

@@ -18,12 +18,22 @@ struct inject_libc {
 	uint64_t pthread_create;           /* 0 if absent (glibc < 2.34) */
 	int dlopen_flags_extra;            /* __RTLD_DLOPEN for __libc_dlopen_mode */
 	char path[512];                    /* the C library, as the process maps it */
+	/* the `environ` the C library reads (its own, or the program's copy
+	 * of it): NULL until the C library is initialized; 0 if unknown */
+	uint64_t environ_at;
 };
 
 /* Find them through the process's mappings and the ELF symbols of what it
  * maps. Returns 0, or -ENOEXEC with why filled when the process has no
  * dynamic loader to call (a static program), -errno otherwise. */
 int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen);
+
+/* Wait (up to timeout_ms) until the process has finished starting: its
+ * dynamic loader has mapped, relocated and initialized the C library,
+ * whose dlopen sonde calls. 0; -ENOEXEC (a static program) or -EAGAIN
+ * (still starting at the deadline) with why filled; -errno. */
+int inject_wait_started(int pid, unsigned timeout_ms, char *why,
+			size_t whylen);
 
 /* Make the held process ready for calls (tracee_set_return): find the
  * page of code sonde's calls return to, or map it (through the C

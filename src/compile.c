@@ -11,7 +11,7 @@
 #include "elf/elf.h"
 #include "kernel/btf.h"
 #include "lang/cdefs.h"
-#include "lang/parser.h"
+#include "lang/frontend.h"
 #include "lang/sema.h"
 #include "probes/provider.h"
 
@@ -59,56 +59,6 @@ static int expand_emit(void *arg, const char *target, const char *func,
 	return vec_push(&st->probes, p);
 }
 
-/* Positional parameters in an attach point (uprobe:$1:main), replaced
- * by their text as bpftrace does; a missing one is empty. */
-static void attach_positional(struct arena *a, struct node *ap,
-			      const struct compile_opts *o)
-{
-	const char *t = ap->u.attach.text;
-	if (!t || !strchr(t, '$'))
-		return;
-	size_t cap = strlen(t) + 1;
-	for (int i = 0; i < o->npositional; i++)
-		cap += strlen(o->positional[i]);
-	char *out = arena_alloc(a, cap), *w = out;
-	bool changed = false;
-	for (const char *c = t; *c;) {
-		if (c[0] == '$' && c[1] >= '1' && c[1] <= '9') {
-			char *end;
-			long n = strtol(c + 1, &end, 10);
-			const char *v = n >= 1 && n <= o->npositional ?
-				o->positional[n - 1] : "";
-			size_t len = strlen(v);
-			memcpy(w, v, len);
-			w += len;
-			c = end;
-			changed = true;
-			continue;
-		}
-		*w++ = *c++;
-	}
-	*w = '\0';
-	if (!changed)
-		return;
-	ap->u.attach.text = out;
-	/* the parts as the parser split them: provider:target:func:extra */
-	const char *parts[4] = { 0 };
-	const char *start = out;
-	int np = 0;
-	for (const char *c = out;; c++) {
-		if (*c == 0 || (*c == ':' && np < 3)) {
-			parts[np++] = arena_strndup(a, start, (size_t)(c - start));
-			start = c + 1;
-			if (!*c)
-				break;
-		}
-	}
-	ap->u.attach.provider = parts[0];   /* BEG$1 with $1 = IN */
-	ap->u.attach.target = parts[1];
-	ap->u.attach.func = parts[2];
-	ap->u.attach.extra = parts[3];
-}
-
 /* Expand every attach point of every probe block into concrete probes. */
 static int expand_probes(struct node *root, struct program *prog,
 			 const struct compile_opts *o, struct diags *d)
@@ -125,7 +75,6 @@ static int expand_probes(struct node *root, struct program *prog,
 		struct node *probe = root->u.list.v[b];
 		for (uint32_t i = 0; i < probe->u.probe.attach.n; i++) {
 			struct node *ap = probe->u.probe.attach.v[i];
-			attach_positional(prog->arena, ap, o);
 			const struct provider *pv =
 				provider_find(ap->u.attach.provider);
 			if (!pv) {
@@ -259,19 +208,22 @@ static void add_user_map_limits(struct program *prog, uint32_t keys_max)
 	program_add_map(prog, &fails);
 }
 
-/* The C definitions before the probes (preprocessed, their types
- * declared), then the probes, in which their macros expand. */
+/* The script through its language's front end (lang/frontend.h). */
 static struct node *parse_script(struct program *prog,
 				 const struct compile_opts *o, struct diags *d)
 {
-	struct cdefs_opts co = {
+	const struct frontend *fe = o->frontend ? o->frontend :
+		&frontend_bpftrace;
+	struct frontend_opts fo = {
 		.include_dirs = o->include_dirs,
 		.ninclude_dirs = o->ninclude_dirs,
 		.include_files = o->include_files,
 		.ninclude_files = o->ninclude_files,
 		.have_btf = cdefs_have_btf(),
+		.positional = o->positional,
+		.npositional = o->npositional,
 	};
-	return cdefs_parse_script(prog->arena, o->text, &co, prog->ctypes, d);
+	return fe->parse(prog->arena, o->text, &fo, prog->ctypes, d);
 }
 
 /* A struct a uprobe's cast names but the script does not declare comes

@@ -10,7 +10,11 @@
 #include "lang/ast.h"
 #include "program.h"
 
+struct frontend;
+
 struct compile_opts {
+	/* the script's language (lang/frontend.h); NULL: bpftrace */
+	const struct frontend *frontend;
 	const char *name;      /* "stdin" for -e, else the file name */
 	const char *text;
 	char **positional;

@@ -97,8 +97,6 @@ struct elf_loc {
  * (malformed spec). */
 int elf_resolve(const struct elf_file *ef, const char *spec, struct elf_loc *out);
 
-/* Glob match with '*' (any run) and '?' (any one byte). */
-bool elf_glob(const char *pattern, const char *s);
 /* bpftrace 0.17's rule for uprobe symbol patterns: the pattern matches
  * the name as in the file exactly, or it matches a PREFIX of the demangled
  * name (so "ns::Class::method" and "ns::Class::method(int)" both find

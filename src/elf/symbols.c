@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../base/file.h"
+#include "../base/glob.h"
 
 struct elf_seg {
 	uint64_t vaddr, filesz, memsz, offset;
@@ -535,30 +536,6 @@ int elf_resolve(const struct elf_file *ef, const char *spec, struct elf_loc *out
 	return elf_vaddr_to_offset(ef, out->addr, &out->offset);
 }
 
-bool elf_glob(const char *p, const char *s)
-{
-	/* Iterative matcher: on mismatch, let the last '*' eat one more
-	 * byte. Linear in practice, no recursion on hostile patterns. */
-	const char *star = NULL, *resume = NULL;
-	while (*s) {
-		if (*p == '*') {
-			star = ++p;
-			resume = s;
-		} else if (*p == '?' || *p == *s) {
-			p++;
-			s++;
-		} else if (star) {
-			p = star;
-			s = ++resume;
-		} else {
-			return false;
-		}
-	}
-	while (*p == '*')
-		p++;
-	return *p == '\0';
-}
-
 /* Does pattern match a prefix of s? Same as glob(pattern "*", s). */
 static bool glob_prefix(const char *p, const char *s)
 {
@@ -570,7 +547,7 @@ static bool glob_prefix(const char *p, const char *s)
 	memcpy(q, p, n);
 	q[n] = '*';
 	q[n + 1] = '\0';
-	bool r = elf_glob(q, s);
+	bool r = glob_match(q, s);
 	if (q != stack)
 		free(q);
 	return r;
@@ -578,7 +555,7 @@ static bool glob_prefix(const char *p, const char *s)
 
 bool elf_sym_match(const struct elf_sym *sym, const char *pattern)
 {
-	if (elf_glob(pattern, sym->name))
+	if (glob_match(pattern, sym->name))
 		return true;
 	return sym->demangled && glob_prefix(pattern, sym->demangled);
 }

@@ -4,6 +4,7 @@
  * turned into the file offsets the uprobe PMU wants (config2 and
  * ref_ctr_offset). */
 #include "elf.h"
+#include "../base/glob.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -122,7 +123,7 @@ int usdt_probes(const struct elf_file *ef, struct usdt_probe **out, size_t *n)
 bool usdt_probe_match(const struct usdt_probe *p, const char *provider_pat,
 		      const char *name_pat)
 {
-	if (provider_pat && !elf_glob(provider_pat, p->provider))
+	if (provider_pat && !glob_match(provider_pat, p->provider))
 		return false;
-	return !name_pat || elf_glob(name_pat, p->name);
+	return !name_pat || glob_match(name_pat, p->name);
 }

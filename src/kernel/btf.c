@@ -25,6 +25,7 @@
 
 #include "../probes/provider.h"
 #include "btf.h"
+#include "../base/glob.h"
 
 struct kfunc_ent {
 	const char *name;
@@ -215,7 +216,7 @@ int kbtf_funcs_each(const char *pattern,
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < vmlinux.nfuncs; i++) {
-		if (pattern && !provider_glob(pattern, vmlinux.funcs[i].name))
+		if (pattern && !glob_match(pattern, vmlinux.funcs[i].name))
 			continue;
 		r = fn(arg, vmlinux.funcs[i].name);
 		if (r)

@@ -27,6 +27,7 @@
 #include "../base/log.h"
 #include "../kernel/btf.h"
 #include "probe_util.h"
+#include "../base/glob.h"
 
 extern const struct provider provider_fentry, provider_fexit;
 
@@ -53,7 +54,7 @@ static int fentry_parse(struct node *attach, struct expand_ctx *ctx)
 	 * itself is "vmlinux" (a wildcard may match it); the functions of
 	 * loadable modules are not attached (their BTF ids live in the
 	 * module's BTF object, which sonde does not load programs for) */
-	if (module && !provider_glob(module, "vmlinux"))
+	if (module && !glob_match(module, "vmlinux"))
 		return ap_error(attach, ctx, "%s: the functions of kernel "
 				"module '%s' cannot be traced with fentry/fexit "
 				"(only vmlinux's); a kprobe reaches them",

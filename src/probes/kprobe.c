@@ -17,6 +17,7 @@
 
 #include "../elf/symbolize.h"
 #include "probe_util.h"
+#include "../base/glob.h"
 
 extern const struct provider provider_kprobe, provider_kretprobe;
 
@@ -179,7 +180,7 @@ static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 	int r = 0, n = 0;
 	for (size_t i = 0; i < avail->n && r >= 0; i++) {
 		const char *name = avail->v[i];
-		if (split_part(name) || !provider_glob(func, name) ||
+		if (split_part(name) || !glob_match(func, name) ||
 		    (black.known && kfuncs_has(&black, name)))
 			continue;
 		if (ret && banned_kretprobe(name)) {

@@ -22,6 +22,7 @@
 #include "../base/diag.h"
 #include "../base/log.h"
 #include "probe_util.h"
+#include "../base/glob.h"
 
 /* The first byte bpftrace's lexer refuses in an attach point, or NULL:
  * bytes outside printable ASCII, quotes it has no rule for, and a
@@ -131,9 +132,9 @@ static bool is_return_probe(const struct provider *pv)
 static const char *type_match(const struct provider *pv, const char *glob)
 {
 	for (const char *const *a = pv->aliases; a && *a; a++)
-		if (provider_glob(glob, *a))
+		if (glob_match(glob, *a))
 			return *a;
-	return provider_glob(glob, pv->name) ? pv->name : NULL;
+	return glob_match(glob, pv->name) ? pv->name : NULL;
 }
 
 struct typed {

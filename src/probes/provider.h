@@ -212,7 +212,4 @@ bool provider_env_errors(const struct diags *d);
  * messages: "kprobe, uprobe and usdt" (arena memory). */
 const char *provider_names_with(struct arena *a, uint32_t caps);
 
-/* Shared by providers: glob match with '*' and '?'. */
-bool provider_glob(const char *pattern, const char *s);
-
 #endif

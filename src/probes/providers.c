@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "probe_util.h"
+#include "../base/glob.h"
 
 extern const struct provider provider_asyncwatchpoint, provider_begin,
 	provider_end,
@@ -90,31 +91,6 @@ bool provider_env_errors(const struct diags *d)
 			return false;
 	}
 	return true;
-}
-
-/* Iterative glob: on a mismatch after '*', retry with the star eating
- * one more character. Linear in practice, no recursion. */
-bool provider_glob(const char *pattern, const char *s)
-{
-	const char *star = NULL, *resume = NULL;
-
-	while (*s) {
-		if (*pattern == '*') {
-			star = pattern++;
-			resume = s;
-		} else if (*pattern == '?' || *pattern == *s) {
-			pattern++;
-			s++;
-		} else if (star) {
-			pattern = star + 1;
-			s = ++resume;
-		} else {
-			return false;
-		}
-	}
-	while (*pattern == '*')
-		pattern++;
-	return *pattern == '\0';
 }
 
 void ap_split(struct arena *a, const char *text, struct ap_parts *out)
@@ -293,7 +269,7 @@ bool provider_list_match(const struct provider *pv, const char *pattern,
 	const struct provider *want = pattern_provider(pattern, &has_prefix);
 	if (!has_prefix) {
 		const char *last = strrchr(name, ':');
-		return provider_glob(pattern, last ? last + 1 : name);
+		return glob_match(pattern, last ? last + 1 : name);
 	}
 	if (want != pv)
 		return false;
@@ -302,5 +278,5 @@ bool provider_list_match(const struct provider *pv, const char *pattern,
 	size_t plen = strlen(pv->name);
 	if (strncmp(name, pv->name, plen) != 0)
 		return false;
-	return provider_glob(rest, name + plen);
+	return glob_match(rest, name + plen);
 }

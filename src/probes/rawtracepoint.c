@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "probe_util.h"
+#include "../base/glob.h"
 
 extern const struct provider provider_rawtracepoint;
 
@@ -58,7 +59,7 @@ static int events_each(const char *pattern,
 	kfuncs_parse_text(&ev, text, 0);
 	int r = 0, n = 0;
 	for (size_t i = 0; i < ev.n && r >= 0; i++) {
-		if (!provider_glob(pattern, ev.v[i]))
+		if (!glob_match(pattern, ev.v[i]))
 			continue;
 		r = fn(arg, ev.v[i]);
 		n++;

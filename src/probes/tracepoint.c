@@ -11,6 +11,7 @@
 #include "../base/privilege.h"
 #include "probe_util.h"
 #include "tracepoint_format.h"
+#include "../base/glob.h"
 
 extern const struct provider provider_tracepoint;
 
@@ -60,8 +61,8 @@ static int events_match(char *text, const char *cat, const char *event,
 		if (!colon)
 			continue;
 		*colon = '\0';
-		bool hit = provider_glob(cat, line) &&
-			   provider_glob(event, colon + 1);
+		bool hit = glob_match(cat, line) &&
+			   glob_match(event, colon + 1);
 		*colon = ':';
 		if (hit && vec_push(&m, line) < 0) {
 			vec_free(&m);

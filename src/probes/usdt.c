@@ -10,6 +10,7 @@
 
 #include "../base/log.h"
 #include "user.h"
+#include "../base/glob.h"
 
 extern const struct provider provider_usdt;
 
@@ -251,7 +252,7 @@ static int list_file(void *arg, struct elf_file *ef, const char *shown)
 	for (size_t i = 0; i < n; i++) {
 		if (!usdt_probe_match(&v[i], lc->prov, lc->name))
 			continue;
-		if (lc->pattern && !provider_glob(lc->pattern, v[i].name))
+		if (lc->pattern && !glob_match(lc->pattern, v[i].name))
 			continue;
 		fprintf(lc->out, "usdt:%s:%s:%s\n", shown, v[i].provider,
 			v[i].name);

@@ -23,6 +23,7 @@
 #include "../base/file.h"
 #include "../base/log.h"
 #include "../base/proc.h"
+#include "../base/glob.h"
 
 
 int user_split(struct arena *a, const char *text, struct ap_parts *out)
@@ -418,8 +419,8 @@ int user_list_files(const char *kind, const char *target, int pid,
 		return r;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (wild && !provider_glob(target, objs[i]) &&
-		    !provider_glob(target, base_name(objs[i])))
+		if (wild && !glob_match(target, objs[i]) &&
+		    !glob_match(target, base_name(objs[i])))
 			continue;
 		if (elf_proc_path(pid, objs[i], path, sizeof(path)) < 0 ||
 		    elf_open(path, &ef) < 0)
@@ -458,7 +459,7 @@ static int glob_one(const char *target, const char *pattern, unsigned *seen,
 		/* bpftrace then matches its lines against the pattern as
 		 * written: a file found in $PATH is listed only if the
 		 * target matches its whole path (`*`, not `p*`) */
-		if (!provider_glob(target, g.gl_pathv[i]))
+		if (!glob_match(target, g.gl_pathv[i]))
 			continue;
 		/* stat first: a FIFO must not be opened */
 		if (stat(g.gl_pathv[i], &st) < 0 || !S_ISREG(st.st_mode))

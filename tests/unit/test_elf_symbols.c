@@ -4,6 +4,7 @@
 #include "elf/elf.h"
 #include "unit.h"
 #include "elf_testutil.h"
+#include "base/glob.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -58,7 +59,7 @@ static void test_glob(void)
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
 		char name[128];
 		snprintf(name, sizeof(name), "glob '%s' vs '%s'", t[i].p, t[i].s);
-		CHECK(elf_glob(t[i].p, t[i].s) == t[i].m, name);
+		CHECK(glob_match(t[i].p, t[i].s) == t[i].m, name);
 	}
 }
 

@@ -55,6 +55,8 @@ static int expand_emit(void *arg, const char *target, const char *func,
 		.prog_type = st->provider->prog_type,
 		.expected_attach_type = st->provider->expected_attach_type,
 		.uprobe = st->ctx->emit_uprobe,
+		.kind = st->provider->name,
+		.fires_newest_first = st->provider->fires_newest_first,
 	};
 	return vec_push(&st->probes, p);
 }
@@ -298,6 +300,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 		ast_dump(o->dump_ast, root, a);
 	if (codegen_program(root, prog, d) < 0 || d->nerrors)
 		goto fail;
+	providers_describe(prog);
 	return prog;
 fail:
 	program_free(prog);

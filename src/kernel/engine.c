@@ -381,22 +381,16 @@ static unsigned max_probes(void)
 }
 
 /* A program that calls bpf_override_return changes the probed function's
- * return: its provider must say the function allows that. */
+ * return: its provider must have said the function allows that
+ * (probe.override_err, providers_describe). */
 static int check_override(const struct engine_probe *ep)
 {
 	const struct probe *p = ep->probe;
-	bool calls = false;
-	for (uint32_t i = 0; i < p->ninsns && !calls; i++)
-		calls = p->insns[i].code == (BPF_JMP | BPF_CALL) &&
-			p->insns[i].src_reg == 0 &&
-			p->insns[i].imm == BPF_FUNC_override_return;
-	if (!calls)
-		return 0;
-	char why[512] = "this probe type cannot override a return";
-	int r = p->provider->check_override ?
-		p->provider->check_override(p, why, sizeof(why)) : -EINVAL;
+	int r = p->override_err;
 	if (r < 0)
-		log_error("probe %s: %s", p->name, why);
+		log_error("probe %s: %s", p->name, p->override_why ?
+			  p->override_why : "this probe type cannot override "
+			  "a return");
 	return r;
 }
 
@@ -456,17 +450,16 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct engine_probe *ep = &e->probes[i];
-		const struct provider *pv = ep->probe->provider;
-		/* Ask the provider first: BEGIN/END must be known before
+		/* What the provider said first: BEGIN/END must be known before
 		 * attaching, fentry/fexit programs are loaded for their
 		 * function, and a bad probe is better found early. */
-		if (!pv || !pv->attach)
+		if (!ep->probe->has_attach)
 			continue;
 		r = -ECANCELED;
 		if (cancel_requested())
 			goto fail;
-		ep->req.pid = -1;
-		r = pv->attach(ep->probe, &ep->req);
+		ep->req = ep->probe->attach;
+		r = ep->probe->attach_err;
 		if (r < 0) {
 			log_error("probe %s: cannot attach: %s",
 				  ep->probe->name, ep->req.error ?
@@ -821,7 +814,7 @@ static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 		if (pfd < 0 && ep->req.path) {
 			log_error("probe %s: cannot attach a %s at %s+0x%llx%s: %s",
 				  ep->probe->name,
-				  ep->probe->provider->name,
+				  ep->probe->kind,
 				  ep->req.path,
 				  (unsigned long long)ep->req.offset,
 				  ep->req.ref_ctr_offset ? " (with a semaphore)" : "",
@@ -836,7 +829,7 @@ static int attach_perf(struct engine_probe *ep, int prog_fd, const int *cpus,
 				"refuses to probe it: blacklisted, or inside an "
 				"instruction)" : "";
 			log_error("probe %s: cannot attach a %s at %s+%llu: %s%s",
-				  ep->probe->name, ep->probe->provider->name,
+				  ep->probe->name, ep->probe->kind,
 				  ep->req.symbol,
 				  (unsigned long long)ep->req.perf_config2,
 				  strerror(-pfd), hint);
@@ -879,10 +872,10 @@ int engine_attach(struct engine *e)
 		return -ENOMEM;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < e->nprobes; i++)
-		if (!e->probes[i].probe->provider->fires_newest_first)
+		if (!e->probes[i].probe->fires_newest_first)
 			order[n++] = i;
 	for (uint32_t i = e->nprobes; i-- > 0;)
-		if (e->probes[i].probe->provider->fires_newest_first)
+		if (e->probes[i].probe->fires_newest_first)
 			order[n++] = i;
 	for (uint32_t k = 0; k < e->nprobes && r == 0; k++) {
 		struct engine_probe *ep = &e->probes[order[k]];

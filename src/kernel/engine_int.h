@@ -7,7 +7,6 @@
 #include <stdbool.h>
 
 #include "../base/vec.h"
-#include "../probes/provider.h"
 #include "engine.h"
 
 struct ring_buffer;

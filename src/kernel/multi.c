@@ -302,7 +302,7 @@ static int multi_link(struct engine *e, struct engine_probe *ep)
 	/* The kernel runs the targets of one place newest first: listed
 	 * backwards, the probes of blocks on one function run in script
 	 * order (engine_attach orders separate attachments the same way) */
-	if (ep->probe->provider->fires_newest_first)
+	if (ep->probe->fires_newest_first)
 		for (size_t k = 0; k < n / 2; k++) {
 			const struct engine_probe *t = all[k];
 			all[k] = all[n - 1 - k];

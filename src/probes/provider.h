@@ -32,107 +32,6 @@ struct expand_ctx {
 	struct diags *missing;
 };
 
-/* What one kernel attachment needs to know about where it goes; filled by
- * the provider's attach hook and executed by the engine. The provider
- * describes the event, the engine owns the descriptors. */
-struct attach_req {
-	enum {
-		ATTACH_PERF_EVENT,  /* perf_event_open(attr, pid, cpu) + link */
-		ATTACH_TEST_RUN,    /* BEGIN/END: run once with BPF_PROG_TEST_RUN */
-		ATTACH_TRACING,     /* fentry/fexit: raw tracepoint open */
-		ATTACH_RAW_TRACEPOINT, /* BPF_RAW_TRACEPOINT_OPEN of `symbol` */
-		ATTACH_ITER,        /* iter: a link, then read once (btf_id) */
-	} how;
-	/* ATTACH_PERF_EVENT: event description */
-	uint32_t perf_type;        /* PERF_TYPE_* or a PMU's dynamic type */
-	uint64_t perf_config, perf_config1, perf_config2;
-	uint64_t sample_period, sample_freq;
-	bool all_cpus;             /* one event per online CPU (else cpu 0) */
-	int pid;                   /* -1 for all processes */
-	/* ATTACH_PERF_EVENT on the uprobe PMU: what the config words encode
-	 * (for messages; the provider fills perf_config* as well). The engine
-	 * binds such an event to the traced process (-p) when there is one,
-	 * with -c to the child only if child_only, and to every process
-	 * (pid -1) otherwise: bpftrace 0.17 binds USDT probes to a -c command
-	 * but attaches uprobes for every process (scripts filter with
-	 * /pid == cpid/), and sonde does the same. */
-	const char *path;          /* the file (NULL: not a uprobe) */
-	uint64_t offset, ref_ctr_offset;
-	bool retprobe;
-	bool child_only;
-	/* ATTACH_TEST_RUN: when */
-	bool at_end;               /* END rather than BEGIN */
-	/* ATTACH_TRACING: the kernel function's BTF id in vmlinux (the
-	 * program is loaded with it as attach_btf_id). */
-	uint32_t btf_id;
-	/* ATTACH_PERF_EVENT of PERF_TYPE_BREAKPOINT: HW_BREAKPOINT_R/W/X
-	 * (the address and length go in perf_config1/2); follow_process:
-	 * bind the event to the traced process (-p, else -c) when there is
-	 * one, instead of every CPU. on_request: not attached at start;
-	 * the probe's setup program (probe.setup_insns) is attached at its
-	 * uprobe instead, and the breakpoint when that asks (EV_WATCH), at
-	 * the address it gives, in the traced process; a stopped task is
-	 * sent SIGCONT then (stop). */
-	uint32_t bp_type;
-	bool follow_process;
-	bool on_request, stop;
-	/* on_request: where the setup program attaches: an event of the
-	 * uprobe PMU (type) at the function's file and offset. */
-	uint32_t setup_perf_type;
-	const char *setup_path;
-	uint64_t setup_offset;
-	/* One of many probes a wildcard matched: if the kernel refuses it,
-	 * warn and go on without it rather than fail the run. */
-	bool optional;
-	/* Probes of one block whose programs come out the same may share
-	 * one program and one multi-target link when the kernel has that
-	 * link (the engine probes for it at run time); else each attaches
-	 * on its own as described above. */
-	enum attach_multi {
-		MULTI_NONE,
-		MULTI_KPROBE,       /* kprobe_multi link (6.0+): by symbol */
-		MULTI_UPROBE,       /* uprobe_multi link (6.6+): path + offset */
-		MULTI_SYSCALL,      /* one raw_syscalls program, by number */
-	} multi;
-	const char *symbol;        /* ATTACH_ITER: the pin file, or NULL;
-				    * MULTI_KPROBE: the kernel function;
-				    * ATTACH_RAW_TRACEPOINT: the event */
-	/* MULTI_SYSCALL: the system call's number, and the perf config of
-	 * the raw_syscalls tracepoint (sys_enter or sys_exit, as retprobe
-	 * says) whose one program dispatches on it. */
-	int syscall_nr;
-	uint64_t dispatch_config;
-	/* When the hook returns an error: what to tell the user instead of
-	 * strerror() ("this kernel has no kprobes ..."). */
-	const char *error;
-};
-
-/* How the process engine (src/process/) runs one probe, as the
- * provider's `process` hook describes it: in sonde itself, or at an
- * instruction of the traced process (probe->uprobe says where). */
-struct process_req {
-	enum process_how {
-		PROCESS_BEGIN,      /* once in sonde, before the first event */
-		PROCESS_END,        /* once in sonde, after the last */
-		PROCESS_TIMER,      /* in sonde, every period_ns */
-		PROCESS_USDT,       /* at a USDT site of the traced process: the
-				     * nop the note's address names */
-		PROCESS_FUNC,       /* at a function's entry (or an instruction
-				     * in it), or its return (uprobe->retprobe):
-				     * patched by sonde over ptrace
-				     * (src/process/fprobes.c) */
-	} how;
-	uint64_t period_ns;        /* PROCESS_TIMER */
-};
-
-/* What a setup program does at its function's entry: read argument
- * `arg` (an address), stop the task with SIGSTOP unless async (the engine
- * lets it go on once the breakpoint is set) and send an EV_WATCH record. */
-struct probe_setup {
-	int arg;
-	bool stop;
-};
-
 struct provider {
 	const char *name;          /* canonical: "tracepoint" */
 	const char *alias;         /* short: "t", or NULL */
@@ -207,6 +106,14 @@ int provider_list_all(const char *pattern, int pid, FILE *out);
 
 /* True when d has errors and every one has a PROBE_ENV_TAGS tag. */
 bool provider_env_errors(const struct diags *d);
+
+/* Ask each probe's provider, once, what the engines need of it: its
+ * kernel attachment (attach hook), how the process engine runs it
+ * (process hook) and, when its program calls bpf_override_return,
+ * whether it may (check_override); stored as data in the probe, with
+ * the errors, for the engine to report when it loads the program. The
+ * driver calls it after codegen (compile.c); engines read only that. */
+void providers_describe(struct program *prog);
 
 /* The names of the providers with every capability in `caps`, for
  * messages: "kprobe, uprobe and usdt" (arena memory). */

@@ -280,3 +280,41 @@ bool provider_list_match(const struct provider *pv, const char *pattern,
 		return false;
 	return glob_match(rest, name + plen);
 }
+
+/* Does the probe's program call bpf_override_return? */
+static bool calls_override(const struct probe *p)
+{
+	for (uint32_t i = 0; i < p->ninsns; i++)
+		if (p->insns[i].code == (BPF_JMP | BPF_CALL) &&
+		    p->insns[i].src_reg == 0 &&
+		    p->insns[i].imm == BPF_FUNC_override_return)
+			return true;
+	return false;
+}
+
+void providers_describe(struct program *prog)
+{
+	for (uint32_t i = 0; i < prog->nprobes; i++) {
+		struct probe *p = &prog->probes[i];
+		const struct provider *pv = p->provider;
+		p->has_attach = pv && pv->attach;
+		if (p->has_attach) {
+			p->attach.pid = -1;
+			int r = pv->attach(p, &p->attach);
+			p->attach_err = r < 0 ? r : 0;
+		}
+		p->process_err = pv && pv->process ?
+			pv->process(p, &p->process) : -EOPNOTSUPP;
+		if (p->process_err > 0)
+			p->process_err = 0;
+		if (!calls_override(p))
+			continue;
+		char why[512] = "this probe type cannot override a return";
+		p->override_err = pv && pv->check_override ?
+			pv->check_override(p, why, sizeof(why)) : -EINVAL;
+		if (p->override_err > 0)
+			p->override_err = 0;
+		if (p->override_err < 0)
+			p->override_why = arena_strdup(prog->arena, why);
+	}
+}

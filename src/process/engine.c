@@ -84,12 +84,11 @@ static int process_check(const struct program *prog,
 	void (*say)(const char *, ...) = quiet ? log_info : log_error;
 	for (uint32_t i = 0; i < prog->nprobes && bad < 20; i++) {
 		const struct probe *p = &prog->probes[i];
-		const struct provider *pv = p->provider;
-		struct process_req req = { 0 };
-		if (!pv || !pv->process || pv->process(p, &req) < 0) {
+		const struct process_req req = p->process;
+		if (p->process_err < 0) {
 			say("probe %s: the process engine cannot run %s probes: "
 			    "they need the kernel (use the kernel engine, without "
-			    "--engine=process)", p->name, pv ? pv->name : "these");
+			    "--engine=process)", p->name, p->kind ? p->kind : "these");
 			bad++;
 			continue;
 		}
@@ -252,9 +251,8 @@ static int process_load(const struct program *prog,
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct proc_probe *pp = &e->probes[i];
 		pp->probe = &prog->probes[i];
-		const struct provider *pv = pp->probe->provider;
-		r = pv && pv->process ? pv->process(pp->probe, &pp->req) :
-			-EOPNOTSUPP;
+		pp->req = pp->probe->process;
+		r = pp->probe->process_err;
 		if (r < 0) {
 			log_error("probe %s: the process engine cannot run it",
 				  pp->probe->name);

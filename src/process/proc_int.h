@@ -11,7 +11,6 @@
 
 #include "../agent/proto.h"
 #include "../engine.h"
-#include "../probes/provider.h"
 #include "../runtime/rt.h"
 
 struct vm_prog;

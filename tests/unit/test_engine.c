@@ -122,21 +122,29 @@ static struct probe mkprobe(const char *provider, const char *name,
 {
 	const struct provider *pv = provider_find(provider);
 	return (struct probe){
-		.provider = pv, .name = name, .target = target, .func = func,
+		.provider = pv, .kind = pv ? pv->name : NULL,
+		.fires_newest_first = pv && pv->fires_newest_first,
+		.name = name, .target = target, .func = func,
 		.freq = freq, .prog_type = pv ? pv->prog_type : 0,
 		.caps = pv ? pv->caps : 0,
 		.insns = insns, .ninsns = ninsns,
 	};
 }
 
+/* A program as the driver hands it to an engine: its providers asked
+ * what the engine needs (providers_describe), as compile() does. */
+static struct arena prog_arena;
 static struct program mkprogram(struct probe *probes, uint32_t n)
 {
-	return (struct program){
+	struct program prog = {
+		.arena = &prog_arena,
 		.probes = probes, .nprobes = n, .maps = maps,
 		.nmaps = sizeof(maps) / sizeof(maps[0]),
 		.ringbuf_map = MAP_RING, .globals_map = MAP_GLOBALS,
 		.strlen = 64, .nblocks = n,
 	};
+	providers_describe(&prog);
+	return prog;
 }
 
 /* Descriptors of each BPF kind this process holds. */
@@ -645,6 +653,7 @@ static void test_override(void)
 
 int main(void)
 {
+	arena_init(&prog_arena);
 	if (geteuid() != 0) {
 		printf("ok - engine # SKIP needs root\n");
 		return UNIT_DONE();

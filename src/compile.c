@@ -58,6 +58,11 @@ static int expand_emit(void *arg, const char *target, const char *func,
 		.kind = st->provider->name,
 		.fires_newest_first = st->provider->fires_newest_first,
 	};
+	/* what its provider says of it, as data (program.h) */
+	if (st->provider->ctx_struct)
+		p.ctx_struct = st->provider->ctx_struct(&p, a);
+	p.has_setup = st->provider->setup &&
+		st->provider->setup(&p, &p.setup) == 1;
 	return vec_push(&st->probes, p);
 }
 
@@ -276,7 +281,8 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	struct sema_opts sopts = { .positional = o->positional,
 				   .npositional = o->npositional,
 				   .unsafe = o->unsafe,
-				   .no_child = !o->child };
+				   .no_child = !o->child,
+				   .kinds_with = provider_names_with };
 	struct node *root = parse_script(prog, o, d);
 	if (!root || d->nerrors)
 		goto fail;

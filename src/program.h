@@ -422,6 +422,11 @@ struct probe {
 	 * the engines read data and never call a provider: */
 	const char *kind;          /* the provider's name ("kprobe"), for
 				    * messages */
+	const char *ctx_struct;    /* `ctx`: the struct its context points
+				    * to, looked up in the kernel's BTF;
+				    * NULL: none (or pt_regs by prog_type) */
+	bool has_setup;            /* watchpoint:FUNC+argN: codegen makes */
+	struct probe_setup setup;  /* ... a setup program (setup_insns) */
 	bool fires_newest_first;   /* struct provider's flag of that name */
 	/* providers_describe (probes/provider.h), after codegen: */
 	bool has_attach;           /* false: no kernel attachment (the

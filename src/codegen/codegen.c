@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../probes/provider.h"
 #include "../program.h"
 #include "asm.h"
 #include "cg.h"
@@ -236,9 +235,8 @@ int codegen_program(const struct node *root, struct program *prog,
 			diag_error(d, pn->pos, "CODEGEN", "%s: the program "
 				   "cannot be generated: %s", p->name,
 				   strerror(-err));
-		struct probe_setup su;
-		if (!err && p->provider->setup && p->provider->setup(p, &su) == 1 &&
-		    (err = gen_setup(prog, p, i, &su)) < 0)
+		if (!err && p->has_setup &&
+		    (err = gen_setup(prog, p, i, &p->setup)) < 0)
 			diag_error(d, pn->pos, "CODEGEN", "%s: its setup program "
 				   "cannot be made: %s", p->name, strerror(-err));
 		if (err && !ret)

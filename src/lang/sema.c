@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../probes/provider.h"
 
 #define MAX_PASSES 12
 
@@ -39,8 +38,8 @@ const char *sema_tname(struct sema *s, const struct type *t)
 
 const char *sema_probe_kind(struct arena *a, const struct probe *p)
 {
-	if (p->provider)
-		return p->provider->name;
+	if (p->kind)
+		return p->kind;
 	const char *c = p->name ? strchr(p->name, ':') : NULL;
 	if (!p->name)
 		return "";
@@ -143,7 +142,8 @@ bool sema_require(struct sema *s, struct pos pos, uint32_t caps,
 		return true;
 	sema_error(s, pos, "BAD_BUILTIN",
 		   "%s can only be used in %s probes (%s used here)", what,
-		   provider_names_with(s->a, caps), sema_probe_kind(s->a, p));
+		   s->opts->kinds_with ? s->opts->kinds_with(s->a, caps) :
+		   "other", sema_probe_kind(s->a, p));
 	return false;
 }
 
@@ -199,11 +199,10 @@ static const struct type *ctx_type(struct sema *s, struct node *n)
 		const struct probe *p = &s->prog->probes[i];
 		if (p->block != s->block)
 			continue;
-		const char *st = p->provider->ctx_struct ?
-			p->provider->ctx_struct(p, s->a) :
-			p->provider->prog_type == BPF_PROG_TYPE_KPROBE ?
+		const char *st = p->ctx_struct ? p->ctx_struct :
+			p->prog_type == BPF_PROG_TYPE_KPROBE ?
 			"pt_regs" : NULL;
-		if (!st && p->provider->prog_type == BPF_PROG_TYPE_PERF_EVENT) {
+		if (!st && p->prog_type == BPF_PROG_TYPE_PERF_EVENT) {
 			raw = true;
 			continue;
 		}

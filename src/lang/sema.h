@@ -25,6 +25,10 @@ struct sema_opts {
 	int npositional;
 	bool unsafe;           /* allow system() and signal() */
 	bool no_child;         /* no -c: cpid has no value and is refused */
+	/* For messages: the probe kinds that offer every capability in
+	 * caps ("kprobe, uprobe and usdt"), arena memory; the driver's
+	 * providers_names_with. NULL: "other". */
+	const char *(*kinds_with)(struct arena *a, uint32_t caps);
 };
 
 /* Check `root` (N_PROGRAM) against the already expanded probes in `prog`

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../probes/provider.h"
 
 /* Where a cast's pointer points: user memory in user-space probes,
  * kernel memory in kernel ones, and not known in probes of neither

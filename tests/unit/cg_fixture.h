@@ -110,7 +110,11 @@ static inline int cgfx_compile(struct cgfx *f, const char *text)
 			pr->block = b;
 			pr->name = p->u.probe.attach.v[i]->u.attach.text;
 			const struct provider *pv = cgfx_provider(pr->name);
+			/* what the driver copies from its provider */
 			pr->provider = pv;
+			pr->kind = pv->name;
+			pr->has_setup = pv->setup &&
+				pv->setup(pr, &pr->setup) == 1;
 			pr->prog_type = pv->prog_type;
 			pr->caps = pv->caps;
 			if (pr->prog_type == BPF_PROG_TYPE_TRACEPOINT)

@@ -102,7 +102,8 @@ static int lang_fx_run(struct lang_fx *f, const char *text, char **pos,
 	f->prog.globals_map = program_add_map(&f->prog, &globals);
 	/* as on the command line without -c */
 	struct sema_opts o = { .positional = pos, .npositional = npos,
-			       .unsafe = unsafe, .no_child = true };
+			       .unsafe = unsafe, .no_child = true,
+			       .kinds_with = provider_names_with };
 	return f->rc = sema_check(f->root, &f->prog, &o, &f->d);
 }
 

@@ -94,7 +94,9 @@ static int expand_probes(struct node *root, struct program *prog,
 				continue;
 			}
 			st.spelling = ap->u.attach.provider;
-			if (pv->parse && pv->parse(ap, &ctx) < 0) {
+			/* the provider sees the attach point, not the tree */
+			ap->u.attach.pos = ap->pos;
+			if (pv->parse && pv->parse(&ap->u.attach, &ctx) < 0) {
 				err = -EINVAL;
 				continue;
 			}
@@ -103,7 +105,8 @@ static int expand_probes(struct node *root, struct program *prog,
 			ctx.emit_uprobe = NULL;
 			size_t before = st.probes.n;
 			unsigned nmissing = missing.nerrors;
-			int r = pv->expand(ap, &ctx, expand_emit, &st);
+			int r = pv->expand(&ap->u.attach, &ctx, expand_emit,
+					   &st);
 			if (r < 0 && missing.nerrors > nmissing &&
 			    st.probes.n == before)
 				continue;    /* not on this system: below */

@@ -295,6 +295,20 @@ struct uprobe_info {
 	const char *args_text;     /* USDT: the note's argument string */
 };
 
+/* One attach point as its front end split it, for the provider it names
+ * to check and expand: the AST keeps one in each N_ATTACH node (ast.h),
+ * and the driver hands it to the provider (its parse hook may set the
+ * canonical fields), so a provider sees no syntax tree. */
+struct attach_point {
+	const char *text;     /* the attach point as written */
+	const char *provider; /* canonical: "tracepoint", not "t" */
+	const char *target;   /* path/category/unit, may be NULL */
+	const char *func;     /* symbol/name/event, may be NULL */
+	const char *extra;    /* usdt: probe name when 3 parts */
+	uint64_t freq;        /* interval/profile/software count */
+	struct pos pos;       /* where it is written, for diagnostics */
+};
+
 /* What one kernel attachment needs to know about where it goes; filled by
  * the provider's attach hook and executed by the engine. The provider
  * describes the event, the engine owns the descriptors. */

@@ -9,6 +9,7 @@
 
 #include "../base/arena.h"
 #include "../base/diag.h"
+#include "../program.h"
 #include "../types.h"
 
 /* Builtin variables. One X-macro list so the name table, the semantic
@@ -251,14 +252,8 @@ struct node {
 			uint64_t count;     /* N_UNROLL */
 			struct node *body;  /* N_BLOCK */
 		} loop;
-		struct {
-			const char *text;     /* the attach point as written */
-			const char *provider; /* canonical: "tracepoint", not "t" */
-			const char *target;   /* path/category/unit, may be NULL */
-			const char *func;     /* symbol/name/event, may be NULL */
-			const char *extra;    /* usdt: probe name when 3 parts */
-			uint64_t freq;        /* interval/profile/software count */
-		} attach;
+		struct attach_point attach;  /* program.h; its pos is
+					      * the node's */
 		struct {
 			struct node_list attach;   /* N_ATTACH */
 			struct node *predicate;    /* or NULL */

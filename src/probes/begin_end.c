@@ -10,11 +10,11 @@
 
 #include "probe_util.h"
 
-static int once_parse(struct node *attach, struct expand_ctx *ctx,
+static int once_parse(struct attach_point *attach, struct expand_ctx *ctx,
 		      const char *name)
 {
 	struct ap_parts parts;
-	ap_split(ctx->arena, attach->u.attach.text, &parts);
+	ap_split(ctx->arena, attach->text, &parts);
 	if (parts.n != 1 || strcmp(parts.v[0], name) != 0)
 		return ap_error(attach, ctx,
 				"%s probe type requires 0 arguments", name);
@@ -22,17 +22,17 @@ static int once_parse(struct node *attach, struct expand_ctx *ctx,
 	return 0;
 }
 
-static int begin_parse(struct node *attach, struct expand_ctx *ctx)
+static int begin_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	return once_parse(attach, ctx, "BEGIN");
 }
 
-static int end_parse(struct node *attach, struct expand_ctx *ctx)
+static int end_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	return once_parse(attach, ctx, "END");
 }
 
-static int once_expand(const struct node *attach, struct expand_ctx *ctx,
+static int once_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 		       int (*emit)(void *arg, const char *target,
 				   const char *func, uint64_t freq),
 		       void *arg)

@@ -39,15 +39,15 @@ static bool is_exit(const struct provider *pv)
 /* ---- hooks ------------------------------------------------------------ */
 
 /* fentry:FUNC */
-static int fentry_parse(struct node *attach, struct expand_ctx *ctx)
+static int fentry_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	struct ap_parts parts;
-	ap_split(ctx->arena, attach->u.attach.text, &parts);
-	const char *kind = attach->u.attach.provider;
+	ap_split(ctx->arena, attach->text, &parts);
+	const char *kind = attach->provider;
 	if ((parts.n != 2 && parts.n != 3) || !parts.v[parts.n - 1][0])
 		return ap_error(attach, ctx, "%s probe type requires 1 or 2 "
 				"arguments: '%s:[MODULE:]FUNCTION' (got '%s')",
-				kind, kind, attach->u.attach.text);
+				kind, kind, attach->text);
 	const struct provider *pv = provider_find(kind);
 	const char *module = parts.n == 3 ? parts.v[1] : NULL;
 	/* kfunc:MODULE:FUNCTION, as bpftrace 0.17 writes it: the kernel
@@ -58,7 +58,7 @@ static int fentry_parse(struct node *attach, struct expand_ctx *ctx)
 		return ap_error(attach, ctx, "%s: the functions of kernel "
 				"module '%s' cannot be traced with fentry/fexit "
 				"(only vmlinux's); a kprobe reaches them",
-				attach->u.attach.text, module);
+				attach->text, module);
 	ap_set(attach, pv ? pv->name : kind, module ? "vmlinux" : NULL,
 	       parts.v[parts.n - 1], 0);
 	return 0;
@@ -80,34 +80,34 @@ static int expand_one(void *arg, const char *name)
 	return r < 0 ? r : 0;
 }
 
-static int no_btf(const struct node *attach, struct expand_ctx *ctx, int r)
+static int no_btf(const struct attach_point *attach, struct expand_ctx *ctx, int r)
 {
 	if (r == -EOPNOTSUPP)
-		return ap_error((struct node *)attach, ctx, "%s: the kernel has "
+		return ap_error((struct attach_point *)attach, ctx, "%s: the kernel has "
 				"no BTF (/sys/kernel/btf/vmlinux), which fentry "
-				"and fexit need", attach->u.attach.text);
-	return ap_error((struct node *)attach, ctx, "%s: cannot read the "
-			"kernel's BTF: %s", attach->u.attach.text, strerror(-r));
+				"and fexit need", attach->text);
+	return ap_error((struct attach_point *)attach, ctx, "%s: cannot read the "
+			"kernel's BTF: %s", attach->text, strerror(-r));
 }
 
-static int fentry_expand(const struct node *attach, struct expand_ctx *ctx,
+static int fentry_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 			 int (*emit)(void *arg, const char *target,
 				     const char *func, uint64_t freq),
 			 void *arg)
 {
-	const char *func = attach->u.attach.func;
+	const char *func = attach->func;
 	if (!ap_has_wildcard(func)) {
 		struct kfunc_info fi;
 		int r = kbtf_func(func, &fi);
 		if (r == -ENOENT)
-			return ap_error((struct node *)attach, ctx, "%s: no "
+			return ap_error((struct attach_point *)attach, ctx, "%s: no "
 					"kernel function '%s' (not in the "
-					"kernel's BTF)", attach->u.attach.text,
+					"kernel's BTF)", attach->text,
 					func);
 		if (r == -E2BIG)
-			return ap_error((struct node *)attach, ctx, "%s: '%s' "
+			return ap_error((struct attach_point *)attach, ctx, "%s: '%s' "
 					"takes more arguments than a trampoline "
-					"can pass", attach->u.attach.text, func);
+					"can pass", attach->text, func);
 		if (r < 0)
 			return no_btf(attach, ctx, r);
 		return emit(arg, NULL, func, 0);

@@ -19,13 +19,13 @@ static const struct perf_counter hardware_events[] = {
 };
 #define NHARDWARE (unsigned)(sizeof(hardware_events) / sizeof(hardware_events[0]))
 
-static int hardware_parse(struct node *attach, struct expand_ctx *ctx)
+static int hardware_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	return perf_counter_parse(hardware_events, NHARDWARE, "hardware",
 				  attach, ctx);
 }
 
-static int hardware_expand(const struct node *attach, struct expand_ctx *ctx,
+static int hardware_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 			   int (*emit)(void *arg, const char *target,
 				       const char *func, uint64_t freq),
 			   void *arg)

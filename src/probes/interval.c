@@ -7,11 +7,11 @@
 #include "probe_util.h"
 
 /* Shared with profile: UNIT:N, N > 0, UNIT one of s ms us hz. */
-int timer_parse(struct node *attach, struct expand_ctx *ctx,
+int timer_parse(struct attach_point *attach, struct expand_ctx *ctx,
 		const char *kind, const char *what)
 {
 	struct ap_parts parts;
-	ap_split(ctx->arena, attach->u.attach.text, &parts);
+	ap_split(ctx->arena, attach->text, &parts);
 	if (parts.n != 3)
 		return ap_error(attach, ctx, "%s probe type requires 2 arguments",
 				kind);
@@ -39,13 +39,13 @@ int timer_parse(struct node *attach, struct expand_ctx *ctx,
 	return 0;
 }
 
-int timer_expand(const struct node *attach, struct expand_ctx *ctx,
+int timer_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 		 int (*emit)(void *arg, const char *target, const char *func,
 			     uint64_t freq),
 		 void *arg)
 {
-	return emit(arg, attach->u.attach.target, attach->u.attach.func,
-		    attach->u.attach.freq);
+	return emit(arg, attach->target, attach->func,
+		    attach->freq);
 }
 
 /* The perf cpu-clock event that ticks every period; hz is turned into a
@@ -65,7 +65,7 @@ int timer_attach(const struct probe *p, struct attach_req *req, bool all_cpus)
 	return 1;
 }
 
-static int interval_parse(struct node *attach, struct expand_ctx *ctx)
+static int interval_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	return timer_parse(attach, ctx, "interval", "period");
 }

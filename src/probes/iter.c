@@ -46,28 +46,28 @@ static const struct iter_kind *iter_find(const char *name)
 }
 
 /* iter:OBJECT or iter:OBJECT:PIN */
-static int iter_parse(struct node *attach, struct expand_ctx *ctx)
+static int iter_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	struct ap_parts parts;
-	ap_split(ctx->arena, attach->u.attach.text, &parts);
+	ap_split(ctx->arena, attach->text, &parts);
 	if (parts.n != 2 && parts.n != 3)
 		return ap_error(attach, ctx, "iter probes take an iterator and "
 				"an optional pin file: 'iter:task[:PIN]' (got "
-				"'%s')", attach->u.attach.text);
+				"'%s')", attach->text);
 	const char *obj = parts.v[1];
 	if (ap_has_wildcard(obj))
 		return ap_error(attach, ctx, "%s: iter probes take no "
-				"wildcards", attach->u.attach.text);
+				"wildcards", attach->text);
 	if (!iter_find(obj))
 		return ap_error(attach, ctx, "%s: no iterator '%s' (iter:task "
-				"and iter:task_file)", attach->u.attach.text,
+				"and iter:task_file)", attach->text,
 				obj);
 	const char *pin = NULL;
 	if (parts.n == 3) {
 		pin = parts.v[2];
 		if (!pin[0] || strstr(pin, "..") || strlen(pin) > 200)
 			return ap_error(attach, ctx, "%s: not a pin file name",
-					attach->u.attach.text);
+					attach->text);
 		if (pin[0] != '/')
 			pin = arena_printf(ctx->arena, "/sys/fs/bpf/%s", pin);
 	}
@@ -75,12 +75,12 @@ static int iter_parse(struct node *attach, struct expand_ctx *ctx)
 	return 0;
 }
 
-static int iter_expand(const struct node *attach, struct expand_ctx *ctx,
+static int iter_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 		       int (*emit)(void *arg, const char *target,
 				   const char *func, uint64_t freq),
 		       void *arg)
 {
-	return emit(arg, attach->u.attach.target, attach->u.attach.func, 0);
+	return emit(arg, attach->target, attach->func, 0);
 }
 
 static int iter_attach(const struct probe *p, struct attach_req *req)

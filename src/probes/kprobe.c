@@ -32,17 +32,17 @@ static bool split_part(const char *name)
 }
 
 /* kprobe -> FUNC | FUNC '+' OFFSET ; kretprobe -> FUNC */
-static int kprobe_parse(struct node *attach, struct expand_ctx *ctx)
+static int kprobe_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
-	const struct provider *pv = provider_find(attach->u.attach.provider);
-	const char *kind = pv ? pv->name : attach->u.attach.provider;
+	const struct provider *pv = provider_find(attach->provider);
+	const char *kind = pv ? pv->name : attach->provider;
 	bool ret = pv == &provider_kretprobe;
 	struct ap_parts parts;
-	ap_split(ctx->arena, attach->u.attach.text, &parts);
+	ap_split(ctx->arena, attach->text, &parts);
 	if (parts.n != 2 || !parts.v[1][0])
 		return ap_error(attach, ctx, "%s probe type requires 1 argument: "
 				"'%s:FUNCTION%s' (got '%s')", kind, kind,
-				ret ? "" : "[+OFFSET]", attach->u.attach.text);
+				ret ? "" : "[+OFFSET]", attach->text);
 	const char *func = parts.v[1];
 	const char *plus = strchr(func, '+');
 	uint64_t off = 0;
@@ -50,14 +50,14 @@ static int kprobe_parse(struct node *attach, struct expand_ctx *ctx)
 		const char *why = NULL;
 		if (ret)
 			return ap_error(attach, ctx, "%s: a kretprobe cannot take "
-					"an offset ('%s')", attach->u.attach.text,
+					"an offset ('%s')", attach->text,
 					func);
 		if (ap_has_wildcard(func))
 			return ap_error(attach, ctx, "%s: an offset cannot follow "
-					"a wildcard", attach->u.attach.text);
+					"a wildcard", attach->text);
 		if (plus == func || ap_parse_u64(plus + 1, &off, &why) < 0)
 			return ap_error(attach, ctx, "%s: the offset '%s' %s",
-					attach->u.attach.text, plus + 1,
+					attach->text, plus + 1,
 					why ? why : "has no function before it");
 		func = arena_strndup(ctx->arena, func, (size_t)(plus - func));
 	}
@@ -89,7 +89,7 @@ static const struct kfuncs *traceable(void)
  * given before anything attaches. Only a warning: the kernel is the judge
  * (a function absent from tracefs may be probeable at an offset), and
  * attaching says what it thinks. */
-static void warn_untraceable(const struct node *attach, struct expand_ctx *ctx,
+static void warn_untraceable(const struct attach_point *attach, struct expand_ctx *ctx,
 			     const char *func)
 {
 	uint32_t type;
@@ -141,30 +141,30 @@ static bool banned_kretprobe(const char *func)
 	return false;
 }
 
-static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
+static int kprobe_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 			 int (*emit)(void *arg, const char *target,
 				     const char *func, uint64_t freq),
 			 void *arg)
 {
-	const char *func = attach->u.attach.func;
-	bool ret = provider_find(attach->u.attach.provider) == &provider_kretprobe;
+	const char *func = attach->func;
+	bool ret = provider_find(attach->provider) == &provider_kretprobe;
 	if (!ap_has_wildcard(func)) {
 		if (ret && banned_kretprobe(func))
-			return ap_error((struct node *)attach, ctx, "error: "
+			return ap_error((struct attach_point *)attach, ctx, "error: "
 					"kretprobe:%s can't be used as it might "
 					"lock up your system.%s", func,
 					BANNED_WHY);
 		if (!kernel_has(func))
 			return ap_missing(attach, ctx, "NO_SYMBOL",
 					  "%s: the kernel has no function '%s'",
-					  attach->u.attach.text, func);
+					  attach->text, func);
 		warn_untraceable(attach, ctx, func);
-		return emit(arg, NULL, func, attach->u.attach.freq);
+		return emit(arg, NULL, func, attach->freq);
 	}
 	uint32_t type;
 	if (pmu_type(KPROBE_PMU, &type) == -EOPNOTSUPP) {
 		diag_error(ctx->diags, attach->pos, "NO_KPROBES", "%s: %s",
-			   attach->u.attach.text, NO_KPROBES);
+			   attach->text, NO_KPROBES);
 		return -EOPNOTSUPP;
 	}
 	const struct kfuncs *avail = traceable();
@@ -172,7 +172,7 @@ static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 		diag_error(ctx->diags, attach->pos, "NO_MATCH", "%s: cannot "
 			   "expand the wildcard: the kernel's list of traceable "
 			   "functions (tracefs available_filter_functions) "
-			   "cannot be read", attach->u.attach.text);
+			   "cannot be read", attach->text);
 		return -ENOENT;
 	}
 	struct kfuncs black;
@@ -196,7 +196,7 @@ static int kprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 	if (r >= 0 && n == 0) {
 		return ap_missing(attach, ctx, "NO_MATCH", "%s: no traceable "
 				  "kernel function matches '%s'",
-				  attach->u.attach.text, func);
+				  attach->text, func);
 	}
 	return r < 0 ? r : 0;
 }

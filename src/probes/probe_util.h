@@ -26,17 +26,17 @@ bool ap_has_wildcard(const char *s);
 int ap_parse_u64(const char *s, uint64_t *out, const char **why);
 
 /* Record a BAD_PROBE diagnostic at the attach point; returns -EINVAL. */
-int ap_error(struct node *attach, struct expand_ctx *ctx, const char *fmt, ...)
+int ap_error(struct attach_point *attach, struct expand_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Record that what ATTACH names is not on this system (TAG, e.g.
  * "NO_SYMBOL"), in ctx->missing (else as an error); returns -ENOENT. */
-int ap_missing(const struct node *attach, struct expand_ctx *ctx,
+int ap_missing(const struct attach_point *attach, struct expand_ctx *ctx,
 	       const char *tag, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* Set the canonical fields of an N_ATTACH node. */
-void ap_set(struct node *attach, const char *provider, const char *target,
+void ap_set(struct attach_point *attach, const char *provider, const char *target,
 	    const char *func, uint64_t freq);
 
 /* -l PATTERN: does `name` ("tracepoint:sched:sched_switch"), listed by
@@ -91,9 +91,9 @@ int ap_time_unit(const char *unit, uint64_t *ns_per_unit);
 
 /* interval and profile: UNIT:N parsing, expansion and the cpu-clock
  * event (interval.c). `what` names N in messages. */
-int timer_parse(struct node *attach, struct expand_ctx *ctx,
+int timer_parse(struct attach_point *attach, struct expand_ctx *ctx,
 		const char *kind, const char *what);
-int timer_expand(const struct node *attach, struct expand_ctx *ctx,
+int timer_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 		 int (*emit)(void *arg, const char *target, const char *func,
 			     uint64_t freq),
 		 void *arg);
@@ -109,9 +109,9 @@ struct perf_counter {
 
 /* provider:EVENT[:COUNT]. `kind` is the provider's canonical name. */
 int perf_counter_parse(const struct perf_counter *tab, unsigned n,
-		       const char *kind, struct node *attach,
+		       const char *kind, struct attach_point *attach,
 		       struct expand_ctx *ctx);
-int perf_counter_expand(const struct node *attach,
+int perf_counter_expand(const struct attach_point *attach,
 			int (*emit)(void *arg, const char *target,
 				    const char *func, uint64_t freq),
 			void *arg);

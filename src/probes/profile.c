@@ -2,7 +2,7 @@
  * cpu-clock event per CPU), like bpftrace's profile probe. */
 #include "probe_util.h"
 
-static int profile_parse(struct node *attach, struct expand_ctx *ctx)
+static int profile_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	return timer_parse(attach, ctx, "profile", "frequency");
 }

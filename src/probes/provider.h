@@ -11,7 +11,6 @@
 
 #include "../base/arena.h"
 #include "../base/diag.h"
-#include "../lang/ast.h"
 #include "../program.h"
 
 struct expand_ctx {
@@ -37,10 +36,10 @@ struct provider {
 	const char *alias;         /* short: "t", or NULL */
 	const char *const *aliases; /* more names ("kfunc"), NULL-terminated, or NULL */
 	/* Check an attach point's parts; fill in canonical fields. */
-	int (*parse)(struct node *attach, struct expand_ctx *ctx);
+	int (*parse)(struct attach_point *attach, struct expand_ctx *ctx);
 	/* Expand wildcards: call emit() once per concrete probe, with
 	 * target/func set. Returns 0 or a negative errno (diagnostic added). */
-	int (*expand)(const struct node *attach, struct expand_ctx *ctx,
+	int (*expand)(const struct attach_point *attach, struct expand_ctx *ctx,
 		      int (*emit)(void *arg, const char *target,
 				  const char *func, uint64_t freq),
 		      void *arg);

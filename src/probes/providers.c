@@ -187,7 +187,7 @@ int ap_parse_u64(const char *s, uint64_t *out, const char **why)
 	return 0;
 }
 
-int ap_error(struct node *attach, struct expand_ctx *ctx, const char *fmt, ...)
+int ap_error(struct attach_point *attach, struct expand_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -196,7 +196,7 @@ int ap_error(struct node *attach, struct expand_ctx *ctx, const char *fmt, ...)
 	return -EINVAL;
 }
 
-int ap_missing(const struct node *attach, struct expand_ctx *ctx,
+int ap_missing(const struct attach_point *attach, struct expand_ctx *ctx,
 	       const char *tag, const char *fmt, ...)
 {
 	va_list ap;
@@ -207,14 +207,14 @@ int ap_missing(const struct node *attach, struct expand_ctx *ctx,
 	return -ENOENT;
 }
 
-void ap_set(struct node *attach, const char *provider, const char *target,
+void ap_set(struct attach_point *attach, const char *provider, const char *target,
 	    const char *func, uint64_t freq)
 {
-	attach->u.attach.provider = provider;
-	attach->u.attach.target = target;
-	attach->u.attach.func = func;
-	attach->u.attach.extra = NULL;
-	attach->u.attach.freq = freq;
+	attach->provider = provider;
+	attach->target = target;
+	attach->func = func;
+	attach->extra = NULL;
+	attach->freq = freq;
 }
 
 int ap_time_unit(const char *unit, uint64_t *ns_per_unit)

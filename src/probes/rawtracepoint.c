@@ -15,18 +15,18 @@ extern const struct provider provider_rawtracepoint;
 
 /* rawtracepoint -> EVENT | MODULE ':' EVENT (the module is not needed to
  * find the event, and is dropped) */
-static int rawtp_parse(struct node *attach, struct expand_ctx *ctx)
+static int rawtp_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	struct ap_parts parts;
-	ap_split(ctx->arena, attach->u.attach.text, &parts);
+	ap_split(ctx->arena, attach->text, &parts);
 	if ((parts.n != 2 && parts.n != 3) || !parts.v[parts.n - 1][0])
 		return ap_error(attach, ctx, "rawtracepoint probes take one "
 				"tracepoint event: 'rawtracepoint:EVENT' (got "
-				"'%s')", attach->u.attach.text);
+				"'%s')", attach->text);
 	const char *event = parts.v[parts.n - 1];
 	if (strchr(event, '/'))
 		return ap_error(attach, ctx, "%s: not an event name",
-				attach->u.attach.text);
+				attach->text);
 	ap_set(attach, provider_rawtracepoint.name, NULL, event, 0);
 	return 0;
 }
@@ -79,12 +79,12 @@ static int expand_one(void *arg, const char *event)
 	return x->emit(x->arg, NULL, event, 0);
 }
 
-static int rawtp_expand(const struct node *attach, struct expand_ctx *ctx,
+static int rawtp_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 			int (*emit)(void *arg, const char *target,
 				    const char *func, uint64_t freq),
 			void *arg)
 {
-	const char *event = attach->u.attach.func;
+	const char *event = attach->func;
 	if (!ap_has_wildcard(event))
 		return emit(arg, NULL, event, 0);     /* the kernel judges */
 	struct rawtp_expand x = { emit, arg };
@@ -92,13 +92,13 @@ static int rawtp_expand(const struct node *attach, struct expand_ctx *ctx,
 	if (r == 0) {
 		diag_error(ctx->diags, attach->pos, "NO_MATCH", "%s: no "
 			   "tracepoint event matches '%s'",
-			   attach->u.attach.text, event);
+			   attach->text, event);
 		return -ENOENT;
 	}
 	if (r < 0)
-		return ap_error((struct node *)attach, ctx, "%s: cannot read "
+		return ap_error((struct attach_point *)attach, ctx, "%s: cannot read "
 				"the tracepoint events: %s",
-				attach->u.attach.text, strerror(-r));
+				attach->text, strerror(-r));
 	return 0;
 }
 

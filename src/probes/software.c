@@ -34,11 +34,11 @@ static const struct perf_counter *counter_find(const struct perf_counter *tab,
 }
 
 int perf_counter_parse(const struct perf_counter *tab, unsigned n,
-		       const char *kind, struct node *attach,
+		       const char *kind, struct attach_point *attach,
 		       struct expand_ctx *ctx)
 {
 	struct ap_parts parts;
-	ap_split(ctx->arena, attach->u.attach.text, &parts);
+	ap_split(ctx->arena, attach->text, &parts);
 	if (parts.n != 2 && parts.n != 3)
 		return ap_error(attach, ctx,
 				"%s probe type requires 1 or 2 arguments", kind);
@@ -62,13 +62,13 @@ int perf_counter_parse(const struct perf_counter *tab, unsigned n,
 	return 0;
 }
 
-int perf_counter_expand(const struct node *attach,
+int perf_counter_expand(const struct attach_point *attach,
 			int (*emit)(void *arg, const char *target,
 				    const char *func, uint64_t freq),
 			void *arg)
 {
-	return emit(arg, attach->u.attach.target, attach->u.attach.func,
-		    attach->u.attach.freq);
+	return emit(arg, attach->target, attach->func,
+		    attach->freq);
 }
 
 int perf_counter_attach(const struct perf_counter *tab, unsigned n,
@@ -112,13 +112,13 @@ int perf_counter_list(const struct perf_counter *tab, unsigned n,
 	return found;
 }
 
-static int software_parse(struct node *attach, struct expand_ctx *ctx)
+static int software_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	return perf_counter_parse(software_events, NSOFTWARE, "software",
 				  attach, ctx);
 }
 
-static int software_expand(const struct node *attach, struct expand_ctx *ctx,
+static int software_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 			   int (*emit)(void *arg, const char *target,
 				       const char *func, uint64_t freq),
 			   void *arg)

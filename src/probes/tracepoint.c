@@ -15,10 +15,10 @@
 
 extern const struct provider provider_tracepoint;
 
-static int tracepoint_parse(struct node *attach, struct expand_ctx *ctx)
+static int tracepoint_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	struct ap_parts parts;
-	ap_split(ctx->arena, attach->u.attach.text, &parts);
+	ap_split(ctx->arena, attach->text, &parts);
 	const char *cat, *event;
 	if (parts.n == 2 && strcmp(parts.v[1], "*") == 0) {
 		cat = event = parts.v[1];    /* tracepoint:* is every event */
@@ -80,14 +80,14 @@ static int events_match(char *text, const char *cat, const char *event,
 	return 0;
 }
 
-static int tracepoint_expand(const struct node *attach, struct expand_ctx *ctx,
+static int tracepoint_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 			     int (*emit)(void *arg, const char *target,
 					 const char *func, uint64_t freq),
 			     void *arg)
 {
-	const char *cat = attach->u.attach.target;
-	const char *event = attach->u.attach.func;
-	struct node *ap = (struct node *)attach;
+	const char *cat = attach->target;
+	const char *event = attach->func;
+	struct attach_point *ap = (struct attach_point *)attach;
 	const char *dir = tracefs_dir();
 	if (!dir && errno == EACCES && !privilege_can_trace()) {
 		diag_error(ctx->diags, attach->pos, "NO_PERMISSION",

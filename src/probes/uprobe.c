@@ -14,20 +14,20 @@
 
 extern const struct provider provider_uprobe, provider_uretprobe;
 
-static const char *kind_of(const struct node *attach)
+static const char *kind_of(const struct attach_point *attach)
 {
-	const struct provider *pv = provider_find(attach->u.attach.provider);
+	const struct provider *pv = provider_find(attach->provider);
 	return pv ? pv->name : "uprobe";
 }
 
 /* uprobe -> PATH ':' FUNC | FUNC (with -p) */
-static int uprobe_parse(struct node *attach, struct expand_ctx *ctx)
+static int uprobe_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	const char *kind = kind_of(attach);
 	struct ap_parts parts;
-	if (user_split(ctx->arena, attach->u.attach.text, &parts) < 0)
+	if (user_split(ctx->arena, attach->text, &parts) < 0)
 		return ap_error(attach, ctx, "unterminated quote in '%s'",
-				attach->u.attach.text);
+				attach->text);
 	const char *target = NULL, *func;
 	if (parts.n == 1 && ctx->pid > 0) {
 		func = parts.v[0];
@@ -93,7 +93,7 @@ static int emit_sym(void *arg, const struct elf_sym *sym)
  * the file lacks is `missing` (the probe is skipped while others remain,
  * as bpftrace 0.17 skips it: tools name functions that moved between
  * libraries); a location that cannot be in it is an error. */
-static int no_symbol(const struct node *attach, struct expand_ctx *ctx,
+static int no_symbol(const struct attach_point *attach, struct expand_ctx *ctx,
 		     const struct elf_file *ef, const char *kind,
 		     const char *func, const char *path, const char *why,
 		     bool missing)
@@ -122,7 +122,7 @@ static int sym_size(void *arg, const struct elf_sym *sym)
 }
 
 /* SYMBOL+OFF past the function's end, in bpftrace 0.17's words. */
-static int offset_error(const struct node *attach, struct expand_ctx *ctx,
+static int offset_error(const struct attach_point *attach, struct expand_ctx *ctx,
 			const struct elf_file *ef, const char *kind,
 			const char *func)
 {
@@ -138,16 +138,16 @@ static int offset_error(const struct node *attach, struct expand_ctx *ctx,
 	return -ENOENT;
 }
 
-static int uprobe_expand(const struct node *attach, struct expand_ctx *ctx,
+static int uprobe_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 			 int (*emit)(void *arg, const char *target,
 				     const char *func, uint64_t freq),
 			 void *arg)
 {
-	const char *kind = attach->u.attach.provider;
-	const char *func = attach->u.attach.func;
+	const char *kind = attach->provider;
+	const char *func = attach->func;
 	struct user_target *t = arena_new(ctx->arena, struct user_target);
 	struct elf_file *ef;
-	int r = user_open(attach, ctx, kind, attach->u.attach.target, t, &ef);
+	int r = user_open(attach, ctx, kind, attach->target, t, &ef);
 	if (r < 0)
 		return r;
 	struct uprobe_expand x = { .ctx = ctx, .t = t, .ef = ef,
@@ -181,7 +181,7 @@ static int uprobe_expand(const struct node *attach, struct expand_ctx *ctx,
 			r = -ENOENT;
 		}
 		else if (r == -EINVAL)
-			r = ap_error((struct node *)attach, ctx,
+			r = ap_error((struct attach_point *)attach, ctx,
 				     "%s: malformed location '%s'", kind, func);
 		else
 			r = no_symbol(attach, ctx, ef, kind, func, t->shown,

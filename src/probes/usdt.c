@@ -18,12 +18,12 @@ extern const struct provider provider_usdt;
  * As bpftrace 0.17 reads them: an empty PROVIDER is any provider
  * (`usdt:./prog::*probe2`), and with -p an empty PATH is every object
  * the process maps (`usdt::tracetest:testprobe -p PID`). */
-static int usdt_parse(struct node *attach, struct expand_ctx *ctx)
+static int usdt_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	struct ap_parts parts;
-	if (user_split(ctx->arena, attach->u.attach.text, &parts) < 0)
+	if (user_split(ctx->arena, attach->text, &parts) < 0)
 		return ap_error(attach, ctx, "unterminated quote in '%s'",
-				attach->u.attach.text);
+				attach->text);
 	const char *target = NULL, *prov = "", *name;
 	if (parts.n == 1 && ctx->pid > 0)
 		name = parts.v[0];
@@ -67,7 +67,7 @@ static void split_func(const char *func, char *prov, size_t len,
 }
 
 struct usdt_expand {
-	const struct node *attach;
+	const struct attach_point *attach;
 	struct expand_ctx *ctx;
 	const char *prov;       /* NULL: any */
 	const char *name;
@@ -167,16 +167,16 @@ static int expand_object(void *arg, struct elf_file *ef, const char *shown)
 	return r < 0 ? r : 0;
 }
 
-static int usdt_expand(const struct node *attach, struct expand_ctx *ctx,
+static int usdt_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 		       int (*emit)(void *arg, const char *target,
 				   const char *func, uint64_t freq),
 		       void *arg)
 {
-	const char *target = attach->u.attach.target;
+	const char *target = attach->target;
 	char prov[128];
 	struct usdt_expand x = { .attach = attach, .ctx = ctx, .emit = emit,
 				 .arg = arg, .near_dist = 4 };
-	split_func(attach->u.attach.func, prov, sizeof(prov), &x.name);
+	split_func(attach->func, prov, sizeof(prov), &x.name);
 	x.prov = prov[0] ? prov : NULL;
 	/* -p PID with usdt:A:B where A is no file: PROVIDER:NAME over the
 	 * process, as bpftrace reads it */
@@ -219,7 +219,7 @@ static int usdt_expand(const struct node *attach, struct expand_ctx *ctx,
 	if (!x.found) {
 		return ap_missing(attach, ctx, "NO_PROBE",
 				  "usdt: no probe '%s' in %s%s%s%s",
-				  attach->u.attach.func, where,
+				  attach->func, where,
 				  x.near[0] ? "; did you mean: " : "", x.near,
 				  x.near[0] ? "?" : "");
 	}

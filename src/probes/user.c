@@ -64,11 +64,11 @@ int user_split(struct arena *a, const char *text, struct ap_parts *out)
 	return quoted ? -EINVAL : 0;
 }
 
-static int user_error(const struct node *attach, struct expand_ctx *ctx,
+static int user_error(const struct attach_point *attach, struct expand_ctx *ctx,
 		      const char *tag, int err, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-static int user_error(const struct node *attach, struct expand_ctx *ctx,
+static int user_error(const struct attach_point *attach, struct expand_ctx *ctx,
 		      const char *tag, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -110,7 +110,7 @@ static int proc_exe(int pid, char *out, size_t len)
  * /proc/PID/root or /proc/PID/exe): say why when the process is the
  * reason, a zombie or another user's. Returns the diagnostic's -errno,
  * or 0 when the process is not the reason. */
-static int proc_unreachable(const struct node *attach, struct expand_ctx *ctx,
+static int proc_unreachable(const struct attach_point *attach, struct expand_ctx *ctx,
 			    int err)
 {
 	char path[64];
@@ -143,7 +143,7 @@ static int proc_unreachable(const struct node *attach, struct expand_ctx *ctx,
 }
 
 /* Find the file; fill t->path and t->shown. */
-static int user_locate(const struct node *attach, struct expand_ctx *ctx,
+static int user_locate(const struct attach_point *attach, struct expand_ctx *ctx,
 		       const char *kind, const char *target,
 		       struct user_target *t)
 {
@@ -200,7 +200,7 @@ static int user_locate(const struct node *attach, struct expand_ctx *ctx,
 	return 0;
 }
 
-int user_open(const struct node *attach, struct expand_ctx *ctx,
+int user_open(const struct attach_point *attach, struct expand_ctx *ctx,
 	      const char *kind, const char *target, struct user_target *t,
 	      struct elf_file **ef)
 {

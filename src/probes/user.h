@@ -29,7 +29,7 @@ struct user_target {
  * open it. On failure a diagnostic at the attach point names the target
  * and what is wrong, with one of the tags NO_FILE, NOT_ELF, NO_PROCESS,
  * NO_PERMISSION; returns -errno. `kind` is "uprobe" or "usdt". */
-int user_open(const struct node *attach, struct expand_ctx *ctx,
+int user_open(const struct attach_point *attach, struct expand_ctx *ctx,
 	      const char *kind, const char *target, struct user_target *t,
 	      struct elf_file **ef);
 

@@ -47,11 +47,11 @@ static uint32_t bp_mode(const char *mode)
 }
 
 /* watchpoint -> ADDRESS ':' LENGTH ':' MODE */
-static int watchpoint_parse(struct node *attach, struct expand_ctx *ctx)
+static int watchpoint_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
-	const struct provider *pv = provider_find(attach->u.attach.provider);
+	const struct provider *pv = provider_find(attach->provider);
 	const char *kind = pv ? pv->name : "watchpoint";
-	const char *text = attach->u.attach.text;
+	const char *text = attach->text;
 	struct ap_parts parts;
 	ap_split(ctx->arena, text, &parts);
 	if (parts.n != 4)
@@ -136,13 +136,13 @@ static int emit_func(void *arg, const struct elf_sym *sym)
 
 /* FUNCTION+argN: a probe for each function of the traced program the
  * name (or wildcard) matches, its uprobe at the function's entry. */
-static int expand_func(const struct node *attach, struct expand_ctx *ctx,
+static int expand_func(const struct attach_point *attach, struct expand_ctx *ctx,
 		       int (*emit)(void *arg, const char *target,
 				   const char *func, uint64_t freq),
 		       void *arg)
 {
-	const char *kind = attach->u.attach.provider;
-	const char *target = attach->u.attach.target;
+	const char *kind = attach->provider;
+	const char *target = attach->target;
 	const char *plus = strrchr(target, '+');
 	char *name = arena_strndup(ctx->arena, target, (size_t)(plus - target));
 	/* the program: -p's executable, or -c's first word */
@@ -157,8 +157,8 @@ static int expand_func(const struct node *attach, struct expand_ctx *ctx,
 	if (r < 0)
 		return r;
 	struct func_expand x = { .ctx = ctx, .t = t, .ef = ef,
-				 .func = attach->u.attach.func,
-				 .freq = attach->u.attach.freq, .emit = emit,
+				 .func = attach->func,
+				 .freq = attach->freq, .emit = emit,
 				 .arg = arg };
 	r = elf_match(ef, name, emit_func, &x);
 	elf_close(ef);
@@ -172,14 +172,14 @@ static int expand_func(const struct node *attach, struct expand_ctx *ctx,
 	return 0;
 }
 
-static int watchpoint_expand(const struct node *attach, struct expand_ctx *ctx,
+static int watchpoint_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 			     int (*emit)(void *arg, const char *target,
 					 const char *func, uint64_t freq),
 			     void *arg)
 {
-	if (attach->u.attach.freq)
+	if (attach->freq)
 		return expand_func(attach, ctx, emit, arg);
-	return emit(arg, attach->u.attach.target, attach->u.attach.func, 0);
+	return emit(arg, attach->target, attach->func, 0);
 }
 
 static int watchpoint_attach(const struct probe *p, struct attach_req *req)

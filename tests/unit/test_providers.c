@@ -13,7 +13,7 @@
 
 struct parsed {
 	int r;
-	struct node n;
+	struct attach_point n;
 	const char *msg;       /* first diagnostic, or NULL */
 	const char *tag;
 	const char *names[8];  /* expanded probe names */
@@ -50,12 +50,11 @@ static struct parsed run(const char *text)
 	struct diags d;
 	diags_init(&d, &src);
 	struct expand_ctx ctx = { .arena = &arena, .diags = &d };
-	p.n.kind = N_ATTACH;
-	p.n.u.attach.text = text;
+	p.n.text = text;
 	const char *colon = strchr(text, ':');
-	p.n.u.attach.provider = colon ?
+	p.n.provider = colon ?
 		arena_strndup(&arena, text, (size_t)(colon - text)) : text;
-	p.pv = provider_find(p.n.u.attach.provider);
+	p.pv = provider_find(p.n.provider);
 	if (!p.pv) {
 		p.r = -ENOENT;
 	} else {
@@ -256,9 +255,9 @@ static void test_parse(void)
 
 	struct parsed p = run("t:syscalls:sys_enter_read");
 	CHECK(p.r == 0 || p.r == -ENOENT, "tracepoint: parse ok");
-	CHECK_STR(p.n.u.attach.provider, "tracepoint", "tracepoint: alias canonical");
-	CHECK_STR(p.n.u.attach.target, "syscalls", "tracepoint: category");
-	CHECK_STR(p.n.u.attach.func, "sys_enter_read", "tracepoint: event");
+	CHECK_STR(p.n.provider, "tracepoint", "tracepoint: alias canonical");
+	CHECK_STR(p.n.target, "syscalls", "tracepoint: category");
+	CHECK_STR(p.n.func, "sys_enter_read", "tracepoint: event");
 }
 
 static void test_tracepoint_expand(void)

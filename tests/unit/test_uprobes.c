@@ -72,11 +72,10 @@ static struct got expand(const char *text, int pid)
 	diags_init(&g.d, &S);
 	struct expand_ctx ctx = { .arena = &A, .diags = &g.d, .pid = pid };
 	cur_ctx = &ctx;
-	struct node *n = arena_new(&A, struct node);
-	n->kind = N_ATTACH;
-	n->u.attach.text = arena_strdup(&A, text);
-	n->u.attach.provider = arena_strndup(&A, text, strcspn(text, ":"));
-	const struct provider *pv = provider_find(n->u.attach.provider);
+	struct attach_point *n = arena_new(&A, struct attach_point);
+	n->text = arena_strdup(&A, text);
+	n->provider = arena_strndup(&A, text, strcspn(text, ":"));
+	const struct provider *pv = provider_find(n->provider);
 	g.r = pv ? pv->parse(n, &ctx) : -ENOENT;
 	if (g.r == 0)
 		g.r = pv->expand(n, &ctx, emit, &g);

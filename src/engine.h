@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "output/output.h"
+#include "map_reader.h"
 #include "program.h"
 
 struct engine;

@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../probes/provider.h"
 #include "btf.h"
 #include "../base/glob.h"
 

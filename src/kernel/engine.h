@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "../engine.h"
-#include "../output/output.h"
+#include "../map_reader.h"
 #include "../program.h"
 
 /* Its operations are the table engine_kernel (engine.h); the functions

@@ -30,16 +30,6 @@
 #define HIST_BUCKETS 65        /* bpftrace: "< 0", "0", then 2^0..2^62 */
 #define LHIST_MAX_BUCKETS 1002 /* bpftrace's cap: 1000 plus two outliers */
 
-void map_snapshot_free(struct map_snapshot *s)
-{
-	if (!s)
-		return;
-	free(s->keys);
-	free(s->values);
-	s->keys = NULL;
-	s->values = NULL;
-	s->n = 0;
-}
 
 /* One entry (or, for histograms, one user key) with its values merged. */
 struct ment {

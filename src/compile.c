@@ -9,8 +9,8 @@
 #include "base/log.h"
 #include "codegen/codegen.h"
 #include "elf/elf.h"
-#include "kernel/btf.h"
-#include "lang/cdefs.h"
+#include "host/btf.h"
+#include "host/host.h"
 #include "lang/frontend.h"
 #include "lang/sema.h"
 #include "probes/provider.h"
@@ -229,7 +229,7 @@ static struct node *parse_script(struct program *prog,
 		.ninclude_dirs = o->ninclude_dirs,
 		.include_files = o->include_files,
 		.ninclude_files = o->ninclude_files,
-		.have_btf = cdefs_have_btf(),
+		.have_btf = host_have_btf(),
 		.positional = o->positional,
 		.npositional = o->npositional,
 	};

@@ -3,10 +3,10 @@
  * layouts and bucket numbering documented in program.h. */
 #include "cg.h"
 
-#include <bpf/libbpf.h>
 #include <stddef.h>
 
 #include "../funcs/func.h"
+#include "../host/host.h"
 
 static const struct map_spec *spec_of(struct cg *cg, const struct node *m)
 {
@@ -135,10 +135,11 @@ static uint8_t keep_jump(bool is_max, bool sgn)
 	return is_max ? (sgn ? BPF_JSGE : BPF_JGE) : (sgn ? BPF_JSLE : BPF_JLE);
 }
 
-/* How many per-CPU slots an aggregation read merges (program.h). */
+/* How many per-CPU slots an aggregation read merges (program.h): a host
+ * fact, so such a script's bytecode depends on the machine. */
 static int64_t percpu_read_slots(void)
 {
-	int n = libbpf_num_possible_cpus();
+	int n = host_possible_cpus();
 	if (n < SONDE_PERCPU_READ_MIN)
 		n = SONDE_PERCPU_READ_MIN;
 	return n > SONDE_PERCPU_READ_MAX ? SONDE_PERCPU_READ_MAX : n;

@@ -284,11 +284,3 @@ struct node *cdefs_parse_script(struct arena *a, const char *text,
 	cdefs_free(defs);
 	return root;
 }
-
-bool cdefs_have_btf(void)
-{
-	const char *f = getenv("BPFTRACE_BTF");
-	if (f && *f)
-		return access(f, R_OK) == 0;
-	return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-}

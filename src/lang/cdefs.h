@@ -50,8 +50,5 @@ const char *cdefs_macro(void *c, const char *name, size_t len);
 struct node *cdefs_parse_script(struct arena *a, const char *text,
 				const struct cdefs_opts *o,
 				struct ctypes *reg, struct diags *d);
-/* Whether the kernel has BTF for bpftrace's purposes: $BPFTRACE_BTF
- * names a file, or /sys/kernel/btf/vmlinux exists (no BTF is read). */
-bool cdefs_have_btf(void);
 
 #endif

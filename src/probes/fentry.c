@@ -6,7 +6,7 @@
  * This kernel has no kprobes; BTF trampolines are how sonde sees kernel
  * functions. A probe's program is of type BPF_PROG_TYPE_TRACING, loaded
  * for one function (its BTF id) and attached with a BPF link. Its
- * context is the function's arguments as u64 slots (kernel/btf.h), so
+ * context is the function's arguments as u64 slots (host/btf.h), so
  * `args` is a record of those slots: each argument at 8 * slot, and for
  * fexit "retval" after them.
  *
@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "../base/log.h"
-#include "../kernel/btf.h"
+#include "../host/btf.h"
 #include "probe_util.h"
 #include "../base/glob.h"
 

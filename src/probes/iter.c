@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "../base/log.h"
-#include "../kernel/btf.h"
+#include "../host/btf.h"
 #include "probe_util.h"
 
 extern const struct provider provider_iter;

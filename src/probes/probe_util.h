@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "provider.h"
+#include "../host/host.h"
 
 #define AP_MAX_PARTS 8
 
@@ -48,23 +49,6 @@ bool provider_list_match(const struct provider *pv, const char *pattern,
 			 const char *name);
 /* Whether `pv` could list anything for `pattern` at all. */
 bool provider_list_wants(const struct provider *pv, const char *pattern);
-
-/* The tracefs directory (mounting tracefs at /sys/kernel/tracing when
- * nothing is mounted there), or NULL with errno set. */
-const char *tracefs_dir(void);
-/* A whole (small, text) file, NUL-terminated and malloc'd, or NULL with
- * errno set. */
-char *probe_read_file(const char *path);
-
-/* Dynamic perf PMUs (pmu.c): the type number of PMU `pmu` ("kprobe",
- * "uprobe", "breakpoint"; -EOPNOTSUPP when the kernel has none), and the
- * config bit of one of its formats ("retprobe"). */
-int pmu_type(const char *pmu, uint32_t *type);
-int pmu_format_bit(const char *pmu, const char *name, int *bit);
-
-/* The x86-64 number of the system call whose syscalls: tracepoints are
- * sys_enter_NAME/sys_exit_NAME, or -1 (syscall_nr.c). */
-int syscall_nr(const char *name);
 
 /* Kernel function names (kfuncs.c): sorted, one of each. */
 struct kfuncs {

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "compile.h"
-#include "kernel/btf.h"
+#include "host/btf.h"
 #include "lang/cdefs.h"
 #include "lang/parser.h"
 #include "lang/sema.h"

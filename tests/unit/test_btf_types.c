@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "compile.h"
-#include "kernel/btf.h"
+#include "host/btf.h"
 #include "unit.h"
 
 static struct program *build(const char *text, struct diags *d,

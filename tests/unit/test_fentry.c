@@ -11,7 +11,7 @@
 
 #include "base/log.h"
 #include "compile.h"
-#include "kernel/btf.h"
+#include "host/btf.h"
 #include "probes/provider.h"
 #include "unit.h"
 

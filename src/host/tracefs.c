@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "../base/file.h"
-#include "probe_util.h"
+#include "host.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DEBUGFS_TRACING "/sys/kernel/debug/tracing"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probe_util.h"
+#include "host.h"
 
 static const struct { const char *name; int nr; } syscalls[] = {
 	{ "_sysctl", 156 },

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probe_util.h"
+#include "host.h"
 
 #define PMU_DIR "/sys/bus/event_source/devices"
 

@@ -1,9 +1,9 @@
 /* btf.h - kernel functions and their arguments, from the kernel's BTF
  * (/sys/kernel/btf/vmlinux), for fentry/fexit probes and their listing.
  * The surface is libbpf-free so providers and the compiler can use it;
- * src/kernel/btf.c is the only code that reads BTF. */
-#ifndef SONDE_KERNEL_BTF_H
-#define SONDE_KERNEL_BTF_H
+ * host/btf.c is the only code that reads BTF. */
+#ifndef SONDE_HOST_BTF_H
+#define SONDE_HOST_BTF_H
 
 #include <stdbool.h>
 #include <stdint.h>

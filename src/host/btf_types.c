@@ -16,7 +16,6 @@
  * lookup BTF cannot answer by name).
  */
 #include <bpf/btf.h>
-#include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>

@@ -16,7 +16,6 @@
  * sorted by name for lookups and listing.
  */
 #include <bpf/btf.h>
-#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

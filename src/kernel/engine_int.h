@@ -130,6 +130,15 @@ int engine_perf_link(int prog_fd, int pfd);
 int engine_keep_perf(struct engine_probe *ep, int prog_fd, int pfd,
 		     const char *what);
 
+/* engine.c and attach.c, one to the other */
+int engine_some_probe_left(const struct engine *e);
+int engine_ring_open(struct engine *e);
+int engine_run_iterators(struct engine *e);
+void engine_release_each(struct engine *e, void (*fn)(struct engine_probe *));
+void engine_detach_all(struct engine *e);
+void engine_stop_probe(struct engine_probe *ep);
+void engine_close_probe(struct engine_probe *ep);
+
 /* watch.c: watchpoint:FUNCTION+argN. Load a probe's setup program
  * (ep->setup_fd, -1 when it has none); attach it at its uprobe in the
  * traced process; act on an EV_WATCH or EV_UNWATCH record (true when the

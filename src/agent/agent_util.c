@@ -153,6 +153,8 @@ int agent_maps_read(struct agent_maps *m)
 
 void agent_maps_free(struct agent_maps *m)
 {
+	if (!m)
+		return;
 	agent_free(m->v, m->v_bytes);
 	agent_free(m->text, m->text_bytes);
 	rt_memset(m, 0, sizeof(*m));

@@ -69,6 +69,8 @@ char *arena_printf(struct arena *a, const char *fmt, ...)
 
 void arena_free(struct arena *a)
 {
+	if (!a)
+		return;
 	struct arena_chunk *c = a->head;
 	while (c) {
 		struct arena_chunk *next = c->next;

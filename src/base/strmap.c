@@ -70,6 +70,8 @@ int strmap_put(struct strmap *m, const char *key, uint32_t value)
 
 void strmap_free(struct strmap *m)
 {
+	if (!m)
+		return;
 	free(m->slots);
 	m->slots = NULL;
 	m->cap = m->n = 0;

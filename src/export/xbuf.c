@@ -8,6 +8,8 @@
 
 void xbuf_free(struct xbuf *b)
 {
+	if (!b)
+		return;
 	free(b->s);
 	b->s = NULL;
 	b->n = b->cap = 0;

@@ -257,6 +257,8 @@ void engine_maps_mmap(struct engine *e)
 
 void engine_maps_close(struct engine *e)
 {
+	if (!e)
+		return;
 	if (e->globals)
 		munmap((void *)e->globals, e->globals_len);
 	if (e->mapfails)

@@ -7,6 +7,8 @@
 
 void sbuf_free(struct sbuf *b)
 {
+	if (!b)
+		return;
 	free(b->s);
 	b->s = NULL;
 	b->n = b->cap = 0;

@@ -80,6 +80,8 @@ void kfuncs_load_blacklist(struct kfuncs *t)
 
 void kfuncs_free(struct kfuncs *t)
 {
+	if (!t)
+		return;
 	free(t->v);
 	free(t->text);
 	memset(t, 0, sizeof(*t));

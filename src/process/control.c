@@ -531,6 +531,8 @@ void proc_control_detach(struct engine *e)
 
 void proc_control_close(struct engine *e)
 {
+	if (!e)
+		return;
 	while (e->nconns)
 		conn_close(e, e->nconns - 1);
 	if (e->listen_fd >= 0)

@@ -191,6 +191,8 @@ int rt_ring_private(uint64_t size, struct rt_ring *r)
 
 void rt_ring_private_close(struct rt_ring *r)
 {
+	if (!r)
+		return;
 	if (r->copy)
 		munmap(r->copy, r->copy_len);
 	if (r->data && r->area_len)
@@ -260,6 +262,8 @@ fail:
 
 void rt_close(struct rt *rt)
 {
+	if (!rt)
+		return;
 	if (rt->ring.copy)
 		munmap(rt->ring.copy, rt->ring.copy_len);
 	if (rt->ring_area)

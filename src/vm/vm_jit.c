@@ -589,6 +589,8 @@ out:
 
 void vm_jit_free(struct vm_prog *p)
 {
+	if (!p)
+		return;
 	if (p->image)
 		munmap(p->image, p->image_size);
 	p->image = NULL;

@@ -63,16 +63,6 @@ struct pattach {
 	uint32_t site_flags;
 };
 
-static void say(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 int pattach_pid(const struct pattach *pa) { return pa->pid; }
 void pattach_set_flags(struct pattach *pa, uint32_t f) { pa->site_flags = f; }
 
@@ -150,7 +140,7 @@ int pattach_open(int pid, const char *agent_path, struct pattach **out,
 	pa->pid = pid;
 	int r = elf_open(agent_path, &pa->agent_ef);
 	if (r < 0) {
-		say(why, whylen, "the agent library %s: %s", agent_path,
+		snprintf(why, whylen, "the agent library %s: %s", agent_path,
 		    strerror(-r));
 		goto fail;
 	}
@@ -163,7 +153,7 @@ int pattach_open(int pid, const char *agent_path, struct pattach **out,
 	/* loaded already (LD_PRELOAD, an earlier sonde): nothing to call */
 	r = agent_mapping(pid, agent_path, pa->agent_ef, &pa->agent_bias);
 	if (r == -ENOENT && stale_agent(pid, agent_path)) {
-		say(why, whylen, "process %d has an earlier build of sonde's agent "
+		snprintf(why, whylen, "process %d has an earlier build of sonde's agent "
 		    "loaded from %s, replaced on disk since: a process loads one "
 		    "library per path, so it cannot load this one (restart the "
 		    "process, or trace it with the kernel engine)", pid, agent_path);
@@ -179,7 +169,7 @@ int pattach_open(int pid, const char *agent_path, struct pattach **out,
 		r = agent_mapping(pid, agent_path, pa->agent_ef, &pa->agent_bias);
 	}
 	if (r < 0) {
-		say(why, whylen, "cannot find the agent library %s in process "
+		snprintf(why, whylen, "cannot find the agent library %s in process "
 		    "%d: %s", agent_path, pid, strerror(-r));
 		goto fail;
 	}
@@ -188,7 +178,7 @@ int pattach_open(int pid, const char *agent_path, struct pattach **out,
 	pa->agent.return_tramp = agent_sym(pa, FPROBE_SYM_RETURN_TRAMP);
 	if (!pa->agent.entry || !pa->agent.registry || !pa->agent.return_tramp) {
 		r = -ENOENT;
-		say(why, whylen, "%s lacks the function-probe entry points (%s, "
+		snprintf(why, whylen, "%s lacks the function-probe entry points (%s, "
 		    "%s, %s): not sonde's agent, or another version's", agent_path,
 		    FPROBE_SYM_ENTRY, FPROBE_SYM_REGISTRY, FPROBE_SYM_RETURN_TRAMP);
 		goto fail;
@@ -211,7 +201,7 @@ int pattach_cleanup(int pid, const char *agent_path, size_t *restored,
 	uint64_t bias;
 	int r = elf_open(agent_path, &ef);
 	if (r < 0) {
-		say(why, whylen, "the agent library %s: %s", agent_path,
+		snprintf(why, whylen, "the agent library %s: %s", agent_path,
 		    strerror(-r));
 		return r;
 	}
@@ -258,12 +248,12 @@ int pattach_call(struct pattach *pa, const char *sym, const uint64_t *args,
 		 char *why, size_t whylen)
 {
 	if (!pa->t) {
-		say(why, whylen, "process %d is not held", pa->pid);
+		snprintf(why, whylen, "process %d is not held", pa->pid);
 		return -EINVAL;
 	}
 	uint64_t fn = agent_sym(pa, sym);
 	if (!fn) {
-		say(why, whylen, "the agent in process %d has no %s", pa->pid, sym);
+		snprintf(why, whylen, "the agent in process %d has no %s", pa->pid, sym);
 		return -ENOENT;
 	}
 	char cwhy[256];
@@ -273,7 +263,7 @@ int pattach_call(struct pattach *pa, const char *sym, const uint64_t *args,
 	r = inject_call(pa->t, &pa->lc, fn, args, nargs, data, datalen, 5000,
 			ret, cwhy, sizeof(cwhy));
 	if (r < 0)
-		say(why, whylen, "%s in process %d: %s", sym, pa->pid, cwhy);
+		snprintf(why, whylen, "%s in process %d: %s", sym, pa->pid, cwhy);
 	return r;
 }
 
@@ -281,19 +271,19 @@ int pattach_start(struct pattach *pa, const char *sym, const char *arg,
 		  char *why, size_t whylen)
 {
 	if (!pa->t) {
-		say(why, whylen, "process %d is not held", pa->pid);
+		snprintf(why, whylen, "process %d is not held", pa->pid);
 		return -EINVAL;
 	}
 	uint64_t fn = agent_sym(pa, sym), at;
 	if (!fn) {
-		say(why, whylen, "the agent in process %d has no %s", pa->pid, sym);
+		snprintf(why, whylen, "the agent in process %d has no %s", pa->pid, sym);
 		return -ENOENT;
 	}
 	int r = libc_of(pa, why, whylen);
 	if (r < 0)
 		return r;
 	if (!pa->lc.pthread_create) {
-		say(why, whylen, "process %d: no pthread_create in %s", pa->pid,
+		snprintf(why, whylen, "process %d: no pthread_create in %s", pa->pid,
 		    pa->lc.path);
 		return -ENOENT;
 	}
@@ -307,7 +297,7 @@ int pattach_start(struct pattach *pa, const char *sym, const char *arg,
 	r = inject_call(pa->t, &pa->lc, pa->lc.pthread_create, args, 4, &thread_id,
 			sizeof(thread_id), 5000, &ret, cwhy, sizeof(cwhy));
 	if (r < 0 || ret) {
-		say(why, whylen, "pthread_create in process %d: %s", pa->pid,
+		snprintf(why, whylen, "pthread_create in process %d: %s", pa->pid,
 		    r < 0 ? cwhy : strerror((int)ret));
 		return r < 0 ? r : -(int)ret;
 	}
@@ -461,7 +451,7 @@ static int add_site(struct pattach *pa, struct pfile *f, uint64_t vaddr,
 {
 	const char *uw = ret && kind == FPROBE_PROBES ? unwinder_entry(f, vaddr) : NULL;
 	if (uw) {
-		say(why, whylen, "a return probe on %s, where C++ unwinding "
+		snprintf(why, whylen, "a return probe on %s, where C++ unwinding "
 		    "starts, would stop every exception (the unwinder reads its "
 		    "return address; it returns only when unwinding fails)", uw);
 		return -EINVAL;
@@ -469,7 +459,7 @@ static int add_site(struct pattach *pa, struct pfile *f, uint64_t vaddr,
 	const char *twice = ret && kind == FPROBE_PROBES ? returning_twice(f, vaddr)
 							 : NULL;
 	if (twice) {
-		say(why, whylen, "%s returns twice (%s), which a return probe "
+		snprintf(why, whylen, "%s returns twice (%s), which a return probe "
 		    "cannot follow: its second return would find no hooked frame",
 		    twice, strstr(twice, "fork") ? "in the child, on the "
 		    "parent's stack, then in the parent" : "again through "
@@ -480,7 +470,7 @@ static int add_site(struct pattach *pa, struct pfile *f, uint64_t vaddr,
 			     .flags = kind == FPROBE_PROBES ? pa->site_flags : 0 };
 	site_bounds(f, vaddr, &s);
 	if (ret && s.mid_function) {
-		say(why, whylen, "%s: a return probe needs a function's entry", name);
+		snprintf(why, whylen, "%s: a return probe needs a function's entry", name);
 		return -EINVAL;
 	}
 	/* messages name the function as the symbols do: f, f+0x10 */
@@ -518,7 +508,7 @@ static int hook_unwinders(struct pattach *pa, char *why, size_t whylen)
 	size_t n;
 	int r = elf_proc_objects(pa->pid, &objs, &n);
 	if (r < 0) {
-		say(why, whylen, "cannot read the mappings of process %d: %s",
+		snprintf(why, whylen, "cannot read the mappings of process %d: %s",
 		    pa->pid, strerror(-r));
 		return r;
 	}
@@ -552,16 +542,16 @@ int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
 		size_t whylen)
 {
 	if (!pa->t) {
-		say(why, whylen, "process %d is not held", pa->pid);
+		snprintf(why, whylen, "process %d is not held", pa->pid);
 		return -EINVAL;
 	}
 	struct pfile *f = file_get(pa, path);
 	if (!f) {
-		say(why, whylen, "%s: too many files", name);
+		snprintf(why, whylen, "%s: too many files", name);
 		return -ENOMEM;
 	}
 	if (f->err < 0) {
-		say(why, whylen, "%s %s", path,
+		snprintf(why, whylen, "%s %s", path,
 		    f->err == -ENXIO ? "is not loaded in the process (the process "
 		    "engine patches code that is loaded: this probe will not "
 		    "fire)" : strerror(-f->err));
@@ -572,7 +562,7 @@ int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
 		pa->unwind_hooked = true;
 		char uwhy[512];
 		if (hook_unwinders(pa, uwhy, sizeof(uwhy)) < 0)
-			say(why, whylen, "warning: %s (C++ exceptions through "
+			snprintf(why, whylen, "warning: %s (C++ exceptions through "
 			    "functions with return probes may fail)", uwhy);
 	}
 	return r;
@@ -612,7 +602,7 @@ int pattach_detach(struct pattach *pa, char *why, size_t whylen)
 			  &bias) < 0 || bias != pa->agent_bias) {
 		tracee_detach(pa->t);
 		pa->t = NULL;
-		say(why, whylen, "process %d runs another program now", pa->pid);
+		snprintf(why, whylen, "process %d runs another program now", pa->pid);
 		return -ESRCH;
 	}
 	int r = lp_restore(pa->lp, pa->t, why, whylen);

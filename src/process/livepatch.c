@@ -76,16 +76,6 @@ struct livepatch {
 	size_t stale_restored;          /* a killed run's sites lp_begin undid */
 };
 
-static void say(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 uint64_t lp_proc_start(int pid)
 {
 	char path[64];
@@ -245,7 +235,7 @@ int lp_begin(struct tracee *t, const struct lp_agent *agent,
 	int r = tracee_read(t, agent->registry, &lp->reg, sizeof(lp->reg));
 	if (r < 0 || lp->reg.magic != FPROBE_REGISTRY_MAGIC ||
 	    lp->reg.nregions > FPROBE_MAX_REGIONS) {
-		say(why, whylen, "process %d: the agent's registry at 0x%" PRIx64
+		snprintf(why, whylen, "process %d: the agent's registry at 0x%" PRIx64
 		    " is unreadable or damaged", t->pid, agent->registry);
 		lp_free(lp);
 		return r < 0 ? r : -EINVAL;
@@ -253,7 +243,7 @@ int lp_begin(struct tracee *t, const struct lp_agent *agent,
 	int owner = (int)lp->reg.owner_pid;
 	if (owner && owner != getpid() && lp->reg.owner_start &&
 	    lp_proc_start(owner) == lp->reg.owner_start) {
-		say(why, whylen, "process %d is traced by another sonde (pid %d) "
+		snprintf(why, whylen, "process %d is traced by another sonde (pid %d) "
 		    "with the process engine: one at a time", t->pid, owner);
 		lp_free(lp);
 		return -EBUSY;
@@ -273,7 +263,7 @@ int lp_begin(struct tracee *t, const struct lp_agent *agent,
 	if ((r = write_registry(lp, t)) < 0 ||
 	    (r = elf_proc_maps(t->pid, &lp->maps, &lp->nmaps)) < 0) {
 		if (!why[0])
-			say(why, whylen, "process %d: %s", t->pid, strerror(-r));
+			snprintf(why, whylen, "process %d: %s", t->pid, strerror(-r));
 		lp_free(lp);
 		return r;
 	}
@@ -309,7 +299,7 @@ static int region_new(struct livepatch *lp, struct tracee *t, uint64_t addr,
 		      struct lp_region **out, char *why, size_t whylen)
 {
 	if (lp->reg.nregions >= FPROBE_MAX_REGIONS) {
-		say(why, whylen, "too many trampolines in process %d (%u regions "
+		snprintf(why, whylen, "too many trampolines in process %d (%u regions "
 		    "of %u KiB)", t->pid, FPROBE_MAX_REGIONS, REGION_LEN >> 10);
 		return -ENOSPC;
 	}
@@ -333,7 +323,7 @@ static int region_new(struct livepatch *lp, struct tracee *t, uint64_t addr,
 				best = c;
 		}
 		if (!best) {
-			say(why, whylen, "process %d has no free address space "
+			snprintf(why, whylen, "process %d has no free address space "
 			    "within 1 GiB of 0x%" PRIx64 " for a trampoline",
 			    t->pid, addr);
 			return -ENOMEM;
@@ -346,7 +336,7 @@ static int region_new(struct livepatch *lp, struct tracee *t, uint64_t addr,
 		int r = inject_call(t, &lp->lc, lp->lc.mmap, args, 6, NULL, 0, 2000,
 				    &got, cwhy, sizeof(cwhy));
 		if (r < 0) {
-			say(why, whylen, "mmap in process %d: %s", t->pid, cwhy);
+			snprintf(why, whylen, "mmap in process %d: %s", t->pid, cwhy);
 			return r;
 		}
 		/* the process's maps may have changed while it ran */
@@ -375,7 +365,7 @@ static int region_new(struct livepatch *lp, struct tracee *t, uint64_t addr,
 				    2000, &got, cwhy, sizeof(cwhy));
 		}
 	}
-	say(why, whylen, "process %d: could not map trampoline memory near "
+	snprintf(why, whylen, "process %d: could not map trampoline memory near "
 	    "0x%" PRIx64, t->pid, addr);
 	return -ENOMEM;
 }
@@ -452,7 +442,7 @@ static int merge_site(struct lp_entry *e, const struct lp_site *s,
 		fs->kind = FPROBE_PROBES;
 	}
 	if (fs->nentry + fs->nret + s->nentry + s->nret > FPROBE_MAX_PROBES) {
-		say(why, whylen, "%s: more than %d probes on one function",
+		snprintf(why, whylen, "%s: more than %d probes on one function",
 		    s->name, FPROBE_MAX_PROBES);
 		return -E2BIG;
 	}
@@ -482,7 +472,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	   char *why, size_t whylen)
 {
 	if (s->nentry + s->nret > FPROBE_MAX_PROBES) {
-		say(why, whylen, "%s: more than %d probes on one function",
+		snprintf(why, whylen, "%s: more than %d probes on one function",
 		    s->name, FPROBE_MAX_PROBES);
 		return -E2BIG;
 	}
@@ -492,12 +482,12 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 		return r < 0 ? r : tracee_write(t, e->site_at, &e->site, sizeof(e->site));
 	}
 	if (lp->nsites >= MAX_SITES) {
-		say(why, whylen, "more than %d functions to patch", MAX_SITES);
+		snprintf(why, whylen, "more than %d functions to patch", MAX_SITES);
 		return -E2BIG;
 	}
 	const struct elf_map *m = map_at(lp, s->addr);
 	if (!m || m->perms[2] != 'x') {
-		say(why, whylen, "%s: 0x%" PRIx64 " is not in executable memory of "
+		snprintf(why, whylen, "%s: 0x%" PRIx64 " is not in executable memory of "
 		    "process %d", s->name, s->addr, t->pid);
 		return -EFAULT;
 	}
@@ -520,7 +510,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	 * bound, nor across mappings) */
 	uint64_t lead = s->mid_function ? s->lead : 0;
 	if (lead > SCAN_MAX || lead > s->addr - m->start) {
-		say(why, whylen, "%s: %" PRIu64 " bytes into its function, too "
+		snprintf(why, whylen, "%s: %" PRIu64 " bytes into its function, too "
 		    "far to check that an instruction starts there", s->name,
 		    lead);
 		return -E2BIG;
@@ -540,7 +530,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	uint8_t *code = buf + back - lead - pad;
 	int r = tracee_read(t, s->addr - back, buf, back + len + fwd);
 	if (r < 0) {
-		say(why, whylen, "%s: cannot read the code of process %d at "
+		snprintf(why, whylen, "%s: cannot read the code of process %d at "
 		    "0x%" PRIx64 ": %s", s->name, t->pid, s->addr, strerror(-r));
 		free(buf);
 		return r;
@@ -596,7 +586,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 		 * whole). Inside a function (FUNC+OFFSET) only a kernel uprobe
 		 * at that very offset would: not refused, said in the README. */
 		if (r == 0 && plan.ninsns > 1 && !s->mid_function) {
-			say(why, whylen, "%s: the %zu bytes its jump needs hold %d "
+			snprintf(why, whylen, "%s: the %zu bytes its jump needs hold %d "
 			    "instructions, the first not one a probe can run "
 			    "after: a kernel uprobe placed on it would resume "
 			    "the program inside the jump (the kernel steps the "
@@ -610,7 +600,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 		return r;
 	const struct lp_entry *other = overlapping(lp, &plan);
 	if (other) {
-		say(why, whylen, "%s: the %zu bytes its jump needs overlap those "
+		snprintf(why, whylen, "%s: the %zu bytes its jump needs overlap those "
 		    "of %s's (each would overwrite the other)", s->name,
 		    plan.patch_len, other->name);
 		return -EINVAL;
@@ -663,12 +653,12 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	if (n < 0)
 		return n;
 	if (x86_patch_bytes(&e->plan, fs->tramp, fs->patch, e->pad_patch) < 0) {
-		say(why, whylen, "%s: its trampoline is out of a jump's reach", s->name);
+		snprintf(why, whylen, "%s: its trampoline is out of a jump's reach", s->name);
 		return -ERANGE;
 	}
 	if ((r = tracee_write(t, fs->tramp, tramp, (size_t)n)) < 0 ||
 	    (r = tracee_write(t, at, fs, sizeof(*fs))) < 0) {
-		say(why, whylen, "%s: cannot write its trampoline into process %d: "
+		snprintf(why, whylen, "%s: cannot write its trampoline into process %d: "
 		    "%s", s->name, t->pid, strerror(-r));
 		return r;
 	}
@@ -684,7 +674,7 @@ static int move_threads(struct tracee *t, const struct lp_entry *e,
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct user_regs_struct *regs = tracee_regs(t, i);
 		if (!regs) {
-			say(why, whylen, "cannot read the registers of thread %d",
+			snprintf(why, whylen, "cannot read the registers of thread %d",
 			    t->threads[i].tid);
 			return -ESRCH;
 		}
@@ -693,7 +683,7 @@ static int move_threads(struct tracee *t, const struct lp_entry *e,
 			continue;
 		uint64_t to;
 		if (x86_moved_rip(p, rip, &to) < 0) {
-			say(why, whylen, "thread %d is stopped inside an instruction "
+			snprintf(why, whylen, "thread %d is stopped inside an instruction "
 			    "at 0x%" PRIx64, t->threads[i].tid, rip);
 			return -EAGAIN;
 		}
@@ -704,7 +694,7 @@ static int move_threads(struct tracee *t, const struct lp_entry *e,
 		 * their copy, never a jump's middle */
 		int r = tracee_regs_flush(t, i);
 		if (r < 0) {
-			say(why, whylen, "%s", t->why);
+			snprintf(why, whylen, "%s", t->why);
 			return r;
 		}
 	}
@@ -721,7 +711,7 @@ int lp_commit(struct livepatch *lp, struct tracee *t, char *why, size_t whylen)
 		uint8_t cur[X86_MAX_PATCH];
 		int r = tracee_read(t, fs->addr, cur, fs->patch_len);
 		if (r < 0 || memcmp(cur, fs->orig, fs->patch_len) != 0) {
-			say(why, whylen, "the code at 0x%" PRIx64 " changed while "
+			snprintf(why, whylen, "the code at 0x%" PRIx64 " changed while "
 			    "sonde prepared its patch", fs->addr);
 			return r < 0 ? r : -EAGAIN;
 		}
@@ -740,7 +730,7 @@ int lp_commit(struct livepatch *lp, struct tracee *t, char *why, size_t whylen)
 			goto fail;
 		continue;
 fail:
-		say(why, whylen, "cannot write the code of process %d at "
+		snprintf(why, whylen, "cannot write the code of process %d at "
 		    "0x%" PRIx64 ": %s", t->pid, fs->addr, strerror(-r));
 		return r;
 	}
@@ -762,14 +752,14 @@ int lp_restore(struct livepatch *lp, struct tracee *t, char *why, size_t whylen)
 					r = tracee_write(t, fs->pad_addr, fs->pad_orig,
 							 X86_JMP_LEN);
 			} else if (r == 0) {
-				say(why, whylen, "the code at 0x%" PRIx64 " was changed "
+				snprintf(why, whylen, "the code at 0x%" PRIx64 " was changed "
 				    "by someone else since sonde patched it: left "
 				    "alone", fs->addr);
 				r = -EBUSY;
 			}
 			if (r < 0 && !ret) {
 				if (r != -EBUSY)
-					say(why, whylen, "cannot restore the code at "
+					snprintf(why, whylen, "cannot restore the code at "
 					    "0x%" PRIx64 ": %s", fs->addr, strerror(-r));
 				ret = r;
 			}

@@ -2,6 +2,8 @@
  * (uses, definition, control flow) that the allocator relies on. */
 #include "ir.h"
 
+#include "../vm/vm.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,16 +341,6 @@ static const char *vr(char *buf, size_t n, vreg v)
 	return buf;
 }
 
-static int size_bytes(uint8_t size)
-{
-	switch (size) {
-	case BPF_B: return 1;
-	case BPF_H: return 2;
-	case BPF_W: return 4;
-	default: return 8;
-	}
-}
-
 void ir_dump(FILE *out, const struct ir *ir)
 {
 	char a[16], d[16];
@@ -386,7 +378,7 @@ void ir_dump(FILE *out, const struct ir *ir)
 			break;
 		case IR_LDX:
 			fprintf(out, "%s = *(u%d *)(%s %+d)\n", vr(d, 16, in->d),
-				size_bytes(in->code) * 8, vr(a, 16, in->a),
+				vm_size_bytes(in->code) * 8, vr(a, 16, in->a),
 				in->off);
 			break;
 		case IR_STX:
@@ -394,7 +386,7 @@ void ir_dump(FILE *out, const struct ir *ir)
 		case IR_XADD:
 			fprintf(out, "%s*(u%d *)(%s %+d) %s %s\n",
 				in->op == IR_XADD ? "lock " : "",
-				size_bytes(in->code) * 8, vr(a, 16, in->a),
+				vm_size_bytes(in->code) * 8, vr(a, 16, in->a),
 				in->off, in->op == IR_XADD ? "+=" : "=", rhs);
 			break;
 		case IR_JA:

@@ -59,6 +59,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The bytes a load or store of BPF size `size` (BPF_B, BPF_H, BPF_W,
+ * BPF_DW) moves. */
+static inline int vm_size_bytes(uint8_t size)
+{
+	switch (size) {
+	case BPF_B: return 1;
+	case BPF_H: return 2;
+	case BPF_W: return 4;
+	default: return 8;
+	}
+}
+
 #define VM_STACK_SIZE 512
 #define VM_MAX_INSNS 1000000       /* the kernel's limit for root */
 #define VM_BUDGET_DEFAULT 1000000  /* instructions charged by back edges */

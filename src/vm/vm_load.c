@@ -63,23 +63,13 @@ static uint8_t form(uint8_t base, bool is32, bool x)
 	return (uint8_t)(base + (is32 ? 2 : 0) + (x ? 1 : 0));
 }
 
-static int size_bytes(uint8_t size)
-{
-	switch (size) {
-	case BPF_B: return 1;
-	case BPF_H: return 2;
-	case BPF_W: return 4;
-	default: return 8;
-	}
-}
-
 /* An access through r10 must stay inside the stack. */
 static int check_stack(struct loader *l, uint32_t pc, uint8_t base,
 		       int16_t off, uint8_t size)
 {
 	if (base != BPF_REG_10)
 		return 0;
-	int n = size_bytes(size);
+	int n = vm_size_bytes(size);
 	if (off < -VM_STACK_SIZE || off + n > 0)
 		return fail(l, pc, "stack access r10%+d of %d bytes outside "
 			    "the %d-byte stack", off, n, VM_STACK_SIZE);

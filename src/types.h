@@ -125,6 +125,15 @@ const struct type *type_simple(struct arena *a, enum type_kind kind,
 			       uint32_t size);
 
 bool type_is_agg(const struct type *t);
+/* t is an integer (a string); false for NULL. */
+static inline bool type_is_int(const struct type *t)
+{
+	return t && t->kind == TYPE_INT;
+}
+static inline bool type_is_str(const struct type *t)
+{
+	return t && t->kind == TYPE_STR;
+}
 /* The bytes a map value of type t takes (layouts in program.h: an
  * aggregation's per-CPU slot, else the value itself). */
 uint32_t type_map_value_size(const struct type *t);

@@ -2,16 +2,6 @@
  * tuples, ?:, and conditions compiled straight to branches. */
 #include "cg.h"
 
-static bool is_int(const struct type *t)
-{
-	return t && t->kind == TYPE_INT;
-}
-
-static bool is_str(const struct type *t)
-{
-	return t && t->kind == TYPE_STR;
-}
-
 uint8_t cg_alu_code(enum op op)
 {
 	switch (op) {
@@ -120,7 +110,7 @@ void cg_cond_jump(struct cg *cg, const struct node *n, bool when_true,
 		  uint32_t target)
 {
 	if (n->kind == N_BINOP && is_compare(n->u.binop.op) &&
-	    is_int(n->u.binop.lhs->type) && is_int(n->u.binop.rhs->type)) {
+	    type_is_int(n->u.binop.lhs->type) && type_is_int(n->u.binop.rhs->type)) {
 		enum op op = when_true ? n->u.binop.op : negate(n->u.binop.op);
 		struct cval a = cg_expr(cg, n->u.binop.lhs);
 		struct cval b = cg_expr(cg, n->u.binop.rhs);
@@ -172,7 +162,7 @@ static struct cval binop(struct cg *cg, const struct node *n)
 {
 	enum op op = n->u.binop.op;
 	const struct node *l = n->u.binop.lhs, *r = n->u.binop.rhs;
-	if (is_compare(op) && (is_str(l->type) || is_str(r->type)))
+	if (is_compare(op) && (type_is_str(l->type) || type_is_str(r->type)))
 		return cg_str_compare(cg, n);
 	if (is_compare(op) && l->type && (l->type->kind == TYPE_BUF ||
 					  l->type->kind == TYPE_ARRAY))
@@ -244,7 +234,7 @@ static struct cval ternary(struct cg *cg, const struct node *n)
 		ir_place(cg->ir, done);
 		return cg_imm(0, n->type);
 	}
-	if (!is_int(n->type)) {
+	if (!type_is_int(n->type)) {
 		struct cmem m = cg_alloc(cg, n->type->size);
 		cg_expr_to(cg, n, m, n->type);
 		return cg_memval(m, n->type);
@@ -293,7 +283,7 @@ static struct cval tuple_index(struct cg *cg, const struct node *n)
 		return cg_imm(0, n->type);
 	}
 	struct cmem m = cg_at(base.m, (int32_t)bt->offsets[i]);
-	if (is_int(bt->fields[i]))
+	if (type_is_int(bt->fields[i]))
 		return cg_regval(cg_load(cg, BPF_DW, m), bt->fields[i]);
 	return cg_memval(m, bt->fields[i]);
 }
@@ -304,7 +294,7 @@ struct cval cg_expr(struct cg *cg, const struct node *n)
 	case N_INT:
 		return cg_imm((int64_t)n->u.ival, n->type);
 	case N_VAR:
-		if (is_int(n->type))
+		if (type_is_int(n->type))
 			return cg_regval(cg->var_reg[n->u.var.slot], n->type);
 		return cg_memval(cg->var_mem[n->u.var.slot],
 				 cg->pnode->u.probe.var_types[n->u.var.slot]);
@@ -315,11 +305,11 @@ struct cval cg_expr(struct cg *cg, const struct node *n)
 	case N_TERNARY:
 		return ternary(cg, n);
 	case N_CAST: {
-		if (!is_int(n->u.cast.expr->type) &&
+		if (!type_is_int(n->u.cast.expr->type) &&
 		    cg_is_cobject(n->u.cast.expr))
 			return cg_cobject_addr(cg, n->u.cast.expr, n->type);
 		struct cval v = cg_expr(cg, n->u.cast.expr);
-		if (!is_int(n->type))
+		if (!type_is_int(n->type))
 			return v;
 		if (v.kind == CV_IMM) {
 			vreg d = ir_vreg(cg->ir);
@@ -382,7 +372,7 @@ void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
 				   to->fields[i]);
 		return;
 	case N_TERNARY:
-		if (is_int(n->type))
+		if (type_is_int(n->type))
 			break;
 		{
 			uint32_t els = ir_label(cg->ir), done = ir_label(cg->ir);
@@ -402,8 +392,8 @@ void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
 	case N_FIELD:
 	case N_INDEX:
 	case N_UNOP:
-		if (is_int(n->type) || !cg_is_cobject(n)) {
-			if (n->kind == N_FIELD && !is_int(n->type)) {
+		if (type_is_int(n->type) || !cg_is_cobject(n)) {
+			if (n->kind == N_FIELD && !type_is_int(n->type)) {
 				cg_field_to(cg, n, dst, to);
 				return;
 			}
@@ -412,12 +402,12 @@ void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
 		cg_cobject_to(cg, n, dst, to);
 		return;
 	case N_MAP:
-		if (is_int(n->type))
+		if (type_is_int(n->type))
 			break;
 		cg_map_read_to(cg, n, dst, to);
 		return;
 	case N_CALL:
-		if (is_int(n->type))
+		if (type_is_int(n->type))
 			break;
 		cg_call_to(cg, n, dst, to);
 		return;

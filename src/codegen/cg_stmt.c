@@ -2,18 +2,13 @@
  * continue, return; stack objects are released after each statement. */
 #include "cg.h"
 
-static bool is_int(const struct type *t)
-{
-	return t && t->kind == TYPE_INT;
-}
-
 static void assign_var(struct cg *cg, const struct node *st)
 {
 	const struct node *t = st->u.assign.target;
 	const struct node *v = st->u.assign.value;
 	int32_t slot = t->u.var.slot;
 	const struct type *vt = cg->pnode->u.probe.var_types[slot];
-	if (!is_int(vt)) {
+	if (!type_is_int(vt)) {
 		cg_expr_to(cg, v, cg->var_mem[slot], vt);
 		return;
 	}

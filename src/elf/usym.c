@@ -847,15 +847,33 @@ static int uproc_jit_lookup(struct usyms *u, struct uproc *p, uint64_t addr,
 
 /* ---- lookups ------------------------------------------------------------------- */
 
+/* The symbol at addr in what dwfl reports: its name (interned), the
+ * offset into it and its start. 0, -ENOENT or -ENOMEM. */
+static int dwfl_symbol(struct usyms *u, Dwfl *dwfl, uint64_t addr,
+		       struct sym *out)
+{
+	GElf_Off off = 0;
+	GElf_Sym s;
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
+	if (!mod)
+		return -ENOENT;
+	const char *raw = dwfl_module_addrinfo(mod, addr, &off, &s, NULL,
+					       NULL, NULL);
+	if (!raw || !*raw)
+		return -ENOENT;
+	out->name = usyms_name(u, raw);
+	if (!out->name)
+		return -ENOMEM;
+	out->offset = off;
+	out->start = addr - off;
+	return 0;
+}
+
 int usyms_lookup(struct usyms *u, pid_t pid, uint64_t addr, struct sym *out)
 {
 	struct uproc *p;
 	const struct umap *m;
 	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	GElf_Off off = 0;
-	GElf_Sym s;
-	const char *raw;
 
 	memset(out, 0, sizeof(*out));
 	if (u->no_symbols)
@@ -870,18 +888,7 @@ int usyms_lookup(struct usyms *u, pid_t pid, uint64_t addr, struct sym *out)
 	dwfl = uproc_dwfl(u, p);
 	if (!dwfl)
 		return -ENOENT;
-	mod = dwfl_addrmodule(dwfl, addr);
-	if (!mod)
-		return -ENOENT;
-	raw = dwfl_module_addrinfo(mod, addr, &off, &s, NULL, NULL, NULL);
-	if (!raw || !*raw)
-		return -ENOENT;
-	out->name = usyms_name(u, raw);
-	if (!out->name)
-		return -ENOMEM;
-	out->offset = off;
-	out->start = addr - off;
-	return 0;
+	return dwfl_symbol(u, dwfl, addr, out);
 }
 
 const char *usyms_module(struct usyms *u, pid_t pid, uint64_t addr)
@@ -968,26 +975,13 @@ int usyms_lookup_file(struct usyms *u, const char *path, uint64_t vaddr,
 		      struct sym *out)
 {
 	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	GElf_Off off = 0;
-	GElf_Sym s;
-	const char *raw;
 
 	memset(out, 0, sizeof(*out));
 	dwfl = usyms_file_dwfl(u, path);
 	if (!dwfl)
 		return -ENOENT;
-	mod = dwfl_addrmodule(dwfl, vaddr);
-	if (!mod)
-		return -ENOENT;
-	raw = dwfl_module_addrinfo(mod, vaddr, &off, &s, NULL, NULL, NULL);
-	if (!raw || !*raw)
-		return -ENOENT;
-	out->name = usyms_name(u, raw);
-	if (!out->name)
-		return -ENOMEM;
-	out->module = usyms_intern(u, path);
-	out->offset = off;
-	out->start = vaddr - off;
-	return 0;
+	int r = dwfl_symbol(u, dwfl, vaddr, out);
+	if (r == 0)
+		out->module = usyms_intern(u, path);
+	return r;
 }

@@ -1,8 +1,12 @@
-/* diag_tags.h - every diagnostic tag the front end (lexer, parser,
- * semantic pass) can report, in one list: the tags are a stable interface
- * (golden tests are named err.TAG.*.bt) and this is where they are
- * documented. Code passes the tag as a string literal; test_golden_errors
- * checks that every golden test's tag is listed here. */
+/* diag_tags.h - every diagnostic tag the compiler (lexer, parser,
+ * semantic pass, probe expansion, code generation) can report about a
+ * script, in one list: the tags are a stable interface (golden tests are
+ * named err.TAG.*.bt) and this is where they are documented. The tags
+ * that say the system lacks what a valid script names are the other
+ * list, PROBE_ENV_TAGS (probes/provider.h). Code passes the tag as a
+ * string literal; tests/lint/tags checks that every tag the code passes
+ * is in one of the two lists, test_golden_errors that every golden
+ * test's tag is listed here. */
 #ifndef SONDE_DIAG_TAGS_H
 #define SONDE_DIAG_TAGS_H
 
@@ -52,6 +56,17 @@
 	X(UNSUPPORTED, "construct sonde does not implement (&, ...)") \
 	X(STRING_TOO_LONG, "string literal held as a value longer than BPFTRACE_STRLEN - 1") \
 	X(TOO_LARGE, "tuple, map key or event record over 16 KiB (SEMA_VALUE_MAX)") \
+	/* probe expansion (compile.c, probes/) */ \
+	X(BAD_PROBE, "unknown probe type, malformed attach point, or an " \
+		     "iterator mixed with other probes") \
+	X(UNTRACEABLE, "warning: the kernel lists that function as not " \
+		       "traceable; attaching will likely fail") \
+	X(BANNED, "warning: a kretprobe bpftrace 0.17 refuses (it might lock " \
+		  "up the system): skipped") \
+	/* code generation (codegen/) */ \
+	X(CODEGEN, "the program cannot be generated (too large, or a " \
+		   "construct the generator refuses)") \
+	X(STACK, "the program needs more than the BPF stack's 512 bytes") \
 	/* the diagnostics themselves (base/diag.c) */ \
 	X(TOO_MANY_ERRORS, "more errors than are shown (20): the rest are counted") \
 	X(TOO_MANY_WARNINGS, "more warnings than are shown (20): the rest are counted")

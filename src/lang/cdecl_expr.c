@@ -5,6 +5,7 @@
  * 64 bits (signed unless an operand is unsigned, as in C for the values
  * declarations use). */
 #include "cdecl_int.h"
+#include "cconst.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -237,80 +238,24 @@ static struct cval unary(struct cdecl *c)
 	return r;
 }
 
-static int prec(const struct ptok *t)
-{
-	static const struct { const char *op; int prec; } ops[] = {
-		{ "*", 10 }, { "/", 10 }, { "%", 10 }, { "+", 9 }, { "-", 9 },
-		{ "<<", 8 }, { ">>", 8 }, { "<", 7 }, { ">", 7 }, { "<=", 7 },
-		{ ">=", 7 }, { "==", 6 }, { "!=", 6 }, { "&", 5 }, { "^", 4 },
-		{ "|", 3 }, { "&&", 2 }, { "||", 1 },
-	};
-	if (t->kind != PT_PUNCT)
-		return 0;
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (ptok_is(t, ops[i].op))
-			return ops[i].prec;
-	return 0;
-}
-
 static struct cval binary(struct cdecl *c, int min)
 {
 	struct cval l = unary(c);
 	for (;;) {
 		const struct ptok *op = cd_peek(c, 0);
-		int p = prec(op);
+		int p = cconst_prec(op);
 		if (!p || p < min || c->bad)
 			return l;
 		c->i++;
 		struct cval r = binary(c, p + 1);
-		bool u = l.u || r.u;
-		uint64_t a = (uint64_t)l.v, b = (uint64_t)r.v;
-		struct cval o = { 0, u };
-		char ch = op->text[0];
-		bool two = op->len == 2;
-		if (!two && (ch == '/' || ch == '%')) {
-			if (!b) {
-				cfail(c, "division by zero");
-				return l;
-			}
-			if (u)
-				o.v = (int64_t)(ch == '/' ? a / b : a % b);
-			else if (r.v == -1)
-				o.v = ch == '/' ? (int64_t)(0 - a) : 0;
-			else
-				o.v = ch == '/' ? l.v / r.v : l.v % r.v;
-		} else if (!two && ch == '*') {
-			o.v = (int64_t)(a * b);
-		} else if (!two && ch == '+') {
-			o.v = (int64_t)(a + b);
-		} else if (!two && ch == '-') {
-			o.v = (int64_t)(a - b);
-		} else if (two && ch == '<' && op->text[1] == '<') {
-			o = (struct cval){ b >= 64 ? 0 : (int64_t)(a << b), l.u };
-		} else if (two && ch == '>' && op->text[1] == '>') {
-			o.u = l.u;
-			o.v = b >= 64 ? (l.v < 0 && !l.u ? -1 : 0) :
-				l.u ? (int64_t)(a >> b) : l.v >> b;
-		} else if (p == 6) {
-			o = (struct cval){ (a == b) == (ch == '='), false };
-		} else if (p == 7) {
-			bool lt = u ? a < b : l.v < r.v;
-			bool eq = a == b;
-			bool v = ch == '<' ? (lt || (two && eq)) :
-				(!lt && (two || !eq));
-			o = (struct cval){ v, false };
-		} else if (!two && ch == '&') {
-			o.v = (int64_t)(a & b);
-		} else if (!two && ch == '^') {
-			o.v = (int64_t)(a ^ b);
-		} else if (!two && ch == '|') {
-			o.v = (int64_t)(a | b);
-		} else if (ch == '&') {
-			o = (struct cval){ a && b, false };
-		} else {
-			o = (struct cval){ a || b, false };
+		struct cconst o;
+		if (cconst_binary(op, p, (struct cconst){ (uint64_t)l.v, l.u },
+				  (struct cconst){ (uint64_t)r.v, r.u },
+				  &o) < 0) {
+			cfail(c, "division by zero");
+			return l;
 		}
-		l = o;
+		l = (struct cval){ (int64_t)o.v, o.u };
 	}
 }
 

@@ -4,6 +4,7 @@
  * was written so or an operand of a binary operator was), by recursive
  * descent over the usual precedence levels. */
 #include "pp_int.h"
+#include "cconst.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -235,84 +236,23 @@ static struct val primary(struct ev *e)
 	return r;
 }
 
-static int prec(const struct ptok *t)
-{
-	static const struct { const char *op; int prec; } ops[] = {
-		{ "*", 10 }, { "/", 10 }, { "%", 10 }, { "+", 9 }, { "-", 9 },
-		{ "<<", 8 }, { ">>", 8 }, { "<", 7 }, { ">", 7 }, { "<=", 7 },
-		{ ">=", 7 }, { "==", 6 }, { "!=", 6 }, { "&", 5 }, { "^", 4 },
-		{ "|", 3 }, { "&&", 2 }, { "||", 1 },
-	};
-	if (t->kind != PT_PUNCT)
-		return 0;
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (ptok_is(t, ops[i].op))
-			return ops[i].prec;
-	return 0;
-}
-
 static struct val binary(struct ev *e, int min)
 {
 	struct val l = primary(e);
 	for (;;) {
 		struct ptok *op = e->tok;
-		int p = prec(op);
+		int p = cconst_prec(op);
 		if (!p || p < min || e->err)
 			return l;
 		e->tok = op->next;
 		struct val r = binary(e, p + 1);
-		bool u = l.u || r.u;
-		int64_t a = (int64_t)l.v, b = (int64_t)r.v;
-		struct val o = { 0, u };
-		const char *s = op->text;
-		size_t n = op->len;
-		if (n == 1 && (*s == '/' || *s == '%')) {
-			if (r.v == 0) {
-				ev_error(e, op, "division by zero");
-				return l;
-			}
-			if (u)
-				o.v = *s == '/' ? l.v / r.v : l.v % r.v;
-			else if (b == -1)
-				o.v = *s == '/' ? -l.v : 0;
-			else
-				o.v = (uint64_t)(*s == '/' ? a / b : a % b);
-		} else if (n == 1 && *s == '*') {
-			o.v = l.v * r.v;
-		} else if (n == 1 && *s == '+') {
-			o.v = l.v + r.v;
-		} else if (n == 1 && *s == '-') {
-			o.v = l.v - r.v;
-		} else if (n == 2 && s[0] == '<' && s[1] == '<') {
-			o.u = l.u;
-			o.v = r.v >= 64 ? 0 : l.v << r.v;
-		} else if (n == 2 && s[0] == '>' && s[1] == '>') {
-			o.u = l.u;
-			o.v = r.v >= 64 ? (l.u || a >= 0 ? 0 : (uint64_t)-1) :
-				l.u ? l.v >> r.v : (uint64_t)(a >> r.v);
-		} else if (p == 7 || p == 6) {
-			bool v;
-			if (p == 6)
-				v = (l.v == r.v) == (s[0] == '=');
-			else if (s[0] == '<')
-				v = n == 2 ? (u ? l.v <= r.v : a <= b) :
-					(u ? l.v < r.v : a < b);
-			else
-				v = n == 2 ? (u ? l.v >= r.v : a >= b) :
-					(u ? l.v > r.v : a > b);
-			o = (struct val){ v, false };
-		} else if (n == 1 && *s == '&') {
-			o.v = l.v & r.v;
-		} else if (n == 1 && *s == '^') {
-			o.v = l.v ^ r.v;
-		} else if (n == 1 && *s == '|') {
-			o.v = l.v | r.v;
-		} else if (n == 2 && *s == '&') {
-			o = (struct val){ l.v && r.v, false };
-		} else {
-			o = (struct val){ l.v || r.v, false };
+		struct cconst o;
+		if (cconst_binary(op, p, (struct cconst){ l.v, l.u },
+				  (struct cconst){ r.v, r.u }, &o) < 0) {
+			ev_error(e, op, "division by zero");
+			return l;
 		}
-		l = o;
+		l = (struct val){ o.v, o.u };
 	}
 }
 

@@ -367,12 +367,27 @@ static int site_prepare(const struct proto_site *t, uint64_t addr,
 
 /* site_patch[i] of a site whose patch could not be made (reported) */
 #define SITE_GIVEN_UP (UINT32_MAX - 1)
+/* of a stock site sonde patched itself, after its nop (fprobe.c runs it) */
+#define SITE_SONDE (UINT32_MAX - 2)
 
 static void *take(uint8_t **cur, size_t bytes)
 {
 	void *p = *cur;
 	*cur += (bytes + 15) & ~(size_t)15;
 	return p;
+}
+
+/* Note a site's is-enabled semaphore (once) to be raised. */
+static void add_sema(struct agent_session *s, const struct agent_maps *maps,
+		     const struct proto_file *f, uint64_t sema_offset, uint32_t ns)
+{
+	uint64_t sema = sema_offset ?
+		address_of(maps, f, sema_offset, PROT_READ | PROT_WRITE) : 0;
+	bool seen = false;
+	for (uint32_t k = 0; k < s->nsemas; k++)
+		seen |= (uint64_t)(uintptr_t)s->semas[k] == sema;
+	if (sema && !seen && !(sema & 1) && s->nsemas < ns)
+		s->semas[s->nsemas++] = (uint16_t *)(uintptr_t)sema;
 }
 
 /* Find the sites of the session not patched yet among what the process
@@ -404,7 +419,7 @@ static int session_scan(struct agent_session *s)
 			NULL;
 		/* patched already, or given up; or its code went with a
 		 * library (dlclose) and is looked for again */
-		if (was == SITE_GIVEN_UP || (old && !old->gone))
+		if (was == SITE_GIVEN_UP || was == SITE_SONDE || (old && !old->gone))
 			continue;
 		const struct proto_site *t = &sec.sites[i];
 		const struct proto_file *f = &sec.files[t->file];
@@ -413,6 +428,15 @@ static int session_scan(struct agent_session *s)
 			continue;          /* not in this process (yet) */
 		uint32_t id;
 		char text[160];
+		if (t->kind == PROTO_SITE_USDT && t->len == 1 &&
+		    fprobe_patched_at(addr + 1)) {
+			/* sonde's jump after the nop runs its programs */
+			s->site_patch[i] = SITE_SONDE;
+			s->nsonde++;
+			report(s, i, 0, addr, NULL);
+			add_sema(s, &maps, f, t->sema_offset, ns);
+			continue;
+		}
 		r = site_prepare(t, addr, &id, text, sizeof(text));
 		bool again = r == 0 && id == was && s->sites[id];
 		if (r < 0 || (!again && s->sites[id] && !count[id])) {
@@ -427,13 +451,7 @@ static int session_scan(struct agent_session *s)
 		found[nfound++] = i;
 		if (!again)
 			count[id]++;     /* new in this session's table */
-		uint64_t sema = t->sema_offset ?
-			address_of(&maps, f, t->sema_offset, PROT_READ | PROT_WRITE) : 0;
-		bool seen = false;
-		for (uint32_t k = 0; k < s->nsemas; k++)
-			seen |= (uint64_t)(uintptr_t)s->semas[k] == sema;
-		if (sema && !seen && !(sema & 1) && s->nsemas < ns)
-			s->semas[s->nsemas++] = (uint16_t *)(uintptr_t)sema;
+		add_sema(s, &maps, f, t->sema_offset, ns);
 	}
 	agent_maps_free(&maps);
 
@@ -862,6 +880,7 @@ int sonde_agent_attach(const char *name)
 		snprintf(a.text, sizeof(a.text), "cannot start its thread: %s",
 			 strerror(-r));
 	a.patched = s->napplied;
+	a.patched += s->nsonde;
 	a.semaphores = s->nsemas;
 	send_msg(fd, &a, sizeof(a));
 	if (r < 0)

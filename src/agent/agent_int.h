@@ -32,6 +32,7 @@ struct agent_session {
 	/* what it applied and raised, to undo */
 	uint32_t *applied;
 	uint32_t napplied;
+	uint32_t nsonde;               /* stock sites sonde patched (SITE_SONDE) */
 	uint16_t **semas;
 	uint32_t nsemas;
 	void *mem;

@@ -324,6 +324,29 @@ void sonde_fprobe_entry(const struct fprobe_site *site, struct fprobe_regs *regs
 		hook_return(site, regs);
 }
 
+int fprobe_patched_at(uint64_t addr)
+{
+	const struct fprobe_registry *reg = &sonde_fprobe_registry;
+	uint32_t n = __atomic_load_n(&reg->nregions, __ATOMIC_ACQUIRE);
+	if (n > FPROBE_MAX_REGIONS)
+		n = FPROBE_MAX_REGIONS;
+	for (uint32_t r = 0; r < n; r++) {
+		uint64_t base = reg->region[r], used = reg->region_used[r];
+		if (used > reg->region_len[r])
+			continue;
+		for (uint64_t off = 0; off + sizeof(struct fprobe_site) <= used;
+		     off += 64) {
+			const struct fprobe_site *site =
+				(const struct fprobe_site *)(base + off);
+			if (site->magic == FPROBE_SITE_MAGIC && site->addr == addr &&
+			    __atomic_load_n(&site->state, __ATOMIC_ACQUIRE) ==
+			    FPROBE_PATCHED)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* ---- a fork()ed child ---- */
 
 /* The child of a fork is not traced, and has one thread (the one in the

@@ -143,6 +143,11 @@ void agent_fprobe_run(uint32_t prog, struct fprobe_regs *regs);
  * copy of the code. The agent's fork handler calls it. */
 void fprobe_restore_child(void);
 
+/* Is a site sonde patched (its registry's, in place) at addr (1, or 0)? The agent
+ * leaves a stock USDT site to sonde when sonde patched right after its
+ * nop (src/process/livepatch.c). */
+int fprobe_patched_at(uint64_t addr);
+
 /* Names of the agent's symbols sonde looks up. */
 #define FPROBE_SYM_ENTRY "sonde_fprobe_entry"
 #define FPROBE_SYM_RETURN_TRAMP "sonde_fprobe_return_tramp"

@@ -66,6 +66,13 @@ const struct elf_sym *elf_syms(const struct elf_file *ef, size_t *n);
 const struct elf_sym *elf_find_sym(const struct elf_file *ef, const char *name);
 /* The function symbol containing vaddr (for usym()), or NULL. */
 const struct elf_sym *elf_sym_at(const struct elf_file *ef, uint64_t vaddr);
+/* The bounds [*start, *end) of the function holding vaddr: its symbol's,
+ * or in a stripped file from the start of the unwind information's
+ * (.eh_frame_hdr) function before it to the next one's. 0, or -ENOENT
+ * when neither says (a function's split-off cold part counts as a
+ * function of its own). Reads the table into ef once. */
+int elf_code_range(struct elf_file *ef, uint64_t vaddr, uint64_t *start,
+		   uint64_t *end);
 /* Around vaddr: the end of the function symbols that start before it
  * (0 if none) and the start of the first one after it (0 if none), for
  * the bytes a patch at vaddr may take and the padding before it. */

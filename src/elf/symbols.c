@@ -39,6 +39,11 @@ struct elf_file {
 	struct elf_sym **by_addr; /* the same, sorted by address */
 	int dbg_fd;               /* the separate debug file, or -1 */
 	Elf *dbg_elf;
+	/* .eh_frame_hdr's table of function starts (elf_code_range), read
+	 * once: link-time addresses, sorted; NULL if none */
+	uint64_t *fde_starts;
+	size_t nfde;
+	bool fde_tried;
 };
 
 /* debugfile.c */
@@ -61,6 +66,7 @@ void elf_close(struct elf_file *ef)
 	free(ef->syms);
 	free(ef->by_addr);
 	free(ef->segs);
+	free(ef->fde_starts);
 	if (ef->elf)
 		elf_end(ef->elf);
 	if (ef->fd >= 0)
@@ -408,6 +414,89 @@ const struct elf_sym *elf_sym_at(const struct elf_file *ef, uint64_t vaddr)
 			break;
 	}
 	return NULL;
+}
+
+static int32_t get_s32(const uint8_t *p)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* The function starts .eh_frame_hdr lists (its binary search table,
+ * in the encoding every x86-64 linker writes: 4-byte offsets from the
+ * header). Every length is checked: the file is untrusted. */
+static void read_fde_starts(struct elf_file *ef)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	if (elf_getshdrstrndx(ef->elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(name = elf_strptr(ef->elf, shstrndx, sh.sh_name)) ||
+		    strcmp(name, ".eh_frame_hdr") != 0)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < 12)
+			return;
+		const uint8_t *h = d->d_buf;
+		/* version 1; eh_frame_ptr pcrel|sdata4; count udata4; table
+		 * datarel|sdata4 */
+		if (h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+			return;
+		uint32_t n;
+		memcpy(&n, h + 8, 4);
+		if (n == 0 || n > (d->d_size - 12) / 8)
+			return;
+		uint64_t *v = malloc(n * sizeof(*v));
+		if (!v)
+			return;
+		for (uint32_t k = 0; k < n; k++)
+			v[k] = sh.sh_addr + (uint64_t)(int64_t)get_s32(h + 12 + 8 * k);
+		for (uint32_t k = 1; k < n; k++)
+			if (v[k] <= v[k - 1]) {     /* not sorted: not usable */
+				free(v);
+				return;
+			}
+		ef->fde_starts = v;
+		ef->nfde = n;
+		return;
+	}
+}
+
+int elf_code_range(struct elf_file *ef, uint64_t vaddr, uint64_t *start,
+		   uint64_t *end)
+{
+	*start = *end = 0;
+	const struct elf_sym *s = elf_sym_at(ef, vaddr);
+	if (s && s->size) {
+		*start = s->addr;
+		*end = s->addr + s->size;
+		return 0;
+	}
+	/* a stripped file (Debian's python3.11, postgres): the unwind
+	 * table's function starts still bound it, from the start of its
+	 * own to the next one's (padding between them is swept too) */
+	if (!ef->fde_tried) {
+		ef->fde_tried = true;
+		read_fde_starts(ef);
+	}
+	size_t lo = 0, hi = ef->nfde;
+	while (lo < hi) {          /* the first start above vaddr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (ef->fde_starts[mid] <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || lo == ef->nfde)
+		return -ENOENT;
+	*start = ef->fde_starts[lo - 1];
+	*end = ef->fde_starts[lo];
+	return 0;
 }
 
 void elf_sym_neighbours(const struct elf_file *ef, uint64_t vaddr,

@@ -45,6 +45,10 @@ struct pfile {
 	struct elf_file *ef;
 	uint64_t bias;
 	int err;                 /* -errno: cannot be opened or is not mapped */
+	/* its USDT sites' addresses, sorted (read when first needed) */
+	uint64_t *usdt_pcs;
+	size_t nusdt;
+	bool usdt_read;
 };
 
 struct pattach {
@@ -568,6 +572,78 @@ int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
 	return r;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The first USDT site of f after vaddr (link-time), 0 if none. */
+static uint64_t next_usdt_site(struct pfile *f, uint64_t vaddr)
+{
+	if (!f->usdt_read) {
+		f->usdt_read = true;
+		struct usdt_probe *p;
+		size_t n;
+		if (usdt_probes(f->ef, &p, &n) == 0) {
+			f->usdt_pcs = malloc((n ? n : 1) * sizeof(*f->usdt_pcs));
+			for (size_t i = 0; f->usdt_pcs && i < n; i++)
+				f->usdt_pcs[f->nusdt++] = p[i].pc;
+			usdt_probes_free(p, n);
+			if (f->usdt_pcs)
+				qsort(f->usdt_pcs, f->nusdt, sizeof(*f->usdt_pcs),
+				      cmp_u64);
+		}
+	}
+	for (size_t i = 0; i < f->nusdt; i++)
+		if (f->usdt_pcs[i] > vaddr)
+			return f->usdt_pcs[i];
+	return 0;
+}
+
+int pattach_add_usdt(struct pattach *pa, const char *path, uint64_t vaddr,
+		     const char *name, uint32_t probe, char *why, size_t whylen)
+{
+	if (!pa->t) {
+		say(why, whylen, "process %d is not held", pa->pid);
+		return -EINVAL;
+	}
+	struct pfile *f = file_get(pa, path);
+	if (!f) {
+		say(why, whylen, "%s: too many files", name);
+		return -ENOMEM;
+	}
+	if (f->err < 0) {
+		say(why, whylen, "%s %s", path, f->err == -ENXIO ?
+		    "is not loaded in the process yet" : strerror(-f->err));
+		return f->err;
+	}
+	struct lp_site s = { .addr = vaddr + f->bias, .kind = FPROBE_PROBES,
+			     .flags = pa->site_flags, .mid_function = true,
+			     .usdt_nop = true, .nentry = 1, .probes = &probe };
+	uint64_t start, end, prev_end, next_start;
+	if (elf_code_range(f->ef, vaddr, &start, &end) == 0 && start <= vaddr) {
+		s.lead = vaddr - start;
+		s.func_len = end - vaddr;
+	}
+	elf_sym_neighbours(f->ef, vaddr, &prev_end, &next_start);
+	s.room = next_start > vaddr ? next_start - vaddr : 0;
+	if (s.func_len && (!s.room || s.room > s.func_len))
+		s.room = s.func_len;
+	char label[256];
+	const struct elf_sym *sym = elf_sym_at(f->ef, vaddr);
+	if (sym && sym->addr < vaddr)
+		snprintf(label, sizeof(label), "%s+0x%" PRIx64,
+			 sym->demangled ? sym->demangled : sym->name,
+			 vaddr - sym->addr);
+	else
+		snprintf(label, sizeof(label), "its site at 0x%" PRIx64, vaddr);
+	s.name = label;
+	uint64_t next = next_usdt_site(f, vaddr);
+	s.next_site = next ? next + f->bias : 0;
+	return lp_add(pa->lp, pa->t, &s, why, whylen);
+}
+
 bool pattach_unpatchable(int err)
 {
 	return lp_unpatchable(err);
@@ -636,6 +712,7 @@ void pattach_free(struct pattach *pa)
 	elf_close(pa->agent_ef);
 	for (size_t i = 0; i < pa->nfiles; i++) {
 		free(pa->files[i].path);
+		free(pa->files[i].usdt_pcs);
 		elf_close(pa->files[i].ef);
 	}
 	free(pa);

@@ -53,6 +53,12 @@ int pattach_start(struct pattach *pa, const char *sym, const char *arg,
 int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
 		const char *name, bool ret, uint32_t probe, char *why,
 		size_t whylen);
+/* A stock sys/sdt.h USDT site (a 1-byte nop at vaddr of path) with
+ * probe `probe` run there: patched with a jump right after the nop
+ * (livepatch.c says why there). As pattach_add's errors; an unpatchable
+ * one leaves the site to the agent's breakpoint. */
+int pattach_add_usdt(struct pattach *pa, const char *path, uint64_t vaddr,
+		     const char *name, uint32_t probe, char *why, size_t whylen);
 bool pattach_unpatchable(int err);
 /* pattach_add's error for a function a kernel uprobe on it would break
  * once patched (livepatch.h's LP_EUPROBE). */

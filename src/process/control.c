@@ -172,7 +172,7 @@ static int on_hello(struct engine *e, struct proc_conn *c)
 	/* a -c command: its functions are patched while it waits for its
 	 * region in the agent's constructor, before main() (with -p they
 	 * were patched when the agent was loaded) */
-	if (e->nfuncs && e->opts.pid <= 0 &&
+	if ((e->nfuncs || e->nstock) && e->opts.pid <= 0 &&
 	    proc_fprobes_attach(e, c->pid, false) < 0) {
 		send_plain(c->fd, PROTO_INERT);
 		c->state = CONN_INERT;

@@ -264,6 +264,8 @@ static int process_load(const struct program *prog,
 	if ((r = proc_region_create(e)) < 0 || (r = own_ring_open(e)) < 0 ||
 	    (r = agent_events_of(e)) < 0)
 		goto fail;
+	for (uint32_t i = 0; i < e->nprobes; i++)
+		e->nstock += e->probes[i].stock_site;
 	e->site_addr = calloc(e->nsites ? e->nsites : 1, sizeof(*e->site_addr));
 	if (!e->site_addr) {
 		r = -ENOMEM;

@@ -72,7 +72,7 @@ static bool reads_stacks(const struct engine *e)
 {
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		const struct probe *p = e->probes[i].probe;
-		if (e->probes[i].req.how != PROCESS_FUNC)
+		if (e->probes[i].req.how != PROCESS_FUNC && !e->probes[i].stock_site)
 			continue;
 		for (uint32_t k = 0; k < p->ninsns; k++) {
 			const struct bpf_insn *in = &p->insns[k];
@@ -114,6 +114,31 @@ static bool first_of_file(const struct engine *e, uint32_t i, uint32_t *more)
 static int attach_in(struct engine *e, int pid, bool start_agent,
 		     const char *agent, char *why, size_t whylen, double t0);
 
+/* Stock sys/sdt.h sites (a 1-byte nop) are patched here like functions,
+ * with the jump after the nop (livepatch.c), where that is safe; the
+ * others stay the agent's to take with a breakpoint, -v saying why. */
+static void add_stock_sites(struct engine *e, int pid)
+{
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct proc_probe *pp = &e->probes[i];
+		const struct uprobe_info *u = pp->probe->uprobe;
+		if (pp->req.how != PROCESS_USDT || !pp->stock_site || !u)
+			continue;
+		char why[512] = "";
+		int r = pattach_add_usdt(e->fattach, u->path, u->vaddr,
+					 pp->probe->name, pp->section_index, why,
+					 sizeof(why));
+		if (r == 0)
+			log_info("probe %s: process %d: its sys/sdt.h site is "
+				 "patched with a jump after the nop", pp->probe->name,
+				 pid);
+		else
+			log_info("probe %s: process %d: its sys/sdt.h site is taken "
+				 "with a breakpoint (a trap per hit): %s",
+				 pp->probe->name, pid, why);
+	}
+}
+
 int proc_fprobes_attach(struct engine *e, int pid, bool start_agent)
 {
 	char agent[PATH_MAX], why[512] = "";
@@ -140,6 +165,12 @@ static int attach_in(struct engine *e, int pid, bool start_agent,
 		     const char *agent, char *why, size_t whylen, double t0)
 {
 	int r = pattach_open(pid, agent, &e->fattach, why, whylen);
+	if (r < 0 && !start_agent && !e->nfuncs) {
+		/* only stock USDT sites: the agent's breakpoints take them */
+		log_info("-c: process %d: its sys/sdt.h sites are taken with a "
+			 "breakpoint: %s", pid, why);
+		return 0;
+	}
 	if (r < 0) {
 		log_error("%s %d: %s", start_agent ? "-p" : "-c: process", pid, why);
 		return r;
@@ -192,6 +223,7 @@ static int attach_in(struct engine *e, int pid, bool start_agent,
 		if (why[0])
 			log_warn("probe %s: %s", pp->probe->name, why);
 	}
+	add_stock_sites(e, pid);
 	if (nskipped - nunsafe > SKIPPED_SAID)
 		log_warn("%u more functions matched by wildcards cannot be patched "
 			 "and are skipped (a probe on one by name says why)",

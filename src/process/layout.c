@@ -233,6 +233,9 @@ int proc_region_create(struct engine *e)
 			r = section_add_probe(&sec, pp->probe, i,
 					      pp->req.how == PROCESS_USDT,
 					      &pp->section_index);
+		/* a stock sys/sdt.h site: sonde patches it (fprobes.c) */
+		if (r == 0 && pp->req.how == PROCESS_USDT && sec.sites.n)
+			pp->stock_site = sec.sites.v[sec.sites.n - 1].len == 1;
 	}
 	if (r < 0)
 		goto out;

@@ -468,6 +468,61 @@ bool lp_unpatchable(int err)
 	       err == -ERANGE || err == -EFAULT || err == -E2BIG;
 }
 
+/* A stock sys/sdt.h site is a 1-byte nop. The jump goes right after it,
+ * over the instructions that follow (as many as cover 5 bytes, moved to
+ * the trampoline), and the probes run there with the registers of the
+ * nop, which changes none: ip is the nop's address. The nop itself is
+ * never written, so a kernel uprobe on the same site (bpftrace, sonde's
+ * kernel engine, perf) takes its int3 over the file's nop, steps or
+ * emulates that nop, resumes on the jump, and both count every hit; its
+ * removal leaves the nop whole. Safe only if nothing branches into the
+ * bytes after the nop (or to right after it: that would run the probes
+ * without the nop): the containing function (its symbol, or in a
+ * stripped file its unwind range) and the code around it are swept for
+ * direct branches and rip-relative references there (x86reloc.c). */
+static int plan_after_nop(const struct lp_site *s, const struct x86_site *xs,
+			  struct x86_plan *plan, char *why, size_t whylen)
+{
+	if (!xs->len || xs->code[0] != 0x90) {
+		say(why, whylen, "%s: the code there is %02x, not the nop the "
+		    "file has (a debugger's or a kernel uprobe's breakpoint?)",
+		    s->name, xs->len ? xs->code[0] : 0);
+		return -EBUSY;
+	}
+	if (!s->func_len) {
+		say(why, whylen, "%s: no symbol or unwind information bounds the "
+		    "function it is in, so branches into the bytes after the nop "
+		    "cannot be ruled out", s->name);
+		return -ENOTSUP;
+	}
+	struct x86_site after = *xs;
+	after.addr = s->addr + 1;
+	after.code = xs->code + 1;
+	after.len = xs->len - 1;
+	after.func_len = xs->func_len > 1 ? xs->func_len - 1 : 0;
+	after.room = xs->room > 1 ? xs->room - 1 : 0;
+	after.before = NULL;
+	after.before_len = 0;
+	after.lead_len = xs->lead_len + 1;
+	after.after_entry = true;
+	/* messages count from the nop: its next instruction is +1 */
+	char reason[400];
+	int r = x86_plan(&after, plan, reason, sizeof(reason));
+	if (r < 0) {
+		say(why, whylen, "no jump fits right after its nop: %s", reason);
+		return r;
+	}
+	/* another site in the bytes the jump takes: its probes (another
+	 * tracer's uprobe on it, this run's) would land inside the jump */
+	if (s->next_site && s->next_site < plan->addr + plan->patch_len) {
+		say(why, whylen, "%s: the %zu bytes a jump after its nop needs "
+		    "hold another USDT site (at 0x%" PRIx64 "), which a kernel "
+		    "uprobe may take", s->name, plan->patch_len, s->next_site);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	   char *why, size_t whylen)
 {
@@ -555,6 +610,14 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	int32_t sp_delta = 0;
 	bool flags_live = false;
 	r = -1;
+	if (s->usdt_nop) {
+		r = plan_after_nop(s, &xs, &plan, why, whylen);
+		free(buf);
+		if (r < 0)
+			return r;
+		skip = 1;
+		goto planned;
+	}
 	if (!s->mid_function &&
 	    x86_entry_skip(xs.code, xs.len, &skip, &sp_delta, &flags_live) == 0 &&
 	    skip < xs.len) {
@@ -598,6 +661,7 @@ int lp_add(struct livepatch *lp, struct tracee *t, const struct lp_site *s,
 	free(buf);
 	if (r < 0)
 		return r;
+planned:;
 	const struct lp_entry *other = overlapping(lp, &plan);
 	if (other) {
 		snprintf(why, whylen, "%s: the %zu bytes its jump needs overlap those "

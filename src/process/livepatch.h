@@ -34,6 +34,13 @@ struct lp_site {
 	 * the padding before the function (0 if none or unknown). */
 	uint64_t func_len, room, pad_before;
 	bool mid_function;       /* not a function's entry */
+	/* A stock sys/sdt.h USDT site: the 1-byte nop at addr, which the
+	 * jump goes right after (see lp_add), the probes seeing the
+	 * registers as they are at the nop. Needs mid_function and lead. */
+	bool usdt_nop;
+	uint64_t next_site;      /* usdt_nop: the file's next USDT site after
+				  * it (run-time address), 0 if none: the
+				  * jump must not cover it */
 	uint64_t lead;           /* inside a function: the offset from its
 				  * start (0 if unknown), to check that an
 				  * instruction starts at addr */

@@ -25,6 +25,9 @@ struct proc_probe {
 	uint32_t section_index;    /* the agents' probes: their index in the
 				    * program section (layout.c) */
 	bool patched;              /* a function probe patched at least once */
+	bool stock_site;           /* USDT at a sys/sdt.h 1-byte nop: sonde
+				    * patches it as it does functions, else
+				    * the agent traps it (fprobes.c) */
 	uint64_t next_ns;          /* PROCESS_TIMER: when it runs next */
 };
 
@@ -48,6 +51,7 @@ struct engine {
 	uint32_t nprobes;
 	uint32_t nsites;           /* site probes: what agents patch */
 	uint32_t nfuncs;           /* function probes: what sonde patches */
+	uint32_t nstock;           /* sites of those that are stock_site */
 	struct pattach *fattach;   /* the process they are patched in */
 	/* the region: sonde's mapping, the memfd agents get */
 	int memfd;

@@ -6,10 +6,18 @@
  * that site with a breakpoint and says why under -v.
  *   usdt_stock N       passes each site N times, with arg0 = 0 .. N-1
  *   usdt_stock N US    passes stk:ok N times every US microseconds, until
- *                      killed */
+ *                      killed
+ *   usdt_stock fork N  passes stk:ok N times, then forks 3 children one
+ *                      after the other, each passing it N times: the
+ *                      first forks a grandchild that does too, the second
+ *                      execs `true`, the third execs this program (which
+ *                      passes both sites N times). Prints "forked" once
+ *                      they all exited 0. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/sdt.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 __attribute__((noinline, noclone)) static long stock_ok(long n)
@@ -36,8 +44,49 @@ __attribute__((noinline, noclone)) static long stock_unsafe(long n)
 	return s;
 }
 
+static int reap(pid_t p)
+{
+	int st;
+	return p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) &&
+	       WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int forks(long n)
+{
+	char num[32];
+	snprintf(num, sizeof(num), "%ld", n);
+	stock_ok(n);
+	int bad = 0;
+	for (int k = 1; k <= 3; k++) {
+		fflush(stdout);
+		pid_t p = fork();
+		if (p == 0) {
+			stock_ok(n);
+			if (k == 1) {
+				pid_t g = fork();
+				if (g == 0) {
+					stock_ok(n);
+					_exit(0);
+				}
+				_exit(reap(g) ? 1 : 0);
+			}
+			if (k == 2)
+				execlp("true", "true", (char *)NULL);
+			else
+				execl("/proc/self/exe", "usdt_stock", num, (char *)NULL);
+			_exit(127);
+		}
+		bad |= reap(p);
+	}
+	if (!bad)
+		printf("forked\n");
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && strcmp(argv[1], "fork") == 0)
+		return forks(atol(argv[2])) ? 1 : 0;
 	long n = argc > 1 ? atol(argv[1]) : 10;
 	if (argc > 2)
 		for (;;) {

@@ -26,6 +26,10 @@ struct engine;
 struct engine_opts {
 	int pid;          /* -p PID, or 0 */
 	int cpid;         /* -c child pid, or 0 */
+	/* --follow-forks: every process the traced one forks from then on
+	 * is traced too (its user-space probes), until it execs another
+	 * program */
+	bool follow_forks;
 	/* Called for each ring-buffer record; return 1 to stop polling. */
 	int (*on_event)(void *ctx, const void *data, size_t size);
 	void *event_ctx;

@@ -547,6 +547,7 @@ static int run(const struct options *o, const struct program *prog)
 		goto cancelled;
 
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
+				  .follow_forks = o->follow_forks,
 				  .on_event = on_event, .event_ctx = &rc,
 				  .on_packet = pcap_files_write,
 				  .packet_ctx = pcaps,

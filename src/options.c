@@ -47,6 +47,9 @@ void options_usage(FILE *f)
 	      "    --dry-run               (dry run) compile and check, attach nothing\n"
 	      "\n"
 	      "SONDE OPTIONS:\n"
+	      "    --follow-forks          trace the -p process or the -c command and\n"
+	      "                            every process it forks from then on (not\n"
+	      "                            what they exec, but the probes' program)\n"
 	      "    --engine=kernel|process where the probes run: in the kernel (BPF,\n"
 	      "                            root; the default), or inside the traced\n"
 	      "                            process (-c CMD or -p PID; uprobe,\n"
@@ -137,7 +140,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE, OPT_INFO,
 	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE,
 	       OPT_METRICS, OPT_METRICS_LABELS, OPT_METRICS_MAPS, OPT_PPROF,
-	       OPT_PPROF_UNIT };
+	       OPT_PPROF_UNIT, OPT_FOLLOW_FORKS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -150,6 +153,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "engine", required_argument, NULL, OPT_ENGINE },
 		{ "info", no_argument, NULL, OPT_INFO },
 		{ "no-warnings", no_argument, NULL, OPT_NO_WARNINGS },
+		{ "follow-forks", no_argument, NULL, OPT_FOLLOW_FORKS },
 		{ "usdt-file-activation", no_argument, NULL,
 		  OPT_USDT_FILE_ACTIVATION },
 		{ "include", required_argument, NULL, OPT_INCLUDE },
@@ -189,6 +193,9 @@ int options_parse(int argc, char **argv, struct options *o)
 		case 'l': o->list = true; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;
 		case OPT_INFO: o->info = true; break;
+		case OPT_FOLLOW_FORKS:
+			o->follow_forks = true;
+			break;
 		case OPT_NO_WARNINGS:
 			o->no_warnings = true;
 			log_no_warnings = 1;
@@ -300,6 +307,11 @@ int options_parse(int argc, char **argv, struct options *o)
 	}
 	if (options_env(&o->env) < 0)
 		return EXIT_SCRIPT;
+	if (o->follow_forks && !o->pid && !o->cmd && !o->list) {
+		log_error("--follow-forks follows the process of -p PID or -c CMD: "
+			  "give one");
+		return EXIT_SCRIPT;
+	}
 	if (o->info)
 		return 0;
 	if (o->list) {

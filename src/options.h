@@ -71,6 +71,7 @@ struct options {
 	int helper_check;           /* -k: 1, -kk: 2 */
 	bool no_warnings;           /* --no-warnings */
 	bool usdt_file_activation;  /* --usdt-file-activation */
+	bool follow_forks;          /* --follow-forks */
 	char **positional;
 	int npositional;
 	struct options_env env;     /* BPFTRACE_* */

@@ -334,6 +334,9 @@ struct attach_req {
 	 * but attaches uprobes for every process (scripts filter with
 	 * /pid == cpid/), and sonde does the same. */
 	const char *path;          /* the file (NULL: not a uprobe) */
+	/* --follow-forks: the event (perf_event_open's inherit) goes to
+	 * every process pid forks from then on (set by the engine) */
+	bool inherit;
 	uint64_t offset, ref_ctr_offset;
 	bool retprobe;
 	bool child_only;

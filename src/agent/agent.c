@@ -81,19 +81,28 @@ static void at_fork_parent(void)
 	agent_patch_unlock();
 }
 
-/* The child is not traced: put its copy of the code and semaphores
- * back, and let go of the channel and the region. It has one thread. */
-static void at_fork_child(void)
+static int attach_to(const char *name, uint32_t hello_flags);
+
+/* The name of the channel this process was traced through, for a
+ * fork()ed child that asks for a session of its own (--follow-forks). */
+static char channel[PROTO_SOCKET_MAX + 1];
+
+/* Patches a followed child adopted (agent_fork.c), for its session to
+ * put back: sonde's function sites, in the child's copy of the code. */
+#define ADOPTED_MAX 4096
+static uint32_t adopted[ADOPTED_MAX], nadopted;
+
+uint32_t agent_adopted(const uint32_t **ids)
 {
-	agent_patch_unlock();
-	struct agent_session *s = current;
-	current = NULL;
-	if (agent_live)
-		agent_live->session = NULL;
-	agent_patch_restore_all_child();
-	fprobe_restore_child();     /* the function probes sonde patched */
-	if (!s)
-		return;
+	*ids = adopted;
+	return nadopted;
+}
+
+/* The parent's session, as a fork()ed child has it: let go of its
+ * channel and region and lower its semaphores (a session of the child's
+ * own raises them again). */
+static void drop_parent_session(struct agent_session *s)
+{
 	for (uint32_t i = 0; i < s->nsemas; i++)
 		if (*s->semas[i])
 			(*s->semas[i])--;
@@ -101,6 +110,40 @@ static void at_fork_child(void)
 	fd_close(s->wake_fd, s->wake_ino);
 	rt_proc.ring = NULL;
 	rt_close(&s->rt);
+}
+
+/* The child of a fork. Untraced (the default), it puts its copy of the
+ * code and semaphores back and lets go of the channel and the region.
+ * With --follow-forks it keeps the code as it is, makes sonde's patches
+ * its own, and asks sonde for a session of its own, before fork()
+ * returns in it: its probes run from its first instruction on. If sonde
+ * says no (its parent went away meanwhile, too many processes), it puts
+ * everything back as an untraced child does. It has one thread. */
+static void at_fork_child(void)
+{
+	agent_patch_unlock();
+	struct agent_session *s = current;
+	current = NULL;
+	if (agent_live)
+		agent_live->session = NULL;
+	if (s && s->follow) {
+		drop_parent_session(s);
+		agent_threads_child();
+		agent_patch_lock();
+		nadopted += agent_adopt_child(adopted + nadopted,
+					      ADOPTED_MAX - nadopted);
+		agent_patch_unlock();
+		if (attach_to(channel, PROTO_HELLO_F_FORKED) == 0)
+			return;
+		agent_patch_restore_all_child();   /* the adopted ones too */
+		fprobe_restore_child();
+		nadopted = 0;
+		return;
+	}
+	agent_patch_restore_all_child();
+	fprobe_restore_child();     /* the function probes sonde patched */
+	if (s)
+		drop_parent_session(s);
 }
 
 static void init(void)
@@ -650,6 +693,15 @@ static void session_end(struct agent_session *s, bool reply)
 			m.failed++;
 	}
 	s->napplied = 0;
+	/* a followed child's copies of sonde's patches (at_fork_child) */
+	for (uint32_t i = 0; i < nadopted; i++) {
+		struct agent_patch *p = agent_patch_get(adopted[i]);
+		if (p && agent_patch_restore(p) == 0)
+			m.patched++;
+		else
+			m.failed++;
+	}
+	nadopted = 0;
 	for (uint32_t i = 0; i < s->nsemas; i++) {
 		uint16_t v = __atomic_load_n(s->semas[i], __ATOMIC_SEQ_CST);
 		while (v && !__atomic_compare_exchange_n(s->semas[i], &v, v - 1,
@@ -823,6 +875,11 @@ void *sonde_agent_attach_thread(void *name)
 
 int sonde_agent_attach(const char *name)
 {
+	return attach_to(name, 0);
+}
+
+static int attach_to(const char *name, uint32_t hello_flags)
+{
 	pthread_once(&init_once, init);
 	if (init_error)
 		return init_error;
@@ -833,7 +890,8 @@ int sonde_agent_attach(const char *name)
 		return fd;
 	struct proto_hello hello = { .type = PROTO_HELLO,
 				     .version = PROTO_VERSION,
-				     .pid = (uint32_t)getpid() };
+				     .pid = (uint32_t)getpid(),
+				     .flags = hello_flags };
 	send_msg(fd, &hello, sizeof(hello));
 	struct proto_setup m;
 	int fds[2] = { -1, -1 };
@@ -869,6 +927,9 @@ int sonde_agent_attach(const char *name)
 	fd = s->sock;
 	s->slot_first = m.slot_first;
 	s->slot_count = m.slot_count;
+	s->follow = m.flags & PROTO_F_FOLLOW_FORKS;
+	if (name != channel)
+		snprintf(channel, sizeof(channel), "%s", name);
 	struct proto_attached a = { .type = PROTO_ATTACHED };
 	agent_patch_lock();
 	int r = session_build(s, &m, a.text, sizeof(a.text));

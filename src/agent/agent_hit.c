@@ -48,6 +48,22 @@ int agent_threads_init(void)
 	return -r;
 }
 
+void agent_threads_child(void)
+{
+	/* only the thread that forked lives on: every record is free, its
+	 * own too (it takes the first again at its next hit), and nobody
+	 * holds the shared slot */
+	for (uint32_t i = 0; i < AGENT_THREADS_MAX; i++)
+		agent_threads[i].used = agent_threads[i].busy = 0;
+	agent_threads_hwm = 0;
+	agent_shared_lock = 0;
+	me_rec = NULL;
+	me_busy = 0;
+	if (have_key)
+		pthread_setspecific(thread_key, NULL);
+	rt_self.tid = 0;     /* its tid is the child's now */
+}
+
 /* A record for this thread, or NULL (all taken: the shared slot). */
 static struct agent_thread *thread_register(void)
 {

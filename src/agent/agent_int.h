@@ -33,6 +33,7 @@ struct agent_session {
 	uint32_t *applied;
 	uint32_t napplied;
 	uint32_t nsonde;               /* stock sites sonde patched (SITE_SONDE) */
+	bool follow;                   /* --follow-forks: a child goes on traced */
 	uint16_t **semas;
 	uint32_t nsemas;
 	void *mem;
@@ -84,6 +85,9 @@ void agent_unmapped(void);
 
 /* agent_hit.c */
 int agent_threads_init(void);
+/* In a fork()ed child that goes on being traced (--follow-forks): the
+ * parent's thread records are gone with its threads. */
+void agent_threads_child(void);
 /* Wait until no thread runs a session's programs (after it was
  * unpublished and agent_barrier_all); false on timeout. */
 bool agent_quiesce(uint64_t timeout_ns);
@@ -100,5 +104,13 @@ void agent_watch(struct agent_session *s);
 /* agent.c: tell sonde what the watch saw at a site (PROTO_SITE). */
 void agent_site_event(struct agent_session *s, uint32_t event, uint64_t addr,
 		      uint64_t ms);
+
+/* agent_fork.c: in a fork()ed child that goes on traced, sonde's patches
+ * of its copy of the code become the agent's (their ids in ids, at most
+ * max; how many returned). */
+uint32_t agent_adopt_child(uint32_t *ids, uint32_t max);
+/* agent.c: the patches adopted so (ids), for the watch; under the patch
+ * lock. */
+uint32_t agent_adopted(const uint32_t **ids);
 
 #endif

@@ -183,6 +183,13 @@ void agent_watch(struct agent_session *s)
 			watch_one(s, p->addr, p->code, p->orig, p->len, &p->watch,
 				  &p->watch_since_ns);
 	}
+	const uint32_t *adopted;
+	for (uint32_t i = 0, n = agent_adopted(&adopted); i < n; i++) {
+		struct agent_patch *p = agent_patch_get(adopted[i]);
+		if (p && p->applied && !p->gone)
+			watch_one(s, p->addr, p->code, p->orig, p->len, &p->watch,
+				  &p->watch_since_ns);
+	}
 	fsites_refresh();
 	for (uint32_t i = 0; i < nfsites; i++) {
 		const struct fprobe_site *site = fsites[i].site;

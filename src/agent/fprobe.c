@@ -175,7 +175,8 @@ static bool own_shadow(const struct shadow *s)
 static bool site_restored(const struct fprobe_site *site)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return __atomic_load_n(&site->state, __ATOMIC_RELAXED) != FPROBE_PATCHED;
+	uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
+	return st != FPROBE_PATCHED && st != FPROBE_ADOPTED;
 }
 
 /* ---- entries ---- */
@@ -338,9 +339,9 @@ int fprobe_patched_at(uint64_t addr)
 		     off += 64) {
 			const struct fprobe_site *site =
 				(const struct fprobe_site *)(base + off);
+			uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
 			if (site->magic == FPROBE_SITE_MAGIC && site->addr == addr &&
-			    __atomic_load_n(&site->state, __ATOMIC_ACQUIRE) ==
-			    FPROBE_PATCHED)
+			    (st == FPROBE_PATCHED || st == FPROBE_ADOPTED))
 				return 1;
 		}
 	}

@@ -55,6 +55,9 @@ enum fprobe_state {
 	FPROBE_WRITING = 1,  /* sonde is writing it */
 	FPROBE_PATCHED,      /* the function jumps here */
 	FPROBE_RESTORED,     /* the function's bytes are back */
+	FPROBE_ADOPTED,      /* in a fork()ed child that goes on traced:
+			      * patched, and the child's agent's to put
+			      * back (an agent patch of its own) */
 };
 
 /* One patched address. Written by sonde while the process is stopped;

@@ -61,8 +61,11 @@ struct proto_hello {
 	uint32_t type;             /* PROTO_HELLO */
 	uint32_t version;
 	uint32_t pid;              /* getpid() in its own namespace */
-	uint32_t pad;
+	uint32_t flags;            /* PROTO_HELLO_F_* */
 };
+/* Asked from a fork handler (not after an exec): with --follow-forks a
+ * child that execs is traced on only if it runs the probes' program. */
+#define PROTO_HELLO_F_FORKED 1u
 
 struct proto_setup {
 	uint32_t type;             /* PROTO_SETUP */
@@ -74,6 +77,13 @@ struct proto_setup {
 	uint32_t pad;
 };
 #define PROTO_F_NO_JIT 1u      /* interpret only (SONDE_NO_JIT=1) */
+/* --follow-forks: a child this process forks keeps the patches and asks
+ * sonde for a session of its own (a connection of its own, from its
+ * fork handler, before fork() returns in it), which sonde gives to a
+ * process whose parent it traces (SO_PEERCRED, then the parent the
+ * kernel names for that pid). Without it the child puts its copy of
+ * the code back and runs untraced. */
+#define PROTO_F_FOLLOW_FORKS 2u
 
 /* One site the agent found mapped: patched (status 0, at addr), or not
  * (status -errno, and why in text). */

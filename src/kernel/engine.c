@@ -478,6 +478,13 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 		else if (ep->req.path && ep->req.child_only &&
 			 e->opts.cpid > 0)
 			ep->req.pid = e->opts.cpid;
+		/* --follow-forks: a perf event inherited by every process it
+		 * forks (a uprobe_multi link binds one process only) */
+		if (ep->req.path && ep->req.pid > 0 && e->opts.follow_forks) {
+			ep->req.inherit = true;
+			if (ep->req.multi == MULTI_UPROBE)
+				ep->req.multi = MULTI_NONE;
+		}
 		/* A watchpoint watches the traced process's memory when
 		 * there is one (-p, else -c), the kernel's otherwise. */
 		if (ep->req.follow_process &&

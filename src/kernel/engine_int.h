@@ -158,4 +158,10 @@ void engine_reader_init(struct engine *e);
 /* BPF object names: [A-Za-z0-9_.], at most 15 characters; '@' becomes "AT_". */
 void engine_obj_name(char *out, size_t size, const char *name);
 
+/* tracefs_uprobe.c: --follow-forks' uprobes, defined in tracefs so that
+ * a perf event on them is inherited by what the task forks: the event's
+ * fd, or -errno; and removing every one this run defined. */
+int tracefs_uprobe_open(const struct attach_req *req);
+void tracefs_uprobe_remove_all(void);
+
 #endif

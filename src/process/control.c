@@ -3,6 +3,7 @@
  * per agent, the handshake that hands the traced process its region, the
  * agents' reports, and detaching them at the end. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,6 +110,10 @@ int proc_control_open(struct engine *e)
 
 static void conn_close(struct engine *e, uint32_t i)
 {
+	/* its slots go to the next child: it wrote its last (it exited,
+	 * exec'd, or ended its session before its socket closed) */
+	if (e->conns[i].chunk >= 0 && e->conns[i].chunk < SLOT_CHUNKS)
+		e->chunk_used[e->conns[i].chunk] = false;
 	close(e->conns[i].fd);
 	e->conns[i] = e->conns[--e->nconns];
 }
@@ -118,13 +124,16 @@ static int send_plain(int fd, uint32_t type)
 	return send(fd, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m) ? 0 : -errno;
 }
 
-static int send_setup(struct engine *e, int fd)
+static int send_setup(struct engine *e, const struct proc_conn *c)
 {
+	int fd = c->fd;
 	struct proto_setup m = {
 		.type = PROTO_SETUP, .version = PROTO_VERSION,
-		.region_size = e->region_size, .slot_first = 1,
-		.slot_count = e->rt.hdr.nslots - 1,
+		.region_size = e->region_size, .slot_first = c->slot_first,
+		.slot_count = c->slot_count,
 	};
+	if (e->opts.follow_forks)
+		m.flags |= PROTO_F_FOLLOW_FORKS;
 	const char *nojit = getenv("SONDE_NO_JIT");
 	if (nojit && strcmp(nojit, "0") != 0)
 		m.flags |= PROTO_F_NO_JIT;
@@ -134,11 +143,11 @@ static int send_setup(struct engine *e, int fd)
 	struct iovec iov = { &m, sizeof(m) };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
 			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
 	return sendmsg(fd, &msg, MSG_NOSIGNAL) == sizeof(m) ? 0 : -errno;
 }
 
@@ -165,24 +174,126 @@ static bool traced_peer(const struct engine *e, const struct proc_conn *c)
 	return e->attached && c->pid > 0 && c->pid == traced;
 }
 
+/* The parent the kernel names for pid (/proc/PID/stat), 0 if none. */
+static int parent_of(int pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid": comm may hold anything, up to the last ')' */
+	const char *p = strrchr(buf, ')');
+	int ppid = 0;
+	char state;
+	return p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 ? ppid : 0;
+}
+
+/* --follow-forks: is the peer a child of a process traced now (the
+ * -p/-c one, or a child traced before it)? Its pid is the kernel's
+ * (SO_PEERCRED), and so is its parent: a process cannot claim another's
+ * place. */
+static bool followed_child(const struct engine *e, const struct proc_conn *c)
+{
+	if (!e->opts.follow_forks || !e->attached || c->pid <= 0)
+		return false;
+	int ppid = parent_of(c->pid);
+	int root = e->opts.pid > 0 ? e->opts.pid : e->opts.cpid;
+	if (ppid <= 0)
+		return false;
+	if (ppid == root)
+		return true;
+	for (uint32_t i = 0; i < e->nconns; i++)
+		if (e->conns[i].pid == ppid && e->conns[i].child &&
+		    (e->conns[i].state == CONN_ATTACHING ||
+		     e->conns[i].state == CONN_ATTACHED))
+			return true;
+	return false;
+}
+
+/* Slots for a new connection: all but sonde's, or with --follow-forks
+ * the root's or a child's chunk. false when none is left. */
+static bool take_slots(struct engine *e, struct proc_conn *c)
+{
+	c->chunk = -1;
+	if (!e->opts.follow_forks) {
+		c->slot_first = 1;
+		c->slot_count = e->rt.hdr.nslots - 1;
+		return true;
+	}
+	if (!c->child) {
+		c->slot_first = 1;
+		c->slot_count = SLOTS_ROOT;
+		return true;
+	}
+	for (int k = 0; k < SLOT_CHUNKS; k++)
+		if (!e->chunk_used[k]) {
+			e->chunk_used[k] = true;
+			c->chunk = k;
+			c->slot_first = 1 + SLOTS_ROOT + (uint32_t)k * SLOTS_CHILD;
+			c->slot_count = SLOTS_CHILD;
+			return true;
+		}
+	if (!e->follow_full_said) {
+		e->follow_full_said = true;
+		log_warn("process engine: --follow-forks: more than %d processes "
+			 "traced at once; process %d and those that come while "
+			 "so many run are not traced", SLOT_CHUNKS, c->pid);
+	}
+	return false;
+}
+
+/* Is the program process pid runs now one of the probes' files? */
+static bool runs_probes_file(const struct engine *e, int pid)
+{
+	char path[64];
+	struct stat exe, f;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (stat(path, &exe) < 0)
+		return false;
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		const struct uprobe_info *u = e->probes[i].probe->uprobe;
+		if (u && u->path && stat(u->path, &f) == 0 &&
+		    f.st_dev == exe.st_dev && f.st_ino == exe.st_ino)
+			return true;
+	}
+	return false;
+}
+
 /* 0, or -ECANCELED when the function probes could not be patched (the
  * process is told to run untraced, and the run fails). */
-static int on_hello(struct engine *e, struct proc_conn *c)
+static int on_hello(struct engine *e, struct proc_conn *c,
+		    const struct proto_hello *h)
 {
+	/* --follow-forks: a child asks from its fork handler; asking after
+	 * an exec, it goes on traced only if it runs the probes' program */
+	if (c->child && !(h->flags & PROTO_HELLO_F_FORKED) &&
+	    !runs_probes_file(e, c->pid)) {
+		log_info("process engine: process %d (a traced process's child) "
+			 "runs another program now: not traced", c->pid);
+		send_plain(c->fd, PROTO_INERT);
+		c->state = CONN_INERT;
+		return 0;
+	}
 	/* a -c command: its functions are patched while it waits for its
 	 * region in the agent's constructor, before main() (with -p they
 	 * were patched when the agent was loaded) */
-	if ((e->nfuncs || e->nstock) && e->opts.pid <= 0 &&
+	if ((e->nfuncs || e->nstock) && e->opts.pid <= 0 && !c->child &&
 	    proc_fprobes_attach(e, c->pid, false) < 0) {
 		send_plain(c->fd, PROTO_INERT);
 		c->state = CONN_INERT;
 		return -ECANCELED;
 	}
-	if (send_setup(e, c->fd) == 0) {
+	if (send_setup(e, c) == 0) {
 		c->state = CONN_ATTACHING;
-		e->traced++;
-		log_info("process engine: process %d connected; attaching",
-			 c->pid);
+		e->traced += !c->child;
+		log_info("process engine: process %d connected%s; attaching",
+			 c->pid, c->child ? " (a traced process's child)" : "");
 		return 0;
 	}
 	send_plain(c->fd, PROTO_INERT);
@@ -286,7 +397,11 @@ int proc_control_message(struct engine *e, struct proc_conn *c,
 		if (n != sizeof(struct proto_hello))
 			return protocol_broken(e, c, "a hello of the wrong size",
 					       type);
-		return on_hello(e, c);
+		{
+			struct proto_hello h;
+			memcpy(&h, buf, sizeof(h));
+			return on_hello(e, c, &h);
+		}
 	case PROTO_REPORT: {
 		/* a site found at attach, or later in a library it loaded */
 		if (c->state != CONN_ATTACHING && c->state != CONN_ATTACHED)
@@ -396,12 +511,15 @@ static void accept_all(struct engine *e)
 				 SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return;
-		struct proc_conn c = { .fd = fd, .state = CONN_HELLO };
+		struct proc_conn c = { .fd = fd, .state = CONN_HELLO, .chunk = -1 };
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
 			c.pid = cred.pid;
-		if (!traced_peer(e, &c) || e->nconns == PROC_CONNS_MAX) {
+		bool ok = traced_peer(e, &c);
+		if (!ok && followed_child(e, &c))
+			ok = c.child = true;
+		if (!ok || e->nconns == PROC_CONNS_MAX || !take_slots(e, &c)) {
 			log_info("process engine: process %d is not traced", c.pid);
 			send_plain(fd, PROTO_INERT);
 			close(fd);

@@ -242,7 +242,8 @@ int proc_region_create(struct engine *e)
 
 	struct rt_header h = { .magic = RT_MAGIC, .version = RT_VERSION,
 			       .header_size = sizeof(h), .nmaps = prog->nmaps,
-			       .nslots = RT_SLOTS_DEFAULT, .ring_map = -1,
+			       .nslots = e->opts.follow_forks ? RT_SLOTS_FOLLOW :
+					 RT_SLOTS_DEFAULT, .ring_map = -1,
 			       .globals_map = prog->globals_map };
 	uint64_t off = RT_ALIGN(sizeof(h), RT_CACHELINE);
 	h.maps_off = off;

@@ -40,9 +40,24 @@ struct proc_conn {
 	       CONN_INERT } state;
 	uint32_t patched, failed;
 	uint32_t site_events;      /* PROTO_SITE messages: said up to a bound */
+	/* its per-CPU slots: [slot_first, slot_first + slot_count), and
+	 * (--follow-forks) which chunk of them it holds (-1: none) */
+	uint32_t slot_first, slot_count;
+	int chunk;
+	bool child;                /* --follow-forks: a process the traced
+				    * one forked (not the -p/-c process) */
 };
 
-#define PROC_CONNS_MAX 64
+/* --follow-forks: each process traced at once writes slots of its own
+ * (its threads each their slot, but for the last, shared under a lock
+ * of its own): the -p/-c process SLOTS_ROOT of them, each child
+ * SLOTS_CHILD, out of RT_SLOTS_FOLLOW in all (slot 0 is sonde's). */
+#define RT_SLOTS_FOLLOW 256
+#define SLOTS_ROOT 16
+#define SLOTS_CHILD 2
+#define SLOT_CHUNKS ((RT_SLOTS_FOLLOW - 1 - SLOTS_ROOT) / SLOTS_CHILD)
+
+#define PROC_CONNS_MAX 256
 
 struct engine {
 	const struct program *prog;
@@ -71,6 +86,8 @@ struct engine {
 	int wake_fd;               /* eventfd: agents wake the reader */
 	struct proc_conn conns[PROC_CONNS_MAX];
 	uint32_t nconns;
+	bool chunk_used[SLOT_CHUNKS];   /* --follow-forks: children's slots */
+	bool follow_full_said;          /* no slots left: said once */
 	uint64_t *site_addr;       /* where each site was patched (reports) */
 	char *env[3];              /* child_env: LD_PRELOAD, SONDE_AGENT */
 	bool attached;             /* agents may attach (after attach()) */

@@ -12,7 +12,10 @@
  *                      first forks a grandchild that does too, the second
  *                      execs `true`, the third execs this program (which
  *                      passes both sites N times). Prints "forked" once
- *                      they all exited 0. */
+ *                      they all exited 0.
+ *   usdt_stock forkloop N US
+ *                      every US microseconds forks a child that passes
+ *                      stk:ok N times and exits, until killed */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +90,16 @@ int main(int argc, char **argv)
 {
 	if (argc > 2 && strcmp(argv[1], "fork") == 0)
 		return forks(atol(argv[2])) ? 1 : 0;
+	if (argc > 3 && strcmp(argv[1], "forkloop") == 0)
+		for (;;) {
+			pid_t p = fork();
+			if (p == 0) {
+				stock_ok(atol(argv[2]));
+				_exit(0);
+			}
+			reap(p);
+			usleep((useconds_t)atol(argv[3]));
+		}
 	long n = argc > 1 ? atol(argv[1]) : 10;
 	if (argc > 2)
 		for (;;) {

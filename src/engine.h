@@ -30,6 +30,11 @@ struct engine_opts {
 	 * is traced too (its user-space probes), until it execs another
 	 * program */
 	bool follow_forks;
+	/* -c: its program's name and, when $PATH finds it a script that
+	 * may exec another program than the probes name (a shim), the
+	 * script; NULL otherwise. The engine says at the end if the probes'
+	 * files were never loaded (cmdcheck.h). */
+	const char *cmd_name, *cmd_script;
 	/* Called for each ring-buffer record; return 1 to stop polling. */
 	int (*on_event)(void *ctx, const void *data, size_t size);
 	void *event_ctx;

@@ -21,6 +21,7 @@
 #include "base/outfile.h"
 #include "base/procexit.h"
 #include "codegen/codegen.h"
+#include "cmdcheck.h"
 #include "compile.h"
 #include "engine.h"
 #include "export/metrics.h"
@@ -84,6 +85,11 @@ struct child {
 	int release_fd;
 	bool traced;        /* held at its exit (see child_hold_exit) */
 	bool ending;        /* sonde signals it to end: its death is no news */
+	/* its program on $PATH is a script (a shim?): checked at its exit
+	 * stop against the probes' files (cmdcheck.c), kernel engine */
+	bool shim_check;
+	const struct program *prog;
+	char shim_name[256], shim_path[PATH_MAX];
 };
 
 /* A traced program that a signal killed: said, whatever the script
@@ -309,6 +315,14 @@ static bool child_gone(struct child *ch, const struct engine_ops *eng,
 		if (event == PTRACE_EVENT_EXIT) {
 			if (e)
 				eng->drain(e);
+			if (ch->shim_check && !cmdcheck_maps_probed(ch->pid, ch->prog)) {
+				char exe[64], ran[PATH_MAX];
+				snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)ch->pid);
+				ssize_t n = readlink(exe, ran, sizeof(ran) - 1);
+				ran[n > 0 ? n : 0] = '\0';
+				cmdcheck_report(ch->prog, ch->shim_name,
+						ch->shim_path, ran);
+			}
 			ptrace(PTRACE_DETACH, ch->pid, 0, 0);
 			ch->traced = false;
 		} else if (event == PTRACE_EVENT_STOP) {
@@ -541,6 +555,13 @@ static int run(const struct options *o, const struct program *prog)
 		goto out;
 	if (o->cmd && child_spawn(o->cmd, &ch) < 0)
 		goto out;
+	/* a script on $PATH that may run another program than the probes
+	 * name (cmdcheck.c) */
+	ch.prog = prog;
+	bool shim = o->cmd && cmdcheck_script(o->cmd, ch.shim_name,
+					      sizeof(ch.shim_name), ch.shim_path,
+					      sizeof(ch.shim_path)) == 1 &&
+		    cmdcheck_wanted(prog, ch.shim_path);
 	if (o->pid)
 		pexit = procexit_watch(o->pid);
 	if (cancel_requested())
@@ -548,6 +569,8 @@ static int run(const struct options *o, const struct program *prog)
 
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
 				  .follow_forks = o->follow_forks,
+				  .cmd_name = shim ? ch.shim_name : NULL,
+				  .cmd_script = shim ? ch.shim_path : NULL,
 				  .on_event = on_event, .event_ctx = &rc,
 				  .on_packet = pcap_files_write,
 				  .packet_ctx = pcaps,
@@ -609,7 +632,9 @@ static int run(const struct options *o, const struct program *prog)
 	/* The last moment to give up before the -c command starts. */
 	if (cancel_requested())
 		goto cancelled;
-	if (ch.pid > 0 && program_keeps_user_addresses(prog))
+	/* (the process engine knows what the command ran from its agent) */
+	ch.shim_check = shim && eng != &engine_process;
+	if (ch.pid > 0 && (program_keeps_user_addresses(prog) || ch.shim_check))
 		child_hold_exit(&ch);
 	if (cancel_requested())
 		goto cancelled;

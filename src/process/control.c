@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../base/log.h"
+#include "../cmdcheck.h"
 #include "attach.h"
 #include "proc_int.h"
 
@@ -289,6 +290,12 @@ static int on_hello(struct engine *e, struct proc_conn *c,
 		c->state = CONN_INERT;
 		return -ECANCELED;
 	}
+	if (!c->child && e->opts.cmd_script) {
+		char exe[64];
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", c->pid);
+		ssize_t k = readlink(exe, e->cmd_ran, sizeof(e->cmd_ran) - 1);
+		e->cmd_ran[k > 0 ? k : 0] = '\0';
+	}
 	if (send_setup(e, c) == 0) {
 		c->state = CONN_ATTACHING;
 		e->traced += !c->child;
@@ -423,6 +430,7 @@ int proc_control_message(struct engine *e, struct proc_conn *c,
 					       "explain", type);
 		if (r.status == 0) {
 			c->patched++;
+			e->any_patched = true;
 			if (e->site_addr)
 				e->site_addr[r.site] = r.addr;
 			log_info("process engine: %s attached at 0x%llx in "

@@ -30,6 +30,7 @@
 
 #include "../base/cancel.h"
 #include "../base/log.h"
+#include "../cmdcheck.h"
 #include "../agent/fprobe.h"
 #include "attach.h"
 #include "tracee.h"
@@ -262,6 +263,7 @@ static int attach_in(struct engine *e, int pid, bool start_agent,
 	double t1 = log_now_ms();
 	if (start_agent && (r = wait_attached(e, pid)) < 0)
 		return r;   /* the patches are undone at the end, as usual */
+	e->any_patched |= pattach_nsites(e->fattach) > 0;
 	log_info("process engine: %zu functions patched in process %d in "
 		 "%.1f ms%s", pattach_nsites(e->fattach), pid, t1 - t0,
 		 start_agent ? "; its agent attached" : "");
@@ -292,6 +294,13 @@ void proc_fprobes_cleanup(struct engine *e, int pid)
 
 void proc_fprobes_detach(struct engine *e)
 {
+	/* -c through a shim that ran another program than the probes name */
+	if (e->opts.pid <= 0 && e->opts.cmd_script && !e->any_patched &&
+	    e->traced) {
+		cmdcheck_report(e->prog, e->opts.cmd_name, e->opts.cmd_script,
+				e->cmd_ran);
+		e->any_patched = true;   /* said once */
+	}
 	if (e->opts.pid <= 0 && e->traced) {
 		for (uint32_t i = 0; i < e->nprobes; i++) {
 			struct proc_probe *pp = &e->probes[i];

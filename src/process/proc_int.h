@@ -93,6 +93,9 @@ struct engine {
 	bool attached;             /* agents may attach (after attach()) */
 	bool failed;               /* an agent could not attach: say so once */
 	uint32_t traced;           /* agents that attached to the command */
+	bool any_patched;          /* a site or function patched somewhere */
+	char cmd_ran[256];         /* -c: the program it ran last (its agent's
+				    * hello), for cmdcheck_report */
 	/* events */
 	bool stopped;              /* a handler asked to stop */
 	bool ignore_events;        /* after exit(), until END runs */

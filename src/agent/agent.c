@@ -110,6 +110,12 @@ static void drop_parent_session(struct agent_session *s)
 	fd_close(s->wake_fd, s->wake_ino);
 	rt_proc.ring = NULL;
 	rt_close(&s->rt);
+	/* its memory is this process's copy, which no thread here runs */
+	for (uint32_t i = 0; i < s->nprogs; i++)
+		vm_prog_free(s->progs[i]);
+	agent_free(s->mem, s->mem_bytes);
+	agent_free(s->section, s->section_size);
+	agent_free(s, sizeof(*s));
 }
 
 /* The child of a fork. Untraced (the default), it puts its copy of the

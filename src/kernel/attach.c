@@ -65,6 +65,8 @@ static int online_cpus(int **out, size_t *n)
 
 static int perf_open(const struct attach_req *req, int cpu)
 {
+	if (req->inherit && req->path)
+		return tracefs_uprobe_open(req);   /* --follow-forks */
 	struct perf_event_attr attr = {
 		.type = req->perf_type,
 		.size = sizeof(attr),
@@ -80,6 +82,7 @@ static int perf_open(const struct attach_req *req, int cpu)
 	}
 	attr.wakeup_events = 1;
 	attr.bp_type = req->bp_type;
+	attr.inherit = req->inherit;
 	int fd = (int)syscall(__NR_perf_event_open, &attr, req->pid, cpu, -1,
 			      PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
@@ -185,6 +188,7 @@ void engine_detach_all(struct engine *e)
 	engine_release_each(e, engine_stop_probe);
 	double t1 = log_now_ms();
 	engine_release_each(e, engine_close_probe);
+	tracefs_uprobe_remove_all();
 	if (e->nprobes)
 		log_info("detached %u probes: stopped in %.1f ms, released in "
 			 "%.1f ms", e->nprobes, t1 - t0, log_now_ms() - t1);

@@ -13,7 +13,7 @@
  * is missed.
  *
  * The events are named sonde_<pid>/p<N> and removed once their perf
- * events are closed (engine.c: detach_all). A sonde that is killed
+ * events are closed (attach.c: engine_detach_all). A sonde that is killed
  * leaves them defined but unused (no breakpoint stays: that goes with
  * the last perf event); the next run removes the groups of sondes that
  * are gone. */

@@ -605,16 +605,16 @@ int pattach_add_usdt(struct pattach *pa, const char *path, uint64_t vaddr,
 		     const char *name, uint32_t probe, char *why, size_t whylen)
 {
 	if (!pa->t) {
-		say(why, whylen, "process %d is not held", pa->pid);
+		snprintf(why, whylen, "process %d is not held", pa->pid);
 		return -EINVAL;
 	}
 	struct pfile *f = file_get(pa, path);
 	if (!f) {
-		say(why, whylen, "%s: too many files", name);
+		snprintf(why, whylen, "%s: too many files", name);
 		return -ENOMEM;
 	}
 	if (f->err < 0) {
-		say(why, whylen, "%s %s", path, f->err == -ENXIO ?
+		snprintf(why, whylen, "%s %s", path, f->err == -ENXIO ?
 		    "is not loaded in the process yet" : strerror(-f->err));
 		return f->err;
 	}

@@ -484,13 +484,13 @@ static int plan_after_nop(const struct lp_site *s, const struct x86_site *xs,
 			  struct x86_plan *plan, char *why, size_t whylen)
 {
 	if (!xs->len || xs->code[0] != 0x90) {
-		say(why, whylen, "%s: the code there is %02x, not the nop the "
+		snprintf(why, whylen, "%s: the code there is %02x, not the nop the "
 		    "file has (a debugger's or a kernel uprobe's breakpoint?)",
 		    s->name, xs->len ? xs->code[0] : 0);
 		return -EBUSY;
 	}
 	if (!s->func_len) {
-		say(why, whylen, "%s: no symbol or unwind information bounds the "
+		snprintf(why, whylen, "%s: no symbol or unwind information bounds the "
 		    "function it is in, so branches into the bytes after the nop "
 		    "cannot be ruled out", s->name);
 		return -ENOTSUP;
@@ -509,13 +509,13 @@ static int plan_after_nop(const struct lp_site *s, const struct x86_site *xs,
 	char reason[400];
 	int r = x86_plan(&after, plan, reason, sizeof(reason));
 	if (r < 0) {
-		say(why, whylen, "no jump fits right after its nop: %s", reason);
+		snprintf(why, whylen, "no jump fits right after its nop: %s", reason);
 		return r;
 	}
 	/* another site in the bytes the jump takes: its probes (another
 	 * tracer's uprobe on it, this run's) would land inside the jump */
 	if (s->next_site && s->next_site < plan->addr + plan->patch_len) {
-		say(why, whylen, "%s: the %zu bytes a jump after its nop needs "
+		snprintf(why, whylen, "%s: the %zu bytes a jump after its nop needs "
 		    "hold another USDT site (at 0x%" PRIx64 "), which a kernel "
 		    "uprobe may take", s->name, plan->patch_len, s->next_site);
 		return -EINVAL;

@@ -278,6 +278,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 		o->ustack_copy ? o->ustack_copy : SONDE_USTACK_COPY_DEFAULT;
 	prog->helper_check = o->helper_check;
 	prog->hist_sums = o->hist_sums;
+	prog->dialect = o->dialect;
 	prog->src_name = arena_strdup(a, o->name ? o->name : "stdin");
 	prog->src_text = o->text ? arena_strdup(a, o->text) : NULL;
 

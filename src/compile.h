@@ -33,6 +33,7 @@ struct compile_opts {
 	bool ustack_fp;        /* ustack walks frame pointers in the kernel */
 	uint32_t ustack_copy;  /* else bytes of stack copied (0: default) */
 	int helper_check;      /* -k 1, -kk 2: helper errors become warnings */
+	enum dialect dialect;  /* --dialect */
 	bool hist_sums;        /* hist()/lhist() keep their values' sum
 				* (program.h SONDE_HIST_SUM_BUCKET) */
 };

@@ -1,5 +1,6 @@
 /* main.c - the wiring of compiler, engine and output for one run, exit
  * codes; the options themselves are parsed in options.c. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -506,6 +507,20 @@ static FILE *closed_stdout(void)
 		.write = closed_write });
 }
 
+/* Whether the program has only begin/end probes and would exit after
+ * begin in its dialect: 0.24's and later, or a script spelling them
+ * lowercase (which only 0.24 and later accept). */
+static bool only_run_once(const struct program *prog)
+{
+	bool lower = false;
+	for (uint32_t i = 0; i < prog->nprobes; i++) {
+		if (!(prog->probes[i].caps & PROBE_RUNS_ONCE))
+			return false;
+		lower |= islower((unsigned char)prog->probes[i].name[0]) != 0;
+	}
+	return prog->dialect >= DIALECT_024 || lower;
+}
+
 static int run(const struct options *o, const struct program *prog)
 {
 	struct run_ctx rc = { 0 };
@@ -640,6 +655,12 @@ static int run(const struct options *o, const struct program *prog)
 		goto cancelled;
 	child_release(&ch, eng->child_env ? eng->child_env(e) : NULL);
 
+	/* bpftrace 0.24 exits once begin has run when nothing else can
+	 * fire (its CHANGELOG: "Automatically exit if only BEGIN/END probes
+	 * are specified"); 0.17 waits for Ctrl-C. A script that spells
+	 * them begin/end, which 0.17 refuses, is a 0.24 script. */
+	if (!o->cmd && !o->pid && only_run_once(prog))
+		rc.exit_requested = true;
 	double last_compact = log_now_ms(), last_check = last_compact;
 	double run_start = last_compact;
 	int oerr = 0;
@@ -800,6 +821,7 @@ int main(int argc, char **argv)
 		.ustack_fp = o.ustack_fp, .ustack_copy = o.ustack_copy,
 		.helper_check = o.helper_check,
 		.hist_sums = o.metrics != NULL,
+		.dialect = o.dialect,
 		.include_dirs = o.include_dirs,
 		.ninclude_dirs = o.ninclude_dirs,
 		.include_files = o.include_files,

@@ -50,6 +50,11 @@ void options_usage(FILE *f)
 	      "    --follow-forks          trace the -p process or the -c command and\n"
 	      "                            every process it forks from then on (not\n"
 	      "                            what they exec, but the probes' program)\n"
+	      "    --dialect=VERSION       behave as that bpftrace (0.17 to 0.26)\n"
+	      "                            where a later one changed what a script\n"
+	      "                            prints or does (the attach line, exiting\n"
+	      "                            after begin, ...); both languages are\n"
+	      "                            accepted either way (default: 0.17)\n"
 	      "    --engine=kernel|process where the probes run: in the kernel (BPF,\n"
 	      "                            root; the default), or inside the traced\n"
 	      "                            process (-c CMD or -p PID; uprobe,\n"
@@ -140,7 +145,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE, OPT_INFO,
 	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE,
 	       OPT_METRICS, OPT_METRICS_LABELS, OPT_METRICS_MAPS, OPT_PPROF,
-	       OPT_PPROF_UNIT, OPT_FOLLOW_FORKS };
+	       OPT_PPROF_UNIT, OPT_FOLLOW_FORKS, OPT_DIALECT, OPT_VERIFY_IR };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -162,6 +167,11 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "metrics-maps", required_argument, NULL, OPT_METRICS_MAPS },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "pprof-unit", required_argument, NULL, OPT_PPROF_UNIT },
+		{ "dialect", required_argument, NULL, OPT_DIALECT },
+		/* bpftrace's own debugging option (its LLVM IR checked):
+		 * sonde has no IR, and bpftrace 0.26's test runner passes
+		 * it to every command */
+		{ "verify-llvm-ir", no_argument, NULL, OPT_VERIFY_IR },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -255,6 +265,14 @@ int options_parse(int argc, char **argv, struct options *o)
 				return EXIT_SCRIPT;
 			}
 			break;
+		case OPT_DIALECT:
+			if (dialect_parse(optarg, &o->dialect) < 0) {
+				log_error("--dialect: unknown bpftrace version '%s' "
+					  "(0.17 to 0.26)", optarg);
+				return EXIT_SCRIPT;
+			}
+			break;
+		case OPT_VERIFY_IR: break;
 		case OPT_USTACK:
 			if (parse_ustack(optarg, o) < 0)
 				return EXIT_SCRIPT;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/dialect.h"
 #include "engine.h"
 #include "output/output.h"
 
@@ -72,6 +73,7 @@ struct options {
 	bool no_warnings;           /* --no-warnings */
 	bool usdt_file_activation;  /* --usdt-file-activation */
 	bool follow_forks;          /* --follow-forks */
+	enum dialect dialect;       /* --dialect=VERSION (0: 0.17) */
 	char **positional;
 	int npositional;
 	struct options_env env;     /* BPFTRACE_* */

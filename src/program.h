@@ -53,6 +53,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/dialect.h"
 #include "base/diag.h"
 #include "types.h"
 
@@ -493,6 +494,10 @@ struct program {
 	/* hist()/lhist() keep the sum of their values (SONDE_HIST_SUM_BUCKET):
 	 * the metrics endpoint asks for it */
 	bool hist_sums;
+	/* --dialect: the bpftrace minor version whose output and behaviour
+	 * to follow (below DIALECT_024, 0.17's in everything sonde tells
+	 * apart) */
+	enum dialect dialect;
 };
 
 /* The program's tables, filled by sema and codegen. The add functions

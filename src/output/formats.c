@@ -9,9 +9,18 @@
 
 /* ---- text: bpftrace 0.17's text output ------------------------------ */
 
+/* bpftrace 0.24 changed the words ('Change "Attaching N probes..." to
+ * "Attached N probes"') and sends the line to stderr ("Text mode now
+ * emits all non-script generated output (e.g., errors, attached
+ * notifications) to stderr"), both in its CHANGELOG. */
 static void text_attaching(struct output *o, struct sbuf *out, unsigned n)
 {
-	sbuf_printf(out, "Attaching %u probe%s...\n", n, n == 1 ? "" : "s");
+	if (o && o->prog->dialect >= DIALECT_024) {
+		fflush(o->opts.out);
+		fprintf(stderr, "Attached %u probe%s\n", n, n == 1 ? "" : "s");
+	} else
+		sbuf_printf(out, "Attaching %u probe%s...\n", n,
+			    n == 1 ? "" : "s");
 }
 
 /* bpftrace says "Lost 1 events" too. */

@@ -7,18 +7,21 @@
  * sonde's own task, so `pid` and `comm` are sonde's, as in bpftrace. */
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include "probe_util.h"
 
+/* BEGIN and END, or begin and end as bpftrace 0.2x spells them (the
+ * probe keeps the spelling it was given: `probe` says "begin"). */
 static int once_parse(struct attach_point *attach, struct expand_ctx *ctx,
 		      const char *name)
 {
 	struct ap_parts parts;
 	ap_split(ctx->arena, attach->text, &parts);
-	if (parts.n != 1 || strcmp(parts.v[0], name) != 0)
+	if (parts.n != 1 || strcasecmp(parts.v[0], name) != 0)
 		return ap_error(attach, ctx,
-				"%s probe type requires 0 arguments", name);
-	ap_set(attach, name, NULL, NULL, 0);
+				"%s probe type requires 0 arguments", parts.v[0]);
+	ap_set(attach, parts.v[0], NULL, NULL, 0);
 	return 0;
 }
 
@@ -68,6 +71,8 @@ static int end_process(const struct probe *p, struct process_req *req)
 
 const struct provider provider_begin = {
 	.name = "BEGIN",
+	.alias = "begin",
+	.keep_spelling = true,
 	.parse = begin_parse,
 	.expand = once_expand,
 	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
@@ -78,6 +83,8 @@ const struct provider provider_begin = {
 
 const struct provider provider_end = {
 	.name = "END",
+	.alias = "end",
+	.keep_spelling = true,
 	.parse = end_parse,
 	.expand = once_expand,
 	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "probe_util.h"
 #include "../base/glob.h"
@@ -55,6 +56,12 @@ const struct provider *provider_find(const char *name)
 			if (strcmp(*a, name) == 0)
 				return pv;
 	}
+	/* bpftrace 0.24 made provider names case-insensitive (its
+	 * CHANGELOG): "Tracepoint:", "BEGIN" as "begin". Only full names:
+	 * the short aliases "u" and "U" are two providers. */
+	for (const struct provider *const *p = providers; *p; p++)
+		if (strcasecmp((*p)->name, name) == 0)
+			return *p;
 	return NULL;
 }
 

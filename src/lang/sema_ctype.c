@@ -235,9 +235,14 @@ static const struct type *object_type(struct sema *s, struct pos pos,
 const struct type *sema_member(struct sema *s, struct node *n,
 			       const struct type *bt)
 {
-	const char *op = n->u.field.arrow ? "->" : ".";
 	const struct ctype *st;
 	enum addr_space sp = bt->space;
+	/* bpftrace 0.2x's '.' goes through a pointer to a struct as '->'
+	 * does ($p.field, curtask.pid); 0.17 refused it, so no 0.17
+	 * script changes meaning. */
+	if (!n->u.field.arrow && bt->kind != TYPE_STRUCT && pointee_of(s, bt))
+		n->u.field.arrow = true;
+	const char *op = n->u.field.arrow ? "->" : ".";
 	if (n->u.field.arrow) {
 		st = pointee_of(s, bt);
 		if (!st) {

@@ -18,7 +18,8 @@ static const struct type t_none = { .kind = TYPE_NONE };
 static const struct type t_u64 = { .kind = TYPE_INT, .size = 8, .bits = 64 };
 static const struct type t_s64 = { .kind = TYPE_INT, .size = 8, .bits = 64,
 				   .is_signed = true };
-static const struct type t_bool = { .kind = TYPE_INT, .size = 8, .bits = 64 };
+static const struct type t_bool = { .kind = TYPE_INT, .size = 8, .bits = 64,
+				    .is_bool = true };
 
 const struct type *type_none(void) { return &t_none; }
 const struct type *type_u64(void) { return &t_u64; }
@@ -98,7 +99,7 @@ bool type_equal(const struct type *a, const struct type *b)
 	switch (a->kind) {
 	case TYPE_INT:
 		return a->bits == b->bits && a->is_signed == b->is_signed &&
-		       a->is_ptr == b->is_ptr &&
+		       a->is_ptr == b->is_ptr && a->is_bool == b->is_bool &&
 		       (!a->is_ptr || (a->ctype == b->ctype &&
 				       a->space == b->space));
 	case TYPE_STRUCT:
@@ -134,6 +135,7 @@ const struct type *type_unify(struct arena *a, const struct type *x,
 		return NULL;
 	switch (x->kind) {
 	case TYPE_INT: {
+		/* a bool and an integer hold an integer */
 		unsigned bits = x->bits > y->bits ? x->bits : y->bits;
 		const struct type *t = type_int(a, bits,
 						x->is_signed || y->is_signed);
@@ -185,6 +187,8 @@ const char *type_name(struct arena *a, const struct type *t)
 	case TYPE_INT:
 		if (t->is_ptr && t->ctype)
 			return ctype_name(a, t->ctype);
+		if (t->is_bool)
+			return "bool";
 		return arena_printf(a, "%sint%u", t->is_signed ? "" : "u",
 				    t->bits);
 	case TYPE_STR:

@@ -97,6 +97,8 @@ struct type {
 	uint8_t bits;               /* INT: declared width 8/16/32/64 */
 	bool is_signed;             /* INT; SUM/MIN/MAX/AVG/STATS: of inputs */
 	bool is_ptr;                /* INT holding an address (prints with %p) */
+	bool is_bool;               /* INT 0 or 1, printed true/false
+				     * (bpftrace 0.24's bool: type_bool) */
 	uint32_t nfields;           /* TUPLE, RECORD */
 	const struct type **fields; /* TUPLE: field types */
 	uint32_t *offsets;          /* TUPLE: field offsets */

@@ -2,13 +2,14 @@
  * casts, postfix and unary operators, binary operators by precedence,
  * the ternary (LANGUAGE.md §3). */
 #include "parser_int.h"
+#include "../types.h"
 
 /* ---------------------------------------------------------------- */
 /* expressions                                                       */
 
 static const char *const cast_types[] = {
 	"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-	"uint64", NULL,
+	"uint64", "bool", NULL,     /* bool: bpftrace 0.24 */
 };
 
 static bool is_cast_type(const char *s)
@@ -137,6 +138,13 @@ static int builtin_lookup(const char *name, uint32_t *index)
 static struct node *new_ident_or_builtin(struct parser *p, const char *name,
 					 struct pos pos)
 {
+	/* bpftrace 0.24's boolean literals: an integer typed bool */
+	if (strcmp(name, "true") == 0 || strcmp(name, "false") == 0) {
+		struct node *b = node_new(p->a, N_INT, pos);
+		b->u.ival = name[0] == 't';
+		b->type = type_bool();
+		return b;
+	}
 	struct node *n = node_new(p->a, N_BUILTIN, pos);
 	uint32_t index;
 	int id = builtin_lookup(name, &index);

@@ -602,6 +602,20 @@ static const struct type *array_compare(struct sema *s, struct node *n,
 	return type_u64();
 }
 
+/* Comparisons and logical operators: bool from bpftrace 0.24 (0.17
+ * gives the integers 1 and 0, printed as numbers), and bool in any
+ * dialect when both operands are (true && $b: no 0.17 script has one). */
+static bool truth_op(enum op op)
+{
+	switch (op) {
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
+	case OP_GE: case OP_LAND: case OP_LOR:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static const struct type *binop(struct sema *s, struct node *n)
 {
 	const struct type *l = sema_expr(s, n->u.binop.lhs);
@@ -615,10 +629,14 @@ static const struct type *binop(struct sema *s, struct node *n)
 		return p;
 	if (is_int(l) && is_int(r)) {
 		sign_warnings(s, n->pos, op, n->u.binop.lhs, l, n->u.binop.rhs, r);
+		if (truth_op(op) && (s->prog->dialect >= DIALECT_024 ||
+				     (l->is_bool && r->is_bool)))
+			return type_bool();
 		return type_int(s->a, 64, l->is_signed && r->is_signed);
 	}
 	if (is_str(l) && is_str(r) && (op == OP_EQ || op == OP_NE))
-		return type_u64();
+		return s->prog->dialect >= DIALECT_024 ? type_bool() :
+			type_u64();
 	if (l->kind == TYPE_BUF && r->kind == TYPE_BUF &&
 	    (op == OP_EQ || op == OP_NE))
 		return type_u64();   /* length and bytes (cg_mem_compare) */
@@ -656,6 +674,11 @@ static const struct type *unop(struct sema *s, struct node *n)
 	default:
 		if (!is_int(t))
 			break;
+		if (n->u.unop.op == OP_LNOT &&
+		    (t->is_bool || s->prog->dialect >= DIALECT_024))
+			return type_bool();
+		if (t->is_bool)   /* -true, ~true: integers */
+			return type_s64();
 		if (t->is_ptr)
 			return type_int(s->a, t->bits, t->is_signed);
 		return t;
@@ -683,6 +706,8 @@ static const struct type *ternary(struct sema *s, struct node *n)
 		return a;
 	/* Two integers: 64 bits, signed as the first branch is (bpftrace
 	 * 0.17's rule; `$s ? nsecs - $s : 0` stays unsigned). */
+	if (a->kind == TYPE_INT && b->kind == TYPE_INT && a->is_bool && b->is_bool)
+		return type_bool();
 	if (is_int(a) && is_int(b) && !a->is_ptr && !b->is_ptr &&
 	    a->kind == TYPE_INT && b->kind == TYPE_INT && !a->ctype && !b->ctype)
 		return type_int(s->a, 64, a->is_signed);
@@ -694,10 +719,44 @@ static const struct type *ternary(struct sema *s, struct node *n)
 	return u;
 }
 
+/* (bool)x, bpftrace 0.24's: x != 0 for an integer or a pointer, x != ""
+ * for a string. The cast keeps that comparison as its operand (once: its
+ * type name becomes "bool!" so that a later pass does not wrap it again)
+ * and is typed bool. */
+static const struct type *cast_bool(struct sema *s, struct node *n,
+				    const struct type *t)
+{
+	if (!t)
+		return NULL;
+	if (strcmp(n->u.cast.type_name, "bool!") == 0)
+		return type_bool();
+	struct node *zero = node_new(s->a, N_INT, n->pos);
+	if (is_str(t)) {
+		zero->kind = N_STR;
+		zero->u.str.s = "";
+		zero->u.str.len = 0;
+	} else if (!is_int(t)) {
+		sema_error(s, n->pos, "TYPE_MISMATCH",
+			   "cannot cast '%s' to bool", sema_tname(s, t));
+		return NULL;
+	}
+	struct node *ne = node_new(s->a, N_BINOP, n->pos);
+	ne->u.binop.op = OP_NE;
+	ne->u.binop.lhs = n->u.cast.expr;
+	ne->u.binop.rhs = zero;
+	if (!sema_expr(s, ne))
+		return NULL;
+	n->u.cast.expr = ne;
+	n->u.cast.type_name = "bool!";
+	return type_bool();
+}
+
 static const struct type *cast(struct sema *s, struct node *n)
 {
 	const struct type *t = sema_expr(s, n->u.cast.expr);
 	const char *tn = n->u.cast.type_name;
+	if (strncmp(tn, "bool", 4) == 0)
+		return cast_bool(s, n, t);
 	if (strncmp(tn, "int", 3) != 0 && strncmp(tn, "uint", 4) != 0)
 		return sema_cast_ctype(s, n, t);
 	if (strchr(tn, '*'))
@@ -776,7 +835,9 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 	if (!n)
 		return NULL;
 	switch (n->kind) {
-	case N_INT: t = type_s64(); break;
+	case N_INT:   /* true and false come typed bool from the parser */
+		t = n->type && n->type->is_bool ? n->type : type_s64();
+		break;
 	case N_STR:
 		t = type_str(s->a, n->u.str.len + 1);
 		sema_note_str(s, n);

@@ -61,7 +61,7 @@ static const struct type *map_int(struct sema *s, const struct type *t)
 		p->is_signed = true;
 		return p;
 	}
-	if (is_typed_ptr(t))
+	if (is_typed_ptr(t) || (t->kind == TYPE_INT && t->is_bool))
 		return t;
 	return is_int(t) ? type_int(s->a, 64, t->is_signed) : t;
 }
@@ -134,7 +134,7 @@ struct sema_map *sema_map_ref(struct sema *s, struct node *n)
 	/* integer keys are int64 whatever their source (bpftrace 0.17 prints
 	 * @k[(uint64)-1] as @k[-1]) */
 	for (uint32_t i = 0; i < nk; i++)
-		if (is_int(kt[i]) && !is_typed_ptr(kt[i]))
+		if (is_int(kt[i]) && !is_typed_ptr(kt[i]) && !kt[i]->is_bool)
 			kt[i] = type_s64();
 	if (!m->keys_known) {
 		m->keys_known = true;

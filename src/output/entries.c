@@ -38,7 +38,7 @@ static enum output_value_kind kind_of(const struct type *t)
 	case TYPE_STATS: return OUTV_STATS;
 	case TYPE_HIST: return OUTV_HIST;
 	case TYPE_LHIST: return OUTV_LHIST;
-	case TYPE_INT: return OUTV_INT;
+	case TYPE_INT: return t->is_bool ? OUTV_OTHER : OUTV_INT;
 	default: return OUTV_OTHER;
 	}
 }
@@ -114,7 +114,7 @@ enum output_field_kind output_map_field(const struct program *prog,
 	switch (t->kind) {
 	case TYPE_KSTACK: return OUTF_KSTACK;
 	case TYPE_USTACK: return OUTF_USTACK;
-	case TYPE_INT: return OUTF_INT;
+	case TYPE_INT: return t->is_bool ? OUTF_TEXT : OUTF_INT;
 	default: return OUTF_TEXT;
 	}
 }

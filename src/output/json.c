@@ -90,7 +90,9 @@ void json_value(struct output *o, struct sbuf *out, const struct type *t,
 	switch (t->kind) {
 	case TYPE_INT: {
 		uint64_t v = value_int(t, data);
-		if (t->is_signed)
+		if (t->is_bool)
+			sbuf_puts(out, v ? "true" : "false");
+		else if (t->is_signed)
 			sbuf_printf(out, "%lld", (long long)v);
 		else
 			sbuf_printf(out, "%llu", (unsigned long long)v);

@@ -271,7 +271,7 @@ static void plain_value_text(const struct mctx *mc, struct sbuf *out,
 			     const struct ment *e)
 {
 	const struct type *t = mc->vt;
-	if (is_value_sorted(t->kind)) {
+	if (is_value_sorted(t->kind) && !t->is_bool) {
 		uint64_t v = e->a;
 		uint64_t div = mc->div ? mc->div : 1;
 		bool sg = vt_signed(t);

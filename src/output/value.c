@@ -134,7 +134,9 @@ static void int_text(struct sbuf *out, const struct type *t,
 		     const uint8_t *data, enum value_ctx ctx)
 {
 	uint64_t v = value_int(t, data);
-	if (ctx == VCTX_KEY && t->is_ptr)
+	if (t->is_bool)
+		sbuf_puts(out, v ? "true" : "false");
+	else if (ctx == VCTX_KEY && t->is_ptr)
 		sbuf_printf(out, "0x%llx", (unsigned long long)v);
 	else if (t->is_signed)
 		sbuf_printf(out, "%lld", (long long)v);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "config.h"
 #include "codegen/codegen.h"
 #include "elf/elf.h"
 #include "host/btf.h"
@@ -290,6 +291,9 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	struct node *root = parse_script(prog, o, d);
 	if (!root || d->nerrors)
 		goto fail;
+	uint32_t map_keys_max = o->map_keys_max;
+	if (config_apply(root, prog, &map_keys_max, d) < 0 || d->nerrors)
+		goto fail;
 	add_internal_maps(prog);
 	if (expand_probes(root, prog, o, d) < 0 || d->nerrors)
 		goto fail;
@@ -298,7 +302,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	elf_func_params_release();   /* the DWARF the types came from */
 	if (sr < 0 || d->nerrors)
 		goto fail;
-	add_user_map_limits(prog, o->map_keys_max);
+	add_user_map_limits(prog, map_keys_max);
 	if (prog->nskb_outputs) {
 		/* max_entries 0: the engine makes one slot per CPU */
 		struct map_spec skb = { .name = ".skb",

@@ -720,7 +720,9 @@ static int run(const struct options *o, const struct program *prog)
 		goto out;
 	eng->drain(e);
 	output_check_maps(out);
-	if (nowhere)
+	if (prog->config.no_print_maps)
+		;   /* config = { print_maps_on_exit = false } */
+	else if (nowhere)
 		output_print_maps_now(out);
 	else
 		output_print_maps(out);
@@ -830,6 +832,17 @@ int main(int argc, char **argv)
 	double t0 = log_now_ms();
 	struct program *prog = compile(&co, &d);
 	diags_print(&d, stderr);
+	if (prog) {
+		/* a config block's settings, where the environment set none */
+		if (!o.env.cat_bytes_max)
+			o.env.cat_bytes_max = prog->config.cat_bytes_max;
+		if (!o.env.log_size)
+			o.env.log_size = prog->config.log_size;
+		if (!o.env.max_bpf_progs)
+			o.env.max_bpf_progs = prog->config.max_bpf_progs;
+		if (!getenv("BPFTRACE_NO_CPP_DEMANGLE"))
+			o.env.no_cpp_demangle |= prog->config.no_cpp_demangle;
+	}
 	if (prog)
 		log_info("compiled %u probes in %.1f ms", prog->nprobes,
 			 log_now_ms() - t0);

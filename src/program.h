@@ -494,6 +494,16 @@ struct program {
 	/* hist()/lhist() keep the sum of their values (SONDE_HIST_SUM_BUCKET):
 	 * the metrics endpoint asks for it */
 	bool hist_sums;
+	/* A config block's settings (config.c) for the run; zero: not set */
+	struct {
+		uint8_t stack_mode;       /* kstack/ustack's default mode */
+		uint8_t missing_probes;   /* 0 error, 1 warn, 2 ignore */
+		bool no_print_maps;       /* print_maps_on_exit = false */
+		bool no_cpp_demangle;     /* cpp_demangle = false */
+		uint64_t cat_bytes_max, log_size;
+		uint32_t perf_rb_pages, max_bpf_progs, max_probes;
+		const char *license;
+	} config;
 	/* --dialect: the bpftrace minor version whose output and behaviour
 	 * to follow (below DIALECT_024, 0.17's in everything sonde tells
 	 * apart) */

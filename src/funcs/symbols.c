@@ -138,6 +138,7 @@ static const struct type *check_stack(struct sema *s, struct node *n, bool k)
 	t->kind = k ? TYPE_KSTACK : TYPE_USTACK;
 	t->size = k ? 8 : 16;
 	t->stack_limit = 127;
+	t->stack_mode = s->prog->config.stack_mode;   /* config's default */
 	uint32_t i = 0;
 	if (nargs(n) > 0 && arg(n, 0)->kind == N_IDENT) {
 		const char *m = arg(n, 0)->u.str.s;

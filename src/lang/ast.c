@@ -238,6 +238,10 @@ static void dump(FILE *out, const struct node *n, struct arena *a, int depth)
 		fputs("program", out);
 		kidlist = &n->u.list;
 		break;
+	case N_CONFIG:
+		fputs("config", out);
+		kidlist = &n->u.list;
+		break;
 	}
 	if (n->type)
 		fprintf(out, " : %s", type_name(a, n->type));
@@ -303,6 +307,7 @@ static bool node_kids(const struct node *n, const struct node *kids[3],
 	case N_TUPLE:
 	case N_BLOCK:
 	case N_PROGRAM:
+	case N_CONFIG:
 		*kidlist = &n->u.list;
 		break;
 	case N_CAST: kids[0] = n->u.cast.expr; break;

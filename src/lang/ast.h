@@ -89,6 +89,11 @@ enum node_kind {
 			 * sizeof(uint32), sizeof(struct task_struct) with the
 			 * name "struct task_struct"); sema rejects it elsewhere
 			 * (UNKNOWN_BUILTIN). */
+	N_CONFIG,       /* bpftrace 0.2x's `config = { name = value; ... }`:
+			 * u.list of N_ASSIGN (target an N_IDENT, value an
+			 * N_INT, N_STR or N_IDENT). In the program's list
+			 * until compile.c applies it and takes it out:
+			 * sema and codegen never see one. */
 };
 
 /* What the semantic pass (sema.c) guarantees codegen, beyond the fields

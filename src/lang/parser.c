@@ -298,6 +298,76 @@ static struct node *parse_probe(struct parser *p)
 	return p->panic ? NULL : pr;
 }
 
+/* config -> 'config' '=' '{' [ NAME '=' value { ';' NAME '=' value } [';'] ] '}'
+ * value -> INT | STR | NAME | true | false       (bpftrace 0.2x, after
+ * the C definitions and before the probes; the names and values are
+ * checked where they are applied, compile.c) */
+static struct node *parse_config(struct parser *p)
+{
+	struct node *c = node_new(p->a, N_CONFIG, p->tok.pos);
+	/* "config={" reads as the probe-like word "config=" */
+	bool glued = strcmp(p->tok.sval, "config=") == 0;
+	next(p);
+	if (!glued && !expect(p, T_ASSIGN))
+		return NULL;
+	struct pos open = p->tok.pos;
+	if (!expect(p, T_LBRACE))
+		return NULL;
+	while (p->tok.kind != T_RBRACE) {
+		if (p->tok.kind != T_IDENT) {
+			expected_ctx(p, "a config variable's name",
+				     " in the config block");
+			return NULL;
+		}
+		struct node *as = node_new(p->a, N_ASSIGN, p->tok.pos);
+		struct node *name = node_new(p->a, N_IDENT, p->tok.pos);
+		name->u.str.s = p->tok.sval;
+		name->u.str.len = (uint32_t)strlen(p->tok.sval);
+		next(p);
+		if (!expect(p, T_ASSIGN))
+			return NULL;
+		struct node *v = NULL;
+		switch (p->tok.kind) {
+		case T_INT:
+			v = node_new(p->a, N_INT, p->tok.pos);
+			v->u.ival = p->tok.ival;
+			break;
+		case T_STR:
+			v = node_new(p->a, N_STR, p->tok.pos);
+			v->u.str.s = p->tok.sval;
+			v->u.str.len = p->tok.slen;
+			break;
+		case T_IDENT:
+			v = node_new(p->a, N_IDENT, p->tok.pos);
+			v->u.str.s = p->tok.sval;
+			v->u.str.len = (uint32_t)strlen(p->tok.sval);
+			break;
+		default:
+			expected_ctx(p, "a number, a string or a name",
+				     " as a config variable's value");
+			return NULL;
+		}
+		span_to(as, p->tok.pos);
+		next(p);
+		as->u.assign.op = OP_NONE;
+		as->u.assign.target = name;
+		as->u.assign.value = v;
+		node_list_push(p->a, &c->u.list, as);
+		if (!accept(p, T_SEMI))
+			break;
+	}
+	/* the '}' is left for the caller to step over in probe mode */
+	if (p->tok.kind != T_RBRACE) {
+		if (open.line == p->tok.pos.line)
+			expected(p, "';' or '}'");
+		else
+			expected_ctx(p, "';' or '}'", arena_printf(p->a,
+				     " (to close '{' at line %u)", open.line));
+		return NULL;
+	}
+	return c;
+}
+
 /* After an error at top level: skip past the end of the current probe
  * block (the '}' that closes the first '{'), then read the next probe. */
 static void resync_probe(struct parser *p)
@@ -334,7 +404,28 @@ struct node *parse_program_env(struct arena *a, const char *text,
 	struct node *prog = node_new(a, N_PROGRAM, (struct pos){ 1, 1, 1 });
 	next_attach(p);
 	while (p->tok.kind != T_EOF) {
-		struct node *pr = parse_probe(p);
+		struct node *pr;
+		if (p->tok.kind == T_ATTACH && (!strcmp(p->tok.sval, "config") ||
+						 !strcmp(p->tok.sval, "config="))) {
+			for (uint32_t i = 0; i < prog->u.list.n; i++) {
+				bool probe = prog->u.list.v[i]->kind == N_PROBE;
+				error_at(p, p->tok.pos, "SYNTAX", probe ?
+					 "the config block must come before "
+					 "the probes" : "only one config block "
+					 "is allowed");
+				break;
+			}
+			pr = parse_config(p);
+			if (pr)
+				node_list_push(a, &prog->u.list, pr);
+			if (!p->panic) {
+				next_attach(p);
+				continue;
+			}
+			resync_probe(p);
+			continue;
+		}
+		pr = parse_probe(p);
 		if (pr)
 			node_list_push(a, &prog->u.list, pr);
 		if (p->panic)

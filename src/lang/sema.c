@@ -275,6 +275,7 @@ static const struct type *builtin_type(struct sema *s, struct node *n)
 		t->kind = k ? TYPE_KSTACK : TYPE_USTACK;
 		t->size = k ? 8 : 16;
 		t->stack_limit = 127;
+		t->stack_mode = s->prog->config.stack_mode;
 		return t;
 	}
 	case BI_FUNC:

@@ -229,6 +229,32 @@ static bool mul_add(uint64_t *v, uint64_t base, uint64_t digit)
 	return true;
 }
 
+/* A duration unit right after a number (ns us ms s m h d, and nothing
+ * more of a name after it): *v becomes nanoseconds, the unit is read. */
+static bool duration(struct lexer *lx, uint64_t *v, bool *ok)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
+		{ "s", 1000000000ull }, { "m", 60000000000ull },
+		{ "h", 3600000000000ull }, { "d", 86400000000000ull },
+	};
+	size_t n = 0;
+	while (n < 3 && is_ident(peek(lx, n)))
+		n++;
+	if (n == 0 || n > 2)
+		return false;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strlen(units[i].unit) != n ||
+		    strncmp(lx->src + lx->off, units[i].unit, n) != 0)
+			continue;
+		*ok = *ok && mul_add(v, units[i].ns, 0);
+		while (n--)
+			advance(lx);
+		return true;
+	}
+	return false;
+}
+
 static void lex_number(struct lexer *lx, struct token *t)
 {
 	size_t s = lx->off;
@@ -277,8 +303,11 @@ static void lex_number(struct lexer *lx, struct token *t)
 			for (uint64_t i = 0; v && ok && i < e; i++)
 				ok = mul_add(&v, 10, 0);
 		}
+		/* bpftrace 0.24's durations, in nanoseconds: 100ms, 1s */
+		if (!octal && duration(lx, &v, &ok))
+			;
 		/* C suffixes: u, l, ll, ul, ull (any case) */
-		if (peek(lx, 0) == 'u' || peek(lx, 0) == 'U')
+		else if (peek(lx, 0) == 'u' || peek(lx, 0) == 'U')
 			advance(lx);
 		if (peek(lx, 0) == 'l' || peek(lx, 0) == 'L') {
 			advance(lx);
@@ -401,7 +430,7 @@ static const struct { const char *s; enum tok t; } puncts[] = {
 	{ "|=", T_OR_ASSIGN }, { "^=", T_XOR_ASSIGN },
 	{ "{", T_LBRACE }, { "}", T_RBRACE }, { "(", T_LPAREN },
 	{ ")", T_RPAREN }, { "[", T_LBRACKET }, { "]", T_RBRACKET },
-	{ ";", T_SEMI }, { ",", T_COMMA }, { ".", T_DOT },
+	{ ";", T_SEMI }, { ",", T_COMMA }, { "..", T_DOTDOT }, { ".", T_DOT },
 	{ "?", T_QUESTION }, { ":", T_COLON }, { "=", T_ASSIGN },
 	{ "+", T_PLUS }, { "-", T_MINUS }, { "*", T_STAR }, { "/", T_SLASH },
 	{ "%", T_PERCENT }, { "&", T_AMP }, { "|", T_PIPE },

@@ -30,7 +30,7 @@
 	X(ADD_ASSIGN, "+=") X(SUB_ASSIGN, "-=") X(MUL_ASSIGN, "*=") \
 	X(DIV_ASSIGN, "/=") X(MOD_ASSIGN, "%=") X(AND_ASSIGN, "&=") \
 	X(OR_ASSIGN, "|=") X(XOR_ASSIGN, "^=") X(SHL_ASSIGN, "<<=") \
-	X(SHR_ASSIGN, ">>=")
+	X(SHR_ASSIGN, ">>=") X(DOTDOT, "..")
 
 enum tok {
 #define X(id, s) T_##id,

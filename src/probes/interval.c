@@ -6,12 +6,50 @@
 
 #include "probe_util.h"
 
-/* Shared with profile: UNIT:N, N > 0, UNIT one of s ms us hz. */
+/* bpftrace 0.2x's KIND:COUNT, a number of nanoseconds or a duration
+ * (interval:1s, profile:100ms), as KIND:ns:N. 0 or -EINVAL (said). */
+static int timer_duration(struct attach_point *attach, struct expand_ctx *ctx,
+			  const char *kind, const char *what, const char *spec)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "", 1 }, { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
+		{ "s", 1000000000ull }, { "m", 60000000000ull },
+		{ "h", 3600000000000ull }, { "d", 86400000000000ull },
+	};
+	size_t digits = strspn(spec, "0123456789");
+	const char *unit = spec + digits;
+	uint64_t per = 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(unit, units[i].unit) == 0)
+			per = units[i].ns;
+	if (!digits || !per)
+		return ap_error(attach, ctx, "%s: '%s' is not a duration (a "
+				"number of nanoseconds, or with a unit: ns, us, "
+				"ms, s, m, h, d; or %s:UNIT:N)", kind, spec, kind);
+	const char *why;
+	uint64_t n;
+	if (ap_parse_u64(arena_strndup(ctx->arena, spec, digits), &n, &why) < 0)
+		return ap_error(attach, ctx, "%s: '%s' %s", kind, spec, why);
+	if (n == 0)
+		return ap_error(attach, ctx, "%s %s should be a positive integer",
+				kind, what);
+	if (n > UINT64_MAX / per)
+		return ap_error(attach, ctx, "%s: %s is too long", kind, spec);
+	n *= per;
+	ap_set(attach, kind, "ns",
+	       arena_printf(ctx->arena, "%llu", (unsigned long long)n), n);
+	return 0;
+}
+
+/* Shared with profile: UNIT:N, N > 0, UNIT one of s ms us hz (and ns);
+ * or, as bpftrace 0.2x has it, a duration alone. */
 int timer_parse(struct attach_point *attach, struct expand_ctx *ctx,
 		const char *kind, const char *what)
 {
 	struct ap_parts parts;
 	ap_split(ctx->arena, attach->text, &parts);
+	if (parts.n == 2 && parts.v[1][0] >= '0' && parts.v[1][0] <= '9')
+		return timer_duration(attach, ctx, kind, what, parts.v[1]);
 	if (parts.n != 3)
 		return ap_error(attach, ctx, "%s probe type requires 2 arguments",
 				kind);
@@ -52,8 +90,9 @@ int timer_expand(const struct attach_point *attach, struct expand_ctx *ctx,
  * period so the kernel's sample-rate cap does not apply. */
 int timer_attach(const struct probe *p, struct attach_req *req, bool all_cpus)
 {
-	uint64_t ns;
-	if (!p->target || ap_time_unit(p->target, &ns) < 0 || !p->freq)
+	uint64_t ns = 1;   /* "ns": bpftrace 0.2x's interval:1s (timer_duration) */
+	if (!p->target || (strcmp(p->target, "ns") != 0 &&
+			   ap_time_unit(p->target, &ns) < 0) || !p->freq)
 		return -EINVAL;
 	req->how = ATTACH_PERF_EVENT;
 	req->perf_type = PERF_TYPE_SOFTWARE;
@@ -78,8 +117,9 @@ static int interval_attach(const struct probe *p, struct attach_req *req)
 /* The process engine runs it in sonde on a timer of the same period. */
 static int interval_process(const struct probe *p, struct process_req *req)
 {
-	uint64_t ns;
-	if (!p->target || ap_time_unit(p->target, &ns) < 0 || !p->freq)
+	uint64_t ns = 1;   /* "ns": interval:1s (timer_duration) */
+	if (!p->target || (strcmp(p->target, "ns") != 0 &&
+			   ap_time_unit(p->target, &ns) < 0) || !p->freq)
 		return -EINVAL;
 	req->how = PROCESS_TIMER;
 	req->period_ns = ns ? p->freq * ns : 1000000000ull / p->freq;

@@ -86,12 +86,17 @@ void cg_stmt(struct cg *cg, const struct node *n)
 	}
 	case N_WHILE: {
 		uint32_t top = ir_label(cg->ir), done = ir_label(cg->ir);
+		uint32_t next = n->u.loop.step ? ir_label(cg->ir) : top;
 		ir_place(cg->ir, top);
 		cg_cond_jump(cg, n->u.loop.cond, false, done);
 		cg_release(cg, mk);
-		loop_push(cg, done, top);
+		loop_push(cg, done, next);
 		cg_block(cg, n->u.loop.body);
 		cg->nloops--;
+		if (n->u.loop.step) {   /* a for loop's increment */
+			ir_place(cg->ir, next);
+			cg_stmt(cg, n->u.loop.step);
+		}
 		ir_ja(cg->ir, top);
 		ir_place(cg->ir, done);
 		break;

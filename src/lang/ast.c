@@ -326,6 +326,7 @@ static bool node_kids(const struct node *n, const struct node *kids[3],
 	case N_WHILE:
 		kids[0] = n->u.loop.cond;
 		kids[1] = n->u.loop.body;
+		kids[2] = n->u.loop.step;
 		break;
 	case N_PROBE:
 		kids[0] = n->u.probe.predicate;

@@ -256,6 +256,9 @@ struct node {
 			struct node *cond;  /* N_WHILE; N_UNROLL: a $N count */
 			uint64_t count;     /* N_UNROLL */
 			struct node *body;  /* N_BLOCK */
+			struct node *step;  /* N_WHILE from a for loop: run
+					     * after the body and at continue,
+					     * or NULL */
 		} loop;
 		struct attach_point attach;  /* program.h; its pos is
 					      * the node's */

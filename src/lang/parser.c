@@ -81,6 +81,8 @@ static struct node *parse_if_(struct parser *p)
 /* stat -> ifstat | UNROLL '(' INT ')' block | WHILE cond block
  *       | RETURN | BREAK | CONTINUE
  *       | target ('=' | OP'=') expr | expr */
+static struct node *parse_for(struct parser *p);
+
 static struct node *parse_statement(struct parser *p, bool *blocky)
 {
 	struct token t = p->tok;
@@ -132,6 +134,12 @@ static struct node *parse_statement(struct parser *p, bool *blocky)
 			return NULL;
 		n->u.loop.body = parse_block(p, false);
 		return p->panic ? NULL : n;
+	case T_IDENT:
+		if (strcmp(t.sval, "for") == 0) {
+			*blocky = true;
+			return parse_for(p);
+		}
+		break;
 	case T_RETURN:
 	case T_BREAK:
 	case T_CONTINUE:
@@ -163,6 +171,106 @@ static struct node *parse_statement(struct parser *p, bool *blocky)
 	n = node_new(p->a, N_EXPR_STMT, e->pos);
 	n->u.expr_stmt.expr = e;
 	return n;
+}
+
+static struct node *new_var(struct parser *p, const char *name, struct pos pos)
+{
+	struct node *v = node_new(p->a, N_VAR, pos);
+	v->u.var.name = name;
+	return v;
+}
+
+static struct node *new_assign(struct parser *p, struct node *target,
+			       struct node *value)
+{
+	struct node *as = node_new(p->a, N_ASSIGN, target->pos);
+	as->u.assign.op = OP_NONE;
+	as->u.assign.target = target;
+	as->u.assign.value = value;
+	return as;
+}
+
+/* forstat -> FOR '(' $var ':' unary '..' unary ')' block   (bpftrace 0.24)
+ *
+ * Becomes, with hidden variables no script can name ("for.K.i"):
+ *   { for.K.i = (int64)START; for.K.e = (int64)END;
+ *     while (for.K.i < for.K.e) { $var = for.K.i; BODY } step for.K.i++ }
+ * so the bounds are read once and $var is set afresh each time, as
+ * language.md says, and continue goes on to the next value. */
+static struct node *parse_for(struct parser *p)
+{
+	struct pos at = p->tok.pos;
+	next(p);
+	struct pos open = p->tok.pos;
+	if (!accept(p, T_LPAREN)) {
+		expected(p, "'(' after 'for'");
+		return NULL;
+	}
+	if (p->tok.kind != T_VAR) {
+		expected(p, "a $variable (for ($i : 0..10))");
+		return NULL;
+	}
+	struct node *var = new_var(p, p->tok.sval, p->tok.pos);
+	next(p);
+	if (!accept(p, T_COLON)) {
+		expected(p, "':' (for ($i : 0..10))");
+		return NULL;
+	}
+	if (p->tok.kind == T_MAP) {
+		error_at(p, p->tok.pos, "UNSUPPORTED", "for loops over a map "
+			 "are not supported yet (a range is: for ($i : 0..10))");
+		return NULL;
+	}
+	struct node *start = parse_unary(p);
+	if (!start)
+		return NULL;
+	if (!accept(p, T_DOTDOT)) {
+		expected(p, "'..' (for ($i : START..END))");
+		return NULL;
+	}
+	struct node *end = parse_unary(p);
+	if (!end)
+		return NULL;
+	if (!expect_close(p, T_RPAREN, T_LPAREN, open))
+		return NULL;
+	struct node *body = parse_block(p, false);
+	if (p->panic)
+		return NULL;
+	unsigned k = p->nfor++;
+	const char *iname = arena_printf(p->a, "for.%u.i", k);
+	const char *ename = arena_printf(p->a, "for.%u.e", k);
+	struct node *c_start = node_new(p->a, N_CAST, start->pos);
+	c_start->u.cast.type_name = "int64";
+	c_start->u.cast.expr = start;
+	struct node *c_end = node_new(p->a, N_CAST, end->pos);
+	c_end->u.cast.type_name = "int64";
+	c_end->u.cast.expr = end;
+
+	struct node *blk = node_new(p->a, N_BLOCK, at);
+	node_list_push(p->a, &blk->u.list,
+		       new_assign(p, new_var(p, iname, at), c_start));
+	node_list_push(p->a, &blk->u.list,
+		       new_assign(p, new_var(p, ename, at), c_end));
+	struct node *w = node_new(p->a, N_WHILE, at);
+	struct node *lt = node_new(p->a, N_BINOP, at);
+	lt->u.binop.op = OP_LT;
+	lt->u.binop.lhs = new_var(p, iname, at);
+	lt->u.binop.rhs = new_var(p, ename, at);
+	w->u.loop.cond = lt;
+	struct node *wbody = node_new(p->a, N_BLOCK, body->pos);
+	node_list_push(p->a, &wbody->u.list,
+		       new_assign(p, var, new_var(p, iname, at)));
+	for (uint32_t i = 0; i < body->u.list.n; i++)
+		node_list_push(p->a, &wbody->u.list, body->u.list.v[i]);
+	w->u.loop.body = wbody;
+	struct node *inc = node_new(p->a, N_INCDEC, at);
+	inc->u.incdec.op = OP_POSTINC;
+	inc->u.incdec.target = new_var(p, iname, at);
+	struct node *step = node_new(p->a, N_EXPR_STMT, at);
+	step->u.expr_stmt.expr = inc;
+	w->u.loop.step = step;
+	node_list_push(p->a, &blk->u.list, w);
+	return blk;
 }
 
 /* After an error inside a block: skip to the next ';' (consumed) or the

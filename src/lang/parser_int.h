@@ -24,6 +24,7 @@ struct parser {
 			    * errors point, rather than at an empty line */
 	unsigned depth;    /* tree depth being built: every later pass
 			    * recurses over the tree, so it is bounded here */
+	unsigned nfor;     /* for loops so far: their hidden variables */
 };
 
 #define MAX_DEPTH 400

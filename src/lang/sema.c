@@ -1026,12 +1026,17 @@ static void stmt(struct sema *s, struct node *n)
 		s->loops++;
 		block(s, n->u.loop.body);
 		s->loops--;
+		if (n->u.loop.step)
+			stmt(s, n->u.loop.step);
+		break;
+	case N_BLOCK:   /* a for loop's setup and loop (parser.c) */
+		block(s, n);
 		break;
 	case N_BREAK:
 	case N_CONTINUE:
 		if (!s->loops)
 			sema_error(s, n->pos, "BAD_CONTROL",
-				   "'%s' outside a while loop",
+				   "'%s' outside a loop",
 				   n->kind == N_BREAK ? "break" : "continue");
 		break;
 	case N_RETURN:

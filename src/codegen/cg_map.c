@@ -498,6 +498,28 @@ struct cval cg_map_incdec(struct cg *cg, const struct node *n)
 			 n->type);
 }
 
+/* has_key(): 1 if the element's key is in the map, else 0. */
+struct cval cg_map_has_key(struct cg *cg, const struct node *m,
+			   const struct type *t)
+{
+	const struct map_spec *s = spec_of(cg, m);
+	if (!s)
+		return cg_imm(0, t);
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem key = build_key(cg, m, s);
+	vreg p = cg_call(cg, BPF_FUNC_map_lookup_elem,
+			 (struct ir_arg[]){ IR_MAP(m->u.map.map_id),
+					    cg_arg(key) }, 2);
+	vreg d = ir_vreg(cg->ir);
+	uint32_t done = ir_label(cg->ir);
+	ir_movi(cg->ir, d, 0);
+	ir_jcci(cg->ir, BPF_JEQ, p, 0, done);
+	ir_movi(cg->ir, d, 1);
+	ir_place(cg->ir, done);
+	cg_release(cg, mk);
+	return cg_regval(d, t);
+}
+
 void cg_map_delete(struct cg *cg, const struct node *call)
 {
 	const struct node *m = call->u.call.args.v[0];

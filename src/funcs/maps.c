@@ -108,6 +108,50 @@ static struct cval gen_delete(struct cg *cg, const struct node *n)
 	return cg_imm(0, n->type);
 }
 
+/* has_key(@m, KEY), bpftrace 0.21's: whether @m holds KEY (a tuple for
+ * a map of several keys), a bool. The call's first argument becomes the
+ * element @m[KEY] in the final pass, which codegen looks up. */
+static const struct type *check_has_key(struct sema *s, struct node *n)
+{
+	struct node *m = arg(n, 0);
+	if (nargs(n) == 1 && m->kind == N_MAP && m->u.map.keys.n)
+		return sema_map_defined(s, m) ? type_bool() : NULL;
+	if (m->kind != N_MAP) {
+		sema_error(s, m->pos, "ARG_TYPE", "has_key() expects a map as "
+			   "its first argument, not '%s'",
+			   sema_tname(s, sema_expr(s, m)));
+		return NULL;
+	}
+	struct sema_map *whole = sema_map_whole(s, m);
+	if (!whole)
+		return NULL;
+	if (whole->keys_known && whole->nkeys == 0) {
+		sema_error(s, n->pos, "ARG_TYPE", "call to has_key() expects "
+			   "a map with explicit keys (non-scalar map)");
+		return NULL;
+	}
+	struct node *el = node_new(s->a, N_MAP, m->pos);
+	el->u.map = m->u.map;
+	el->u.map.keys = (struct node_list){ 0 };
+	struct node *k = arg(n, 1);
+	if (k->kind == N_TUPLE && whole->keys_known && whole->nkeys > 1)
+		el->u.map.keys = k->u.list;
+	else
+		node_list_push(s->a, &el->u.map.keys, k);
+	if (!sema_map_defined(s, el))
+		return NULL;
+	if (s->final) {
+		n->u.call.args.v[0] = el;
+		n->u.call.args.n = 1;
+	}
+	return type_bool();
+}
+
+static struct cval gen_has_key(struct cg *cg, const struct node *n)
+{
+	return cg_map_has_key(cg, arg(n, 0), n->type);
+}
+
 /* clear(@m), zero(@m): done by user space, which owns the map's keys. */
 static const struct type *check_map_event(struct sema *s, struct node *n,
 					  enum event_kind kind)
@@ -141,6 +185,7 @@ const struct func funcs_maps[] = {
 	{ "hist", 1, 1, FUNC_AGG, 0, check_hist },
 	{ "lhist", 4, 4, FUNC_AGG, 0, check_lhist },
 	{ "delete", 1, 1, 0, 0, check_delete, gen_delete },
+	{ "has_key", 2, 2, 0, 0, check_has_key, gen_has_key },
 	{ "clear", 1, 1, 0, 0, check_clear, funcs_gen_event },
 	{ "zero", 1, 1, 0, 0, check_zero, funcs_gen_event },
 	{ NULL },

@@ -31,10 +31,21 @@ static enum op assign_op(enum tok t)
 	}
 }
 
-/* cond -> '(' expr ')' */
+/* cond -> '(' expr ')' | unary        (bpftrace 0.24: `if has_key(@a, 1)`) */
 static struct node *parse_cond(struct parser *p, const char *what)
 {
 	struct pos open = p->tok.pos;
+	if (p->tok.kind != T_LPAREN && p->tok.kind != T_LBRACE &&
+	    p->tok.kind != T_EOF && p->tok.kind != T_ERROR) {
+		struct node *u = parse_unary(p);
+		if (u && p->tok.kind != T_LBRACE) {
+			expected_ctx(p, "'{'", arena_printf(p->a, " (a condition "
+				     "without parentheses is one operand: "
+				     "%s (...) { })", what));
+			return NULL;
+		}
+		return u;
+	}
 	if (!accept(p, T_LPAREN)) {
 		expected(p, arena_printf(p->a, "'(' after '%s'", what));
 		return NULL;

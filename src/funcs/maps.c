@@ -108,7 +108,7 @@ static struct cval gen_delete(struct cg *cg, const struct node *n)
 	return cg_imm(0, n->type);
 }
 
-/* has_key(@m, KEY), bpftrace 0.21's: whether @m holds KEY (a tuple for
+/* has_key(@m, KEY), bpftrace 0.22's: whether @m holds KEY (a tuple for
  * a map of several keys), a bool. The call's first argument becomes the
  * element @m[KEY] in the final pass, which codegen looks up. */
 static const struct type *check_has_key(struct sema *s, struct node *n)

@@ -304,6 +304,11 @@ struct cval cg_expr(struct cg *cg, const struct node *n)
 		return unop(cg, n);
 	case N_TERNARY:
 		return ternary(cg, n);
+	case N_BLOCK_EXPR:
+		cg_block(cg, n->u.blockx.body);
+		if (!n->u.blockx.value)
+			return cg_imm(0, n->type);
+		return cg_expr(cg, n->u.blockx.value);
 	case N_CAST: {
 		if (!type_is_int(n->u.cast.expr->type) &&
 		    cg_is_cobject(n->u.cast.expr))
@@ -370,6 +375,12 @@ void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
 			cg_expr_to(cg, n->u.list.v[i],
 				   cg_at(dst, (int32_t)to->offsets[i]),
 				   to->fields[i]);
+		return;
+	case N_BLOCK_EXPR:
+		if (is_int(n->type) || !n->u.blockx.value)
+			break;
+		cg_block(cg, n->u.blockx.body);
+		cg_expr_to(cg, n->u.blockx.value, dst, to);
 		return;
 	case N_TERNARY:
 		if (type_is_int(n->type))

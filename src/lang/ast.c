@@ -242,6 +242,15 @@ static void dump(FILE *out, const struct node *n, struct arena *a, int depth)
 		fputs("config", out);
 		kidlist = &n->u.list;
 		break;
+	case N_BLOCK_EXPR:
+		fputs("block_expr", out);
+		kids[0] = n->u.blockx.body;
+		kids[1] = n->u.blockx.value;
+		break;
+	case N_MACRO:
+		fprintf(out, "macro %s", n->u.macro.name);
+		kids[0] = n->u.macro.body;
+		break;
 	}
 	if (n->type)
 		fprintf(out, " : %s", type_name(a, n->type));
@@ -309,6 +318,13 @@ static bool node_kids(const struct node *n, const struct node *kids[3],
 	case N_PROGRAM:
 	case N_CONFIG:
 		*kidlist = &n->u.list;
+		break;
+	case N_BLOCK_EXPR:
+		kids[0] = n->u.blockx.body;
+		kids[1] = n->u.blockx.value;
+		break;
+	case N_MACRO:
+		kids[0] = n->u.macro.body;
 		break;
 	case N_CAST: kids[0] = n->u.cast.expr; break;
 	case N_INCDEC: kids[0] = n->u.incdec.target; break;

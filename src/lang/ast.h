@@ -94,6 +94,10 @@ enum node_kind {
 			 * N_INT, N_STR or N_IDENT). In the program's list
 			 * until compile.c applies it and takes it out:
 			 * sema and codegen never see one. */
+	N_BLOCK_EXPR,   /* bpftrace 0.24's `{ stmts; value }`: u.blockx */
+	N_MACRO,        /* `macro NAME(PARAMS) { ... }` at top level:
+			 * u.macro; expanded where it is called and taken
+			 * out of the program by macro.c, before sema */
 };
 
 /* What the semantic pass (sema.c) guarantees codegen, beyond the fields
@@ -231,6 +235,17 @@ struct node {
 			struct node *base, *index;
 		} index;
 		struct node_list list;
+		struct {
+			struct node *body;   /* N_BLOCK: the statements */
+			struct node *value;  /* the last expression (no ';'
+					      * after it), or NULL: no value */
+		} blockx;
+		struct {
+			const char *name;
+			struct node_list params; /* N_VAR $a, N_MAP @b, or
+						  * N_IDENT x (an expression) */
+			struct node *body;       /* N_BLOCK_EXPR */
+		} macro;
 		struct {
 			const char *type_name;  /* as written: "uint32", "int8" ... */
 			struct node *expr;

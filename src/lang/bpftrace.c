@@ -1,5 +1,6 @@
 /* bpftrace.c - the bpftrace language's front end (frontend.h): the
- * script's C definitions (cdefs.h), then its probes (parser.h), then
+ * script's C definitions (cdefs.h), then its probes (parser.h) with their
+ * macros expanded (macro.h), then
  * the positional parameters its attach points name, so that what leaves
  * here is an AST with every attach point split into its parts. */
 #include "frontend.h"
@@ -9,6 +10,7 @@
 
 #include "ast.h"
 #include "cdefs.h"
+#include "macro.h"
 
 /* Positional parameters in an attach point (uprobe:$1:main), replaced
  * by their text as bpftrace does; a missing one is empty. */
@@ -73,6 +75,9 @@ static struct node *bpftrace_parse(struct arena *a, const char *text,
 	};
 	struct node *root = cdefs_parse_script(a, text, &co, reg, d);
 	if (!root || d->nerrors)
+		return root;
+	/* macros (bpftrace 0.22) expand here, before sema sees the tree */
+	if (macro_expand(a, root, d) < 0 || d->nerrors)
 		return root;
 	for (uint32_t b = 0; b < root->u.list.n; b++) {
 		struct node *probe = root->u.list.v[b];

@@ -93,6 +93,7 @@ static struct node *parse_if_(struct parser *p)
  *       | RETURN | BREAK | CONTINUE
  *       | target ('=' | OP'=') expr | expr */
 static struct node *parse_for(struct parser *p);
+static struct node *parse_let(struct parser *p);
 
 static struct node *parse_statement(struct parser *p, bool *blocky)
 {
@@ -150,6 +151,8 @@ static struct node *parse_statement(struct parser *p, bool *blocky)
 			*blocky = true;
 			return parse_for(p);
 		}
+		if (strcmp(t.sval, "let") == 0)
+			return parse_let(p);
 		break;
 	case T_RETURN:
 	case T_BREAK:
@@ -181,6 +184,8 @@ static struct node *parse_statement(struct parser *p, bool *blocky)
 	}
 	n = node_new(p->a, N_EXPR_STMT, e->pos);
 	n->u.expr_stmt.expr = e;
+	/* a block on its own needs no ';' after it */
+	*blocky = e->kind == N_BLOCK_EXPR;
 	return n;
 }
 
@@ -198,6 +203,50 @@ static struct node *new_assign(struct parser *p, struct node *target,
 	as->u.assign.op = OP_NONE;
 	as->u.assign.target = target;
 	as->u.assign.value = value;
+	return as;
+}
+
+/* letstat -> LET $var [ ':' TYPE ] [ '=' expr ]      (bpftrace 0.22)
+ * A variable lives for the whole probe in sonde, so `let` declares
+ * nothing more than a first assignment does; an integer TYPE casts the
+ * value, `let $x: T;` alone sets nothing. */
+static struct node *parse_let(struct parser *p)
+{
+	struct pos at = p->tok.pos;
+	next(p);
+	if (p->tok.kind != T_VAR) {
+		expected(p, "a $variable after 'let'");
+		return NULL;
+	}
+	struct node *var = new_var(p, p->tok.sval, p->tok.pos);
+	next(p);
+	const char *tname = NULL;
+	struct pos tpos = p->tok.pos;
+	if (accept(p, T_COLON)) {
+		tpos = p->tok.pos;
+		if (p->tok.kind != T_IDENT || !is_cast_type(p->tok.sval)) {
+			error_at(p, tpos, "UNSUPPORTED", "let: only integer and "
+				 "bool types can be declared (int8 .. uint64, "
+				 "bool), not %s", near(p));
+			return NULL;
+		}
+		tname = p->tok.sval;
+		next(p);
+	}
+	if (!accept(p, T_ASSIGN))
+		return node_new(p->a, N_BLOCK, at);   /* declared, not set */
+	struct node *v = parse_expr(p);
+	if (!v)
+		return NULL;
+	if (tname) {
+		struct node *c = node_new(p->a, N_CAST, tpos);
+		c->u.cast.type_name = tname;
+		c->u.cast.expr = v;
+		v = c;
+	}
+	struct node *as = new_assign(p, var, v);
+	as->pos = at;
+	span_end(p, as);
 	return as;
 }
 
@@ -487,6 +536,53 @@ static struct node *parse_config(struct parser *p)
 	return c;
 }
 
+/* macro -> 'macro' NAME [ '(' [ param { ',' param } ] ')' ] blockexpr
+ * param -> $var | @map | NAME                    (bpftrace 0.24; macro.c
+ * expands them) */
+static struct node *parse_macro(struct parser *p)
+{
+	struct node *m = node_new(p->a, N_MACRO, p->tok.pos);
+	next(p);
+	if (p->tok.kind != T_IDENT) {
+		expected(p, "the macro's name");
+		return NULL;
+	}
+	m->u.macro.name = p->tok.sval;
+	next(p);
+	if (p->tok.kind == T_LPAREN) {
+		struct pos open = p->tok.pos;
+		next(p);
+		while (p->tok.kind != T_RPAREN) {
+			struct node *prm;
+			if (p->tok.kind == T_VAR)
+				prm = new_var(p, p->tok.sval, p->tok.pos);
+			else if (p->tok.kind == T_MAP) {
+				prm = node_new(p->a, N_MAP, p->tok.pos);
+				prm->u.map.name = p->tok.sval;
+			} else if (p->tok.kind == T_IDENT) {
+				prm = node_new(p->a, N_IDENT, p->tok.pos);
+				prm->u.str.s = p->tok.sval;
+				prm->u.str.len = (uint32_t)strlen(p->tok.sval);
+			} else {
+				expected(p, "a parameter ($var, @map or a name)");
+				return NULL;
+			}
+			node_list_push(p->a, &m->u.macro.params, prm);
+			next(p);
+			if (!accept(p, T_COMMA))
+				break;
+		}
+		if (!expect_close(p, T_RPAREN, T_LPAREN, open))
+			return NULL;
+	}
+	if (p->tok.kind != T_LBRACE) {
+		expected(p, "'{' (the macro's body)");
+		return NULL;
+	}
+	m->u.macro.body = parse_block_expr_(p, true);
+	return m->u.macro.body ? m : NULL;
+}
+
 /* After an error at top level: skip past the end of the current probe
  * block (the '}' that closes the first '{'), then read the next probe. */
 static void resync_probe(struct parser *p)
@@ -542,6 +638,14 @@ struct node *parse_program_env(struct arena *a, const char *text,
 				continue;
 			}
 			resync_probe(p);
+			continue;
+		}
+		if (p->tok.kind == T_ATTACH && strcmp(p->tok.sval, "macro") == 0) {
+			pr = parse_macro(p);
+			if (pr)
+				node_list_push(a, &prog->u.list, pr);
+			if (p->panic)
+				resync_probe(p);
 			continue;
 		}
 		pr = parse_probe(p);

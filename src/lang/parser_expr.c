@@ -21,6 +21,8 @@ static bool is_cast_type(const char *s)
 }
 
 static int builtin_lookup(const char *name, uint32_t *index);
+static struct node *parse_statement(struct parser *p, bool *blocky);
+static struct node *parse_block_expr(struct parser *p);
 
 /* Does an operand start at s (after spaces)? `(NAME) x` is a cast to the
  * typedef NAME only then, so `(pid) - 1` stays arithmetic on a builtin.
@@ -175,6 +177,59 @@ static void parse_args(struct parser *p, struct node_list *l, struct pos open)
 	expect_close(p, T_RPAREN, T_LPAREN, open);
 }
 
+/* blockexpr -> '{' [ stat { ';' stat } ] [ expr ] '}'   (bpftrace 0.24)
+ * The last statement, an expression with no ';' after it, is the value. */
+static struct node *parse_block_expr_(struct parser *p, bool top);
+
+static struct node *parse_block_expr(struct parser *p)
+{
+	return parse_block_expr_(p, false);
+}
+
+/* (top: a macro's body, after which the next probe is read) */
+static struct node *parse_block_expr_(struct parser *p, bool top)
+{
+	if (!enter(p))
+		return NULL;
+	struct node *bx = node_new(p->a, N_BLOCK_EXPR, p->tok.pos);
+	struct node *b = node_new(p->a, N_BLOCK, p->tok.pos);
+	struct pos open = p->tok.pos;
+	bool pred = p->in_pred;
+	p->in_pred = false;
+	next(p);
+	bool semi = true;
+	while (p->tok.kind != T_RBRACE && p->tok.kind != T_EOF && !p->panic) {
+		bool blocky;
+		struct node *s = parse_statement(p, &blocky);
+		if (s)
+			node_list_push(p->a, &b->u.list, s);
+		semi = blocky;
+		if (p->panic || p->tok.kind == T_RBRACE)
+			break;
+		if (!blocky && !accept(p, T_SEMI)) {
+			expected(p, "';' or '}'");
+			break;
+		}
+		semi = true;
+	}
+	p->in_pred = pred;
+	p->depth--;
+	if (p->panic)
+		return NULL;
+	if (top && p->tok.kind == T_RBRACE)
+		next_attach(p);
+	else if (!expect_close(p, T_RBRACE, T_LBRACE, open))
+		return NULL;
+	struct node *last = b->u.list.n ? b->u.list.v[b->u.list.n - 1] : NULL;
+	if (!semi && last && last->kind == N_EXPR_STMT) {
+		bx->u.blockx.value = last->u.expr_stmt.expr;
+		b->u.list.n--;
+	}
+	bx->u.blockx.body = b;
+	span_end(p, bx);
+	return bx;
+}
+
 /* primary -> INT | STR | $var | $N | $# | @map ['[' args ']'] | NAME
  *          | NAME '(' args ')' | '(' expr {',' expr} ')' */
 static struct node *parse_primary(struct parser *p)
@@ -253,6 +308,8 @@ static struct node *parse_primary(struct parser *p)
 			return n;
 		}
 		return new_ident_or_builtin(p, t.sval, t.pos);
+	case T_LBRACE:
+		return parse_block_expr(p);
 	case T_LPAREN: {
 		struct pos open = t.pos;
 		bool pred = p->in_pred;

@@ -830,6 +830,8 @@ const struct type *sema_field_bytes(struct sema *s, struct node *n)
 	return n->type = field_type(s, n, true);
 }
 
+static void block(struct sema *s, struct node *b);
+
 const struct type *sema_expr(struct sema *s, struct node *n)
 {
 	const struct type *t = NULL;
@@ -850,6 +852,11 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 	case N_BINOP: t = binop(s, n); break;
 	case N_UNOP: t = unop(s, n); break;
 	case N_TERNARY: t = ternary(s, n); break;
+	case N_BLOCK_EXPR:   /* its statements, then its value */
+		block(s, n->u.blockx.body);
+		t = n->u.blockx.value ? sema_expr(s, n->u.blockx.value) :
+			type_none();
+		break;
 	case N_CALL: t = sema_call(s, n); break;
 	case N_FIELD: t = field_type(s, n, false); break;
 	case N_TUPLE_INDEX: {

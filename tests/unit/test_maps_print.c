@@ -308,7 +308,8 @@ static void t_keys_values(void)
 				  t_int(f, 32, false));
 	struct fmap *big = fake_map(f, "@big", NULL, s64);
 	struct fmap *neg = fake_map(f, "@neg", NULL, s64);
-	struct fmap *b = fake_map(f, "@b", NULL, type_bool());
+	/* a comparison: an integer in bpftrace 0.17 (bool from 0.24) */
+	struct fmap *b = fake_map(f, "@b", NULL, type_u64());
 	run_attach(&r);
 	op_set_int(f, m, keys_("abc"), 3);
 	op_set_int(f, m, keys_("d"), 1);

@@ -61,7 +61,8 @@ static void t_events_golden(void)
 	uint64_t v_tup = ev_value(f, tup), v_nest = ev_value(f, nest);
 	uint64_t v_s8 = ev_value(f, t_int(f, 8, true));
 	uint64_t v_u8 = ev_value(f, t_int(f, 8, false));
-	uint64_t v_bool = ev_value(f, type_bool());
+	/* a comparison: an integer in bpftrace 0.17 (bool from 0.24) */
+	uint64_t v_bool = ev_value(f, type_u64());
 	uint64_t v_buf = ev_value(f, buf_t), v_inet = ev_value(f, inet_t);
 	uint64_t v_ksym = ev_value(f, ksym_t), v_usym = ev_value(f, usym_t);
 	uint64_t p_syms = ev_simple(f, EV_PRINTF, "%s|%s|%s\n",

@@ -199,10 +199,13 @@ int main(void)
 	CHECK(fails_with("BEGIN { unroll(0) {} }", "BAD_UNROLL", 1), "unroll 0");
 	CHECK(fails_with("BEGIN { unroll($x) {} }", "BAD_UNROLL", 1),
 	      "unroll variable");
-	CHECK(fails_with("BEGIN { if 1 {} }", "SYNTAX", 1), "if without parens");
+	/* bpftrace 0.24: one operand needs no parentheses, more do */
+	CHECK(fails_with("BEGIN { if 1 + 1 {} }", "SYNTAX", 1),
+	      "if without parens around a binary expression");
 	CHECK(fails_with("BEGIN { if (1) {} ; }", "SYNTAX", 1),
 	      "';' after a block statement");
-	CHECK(fails_with("BEGIN { {} }", "SYNTAX", 1), "bare block");
+	CHECK(fails_with("BEGIN { {} + }", "SYNTAX", 1),
+	      "a block as an operand, unfinished");
 	CHECK(fails_with("BEGIN { $x = 1 $y = 2 }", "SYNTAX", 1),
 	      "missing separator");
 	CHECK(fails_with("BEGIN", "SYNTAX", 1), "probe without body");

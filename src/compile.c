@@ -261,6 +261,33 @@ static void add_dwarf_types(struct program *prog)
 							     n));
 }
 
+/* The arguments after the script that read --NAME[=VALUE] are named
+ * parameters, for getopt() (bpftrace 0.24). From 0.24 on they are not
+ * positional ($1 is the first other one); in 0.17's dialect they stay
+ * positional too, so no 0.17 script sees its $N move. */
+static void split_named(struct program *prog, const struct compile_opts *o,
+			struct sema_opts *so)
+{
+	if (!o->npositional)
+		return;
+	char **named = arena_array(prog->arena, char *, o->npositional);
+	char **pos = arena_array(prog->arena, char *, o->npositional);
+	int nn = 0, np = 0;
+	for (int i = 0; i < o->npositional; i++) {
+		char *a = o->positional[i];
+		bool is_named = a[0] == '-' && a[1] == '-' && a[2] &&
+			a[2] != '=';
+		if (is_named)
+			named[nn++] = a;
+		if (!is_named || prog->dialect < DIALECT_024)
+			pos[np++] = a;
+	}
+	so->named = named;
+	so->nnamed = nn;
+	so->positional = pos;
+	so->npositional = np;
+}
+
 struct program *compile(const struct compile_opts *o, struct diags *d)
 {
 	struct arena *a = malloc(sizeof(*a));
@@ -288,6 +315,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 				   .unsafe = o->unsafe,
 				   .no_child = !o->child,
 				   .kinds_with = provider_names_with };
+	split_named(prog, o, &sopts);
 	struct node *root = parse_script(prog, o, d);
 	if (!root || d->nerrors)
 		goto fail;

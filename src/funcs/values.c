@@ -143,10 +143,129 @@ static struct cval gen_bswap(struct cg *cg, const struct node *n)
 	return cg_regval(d, n->type);
 }
 
+/* The value of --NAME on the command line: NULL if absent, "" for a
+ * bare --NAME, else the text after '=' (the last one given wins). */
+static const char *named_param(struct sema *s, const char *name,
+			       bool *present)
+{
+	const char *v = NULL;
+	size_t len = strlen(name);
+	*present = false;
+	for (int i = 0; s->opts && i < s->opts->nnamed; i++) {
+		const char *a = s->opts->named[i] + 2;
+		if (strncmp(a, name, len) != 0 || (a[len] && a[len] != '='))
+			continue;
+		*present = true;
+		v = a[len] ? a + len + 1 : "";
+	}
+	return v;
+}
+
+/* getopt(NAME [, DEFAULT [, DESCRIPTION]]), bpftrace 0.24's named
+ * parameters (`-- --NAME=VALUE`): the default's type, a bool without
+ * one. A constant, as sizeof() is: the call becomes the value. */
+static const struct type *check_getopt(struct sema *s, struct node *n)
+{
+	const char *name = sema_lit_str(s, n, 0, "the parameter's name");
+	if (!name)
+		return NULL;
+	if (nargs(n) > 2 && !sema_lit_str(s, n, 2, "the description"))
+		return NULL;
+	struct node *d = nargs(n) > 1 ? arg(n, 1) : NULL;
+	enum { GO_BOOL, GO_INT, GO_STR } kind = GO_BOOL;
+	if (d && d->kind == N_STR)
+		kind = GO_STR;
+	else if (d && d->kind == N_INT && !(d->type && d->type->is_bool))
+		kind = GO_INT;
+	else if (d && d->kind != N_INT) {
+		sema_error(s, d->pos, "ARG_TYPE", "getopt(): the default must be "
+			   "a literal number, string or bool");
+		return NULL;
+	}
+	bool present;
+	const char *v = named_param(s, name, &present);
+	uint64_t iv = d && kind != GO_STR ? d->u.ival : 0;
+	const char *sv = d && kind == GO_STR ? d->u.str.s : "";
+	if (present && kind == GO_BOOL) {
+		if (!*v || !strcmp(v, "true") || !strcmp(v, "1"))
+			iv = 1;
+		else if (!strcmp(v, "false") || !strcmp(v, "0"))
+			iv = 0;
+		else {
+			sema_error(s, n->pos, "BAD_PARAM", "program command line "
+				   "option --%s invalid boolean (value: %s)",
+				   name, v);
+			return NULL;
+		}
+	} else if (present && kind == GO_INT) {
+		char *end;
+		errno = 0;
+		long long x = strtoll(v, &end, 0);
+		if (!*v || *end || errno) {
+			sema_error(s, n->pos, "BAD_PARAM", "program command line "
+				   "option --%s invalid integer (value: %s)",
+				   name, v);
+			return NULL;
+		}
+		iv = (uint64_t)x;
+	} else if (present) {
+		sv = v;
+	}
+	if (s->final) {
+		if (kind == GO_STR) {
+			n->kind = N_STR;
+			n->u.str.s = sv;
+			n->u.str.len = (uint32_t)strlen(sv);
+		} else {
+			n->kind = N_INT;
+			n->u.ival = iv;
+		}
+	}
+	if (kind == GO_STR)
+		return type_str(s->a, (uint32_t)strlen(sv) + 1);
+	return kind == GO_BOOL ? type_bool() : type_s64();
+}
+
+/* offsetof(struct T, field): the field's byte offset, a constant. */
+static const struct type *check_offsetof(struct sema *s, struct node *n)
+{
+	struct node *t = arg(n, 0), *f = arg(n, 1);
+	const char *fname = f->kind == N_IDENT ? f->u.str.s :
+		f->kind == N_BUILTIN ? builtin_names[f->u.builtin.id] : NULL;
+	if (t->kind != N_IDENT || !fname) {
+		sema_error(s, n->pos, "ARG_TYPE", "offsetof() takes a type and "
+			   "a field name: offsetof(struct task_struct, pid)");
+		return NULL;
+	}
+	const char *why;
+	const struct ctype *ct = sema_type_name(s, t->u.str.s, &why);
+	if (ct)
+		ct = ctypes_complete(s->prog->ctypes, ct);
+	if (!ct || !ctype_is_aggregate(ct) || !ct->complete) {
+		sema_error(s, t->pos, "UNKNOWN_TYPE", "offsetof(): '%s' is no "
+			   "defined struct or union", t->u.str.s);
+		return NULL;
+	}
+	uint32_t bits;
+	const struct ctype_field *fl = ctype_field_find(ct, fname, &bits);
+	if (!fl) {
+		sema_error(s, f->pos, "BAD_FIELD", "%s has no field '%s'",
+			   t->u.str.s, fname);
+		return NULL;
+	}
+	if (s->final) {
+		n->kind = N_INT;
+		n->u.ival = bits / 8;
+	}
+	return type_u64();
+}
+
 const struct func funcs_values[] = {
 	/* name, arguments min max, flags, needs, check, code (value, memory) */
 	{ "sizeof", 1, 1, 0, 0, check_sizeof },
 	{ "cgroupid", 1, 1, 0, 0, check_cgroupid, gen_cgroupid },
 	{ "bswap", 1, 1, 0, 0, check_bswap, gen_bswap },
+	{ "getopt", 1, 3, 0, 0, check_getopt },
+	{ "offsetof", 2, 2, 0, 0, check_offsetof },
 	{ NULL },
 };

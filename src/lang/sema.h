@@ -29,6 +29,8 @@ struct sema_opts {
 	 * caps ("kprobe, uprobe and usdt"), arena memory; the driver's
 	 * providers_names_with. NULL: "other". */
 	const char *(*kinds_with)(struct arena *a, uint32_t caps);
+	char **named;          /* --NAME[=VALUE] after the script: getopt() */
+	int nnamed;
 };
 
 /* Check `root` (N_PROGRAM) against the already expanded probes in `prog`

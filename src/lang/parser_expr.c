@@ -150,6 +150,9 @@ static struct node *new_ident_or_builtin(struct parser *p, const char *name,
 	struct node *n = node_new(p->a, N_BUILTIN, pos);
 	uint32_t index;
 	int id = builtin_lookup(name, &index);
+	/* bpftrace 0.24 names each builtin __builtin_NAME too */
+	if (id < 0 && strncmp(name, "__builtin_", 10) == 0)
+		id = builtin_lookup(name + 10, &index);
 	if (id >= 0) {
 		n->u.builtin.id = (enum builtin_id)id;
 		n->u.builtin.index = index;

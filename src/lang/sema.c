@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../funcs/func.h"
 
 #define MAX_PASSES 12
 
@@ -832,6 +833,22 @@ const struct type *sema_field_bytes(struct sema *s, struct node *n)
 
 static void block(struct sema *s, struct node *b);
 
+/* NAME() of a builtin NAME with no function of that name: the node
+ * becomes the builtin (bpftrace 0.24's call syntax for builtins). */
+static bool builtin_called(struct node *n)
+{
+	for (int i = 0; i < BI_COUNT_; i++) {
+		if (i == BI_ARG || i == BI_SARG || !builtin_names[i] ||
+		    strcmp(builtin_names[i], n->u.call.name) != 0)
+			continue;
+		n->kind = N_BUILTIN;
+		n->u.builtin.id = (enum builtin_id)i;
+		n->u.builtin.index = 0;
+		return true;
+	}
+	return false;
+}
+
 const struct type *sema_expr(struct sema *s, struct node *n)
 {
 	const struct type *t = NULL;
@@ -857,7 +874,15 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 		t = n->u.blockx.value ? sema_expr(s, n->u.blockx.value) :
 			type_none();
 		break;
-	case N_CALL: t = sema_call(s, n); break;
+	case N_CALL:
+		/* comm(), pid(): a builtin called as a function (0.24) */
+		if (!n->u.call.args.n && !func_find(n->u.call.name) &&
+		    builtin_called(n)) {
+			t = builtin_type(s, n);
+			break;
+		}
+		t = sema_call(s, n);
+		break;
 	case N_FIELD: t = field_type(s, n, false); break;
 	case N_TUPLE_INDEX: {
 		const struct type *b = sema_expr(s, n->u.tindex.base);

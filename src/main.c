@@ -735,6 +735,8 @@ static int run(const struct options *o, const struct program *prog)
 		output_lost(out, lost);
 	oerr = output_status(outf, true);
 	ret = oerr < 0 ? output_failed(oerr, o) : fret;
+	if (ret == EXIT_OK && output_exit_code(out) >= 0)
+		ret = output_exit_code(out);   /* exit(CODE) */
 	leave_child = oerr < 0;
 	goto out;
 failed:

@@ -5,9 +5,17 @@
 #include <signal.h>
 #include <string.h>
 
+/* exit(), or exit(CODE): sonde's exit status (bpftrace 0.21). */
 static const struct type *check_exit(struct sema *s, struct node *n)
 {
 	struct event_spec e = { .kind = EV_EXIT, .map_id = -1 };
+	if (nargs(n)) {
+		const struct type *t = sema_int_arg(s, n, 0, "the exit code");
+		if (!t)
+			return NULL;
+		const struct type *s64 = type_s64();
+		e.args = type_tuple(s->a, 1, &s64);
+	}
 	sema_add_event(s, n, &e);
 	return type_none();
 }
@@ -122,7 +130,7 @@ static struct cval gen_override(struct cg *cg, const struct node *n)
 
 const struct func funcs_control[] = {
 	/* name, arguments min max, flags, needs, check, code */
-	{ "exit", 0, 0, 0, 0, check_exit, gen_exit },
+	{ "exit", 0, 1, 0, 0, check_exit, gen_exit },
 	{ "unwatch", 1, 1, 0, 0, check_unwatch, gen_unwatch },
 	{ "system", 1, FUNC_ARGS_ANY, FUNC_UNSAFE, 0, check_system, funcs_gen_event },
 	{ "signal", 1, 1, FUNC_UNSAFE, 0, check_signal, gen_signal },

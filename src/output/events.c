@@ -337,6 +337,11 @@ static int map_op(struct output *o, const struct event_spec *e, bool clear)
 	return op(o->maps.ctx, (uint32_t)e->map_id);
 }
 
+int output_exit_code(const struct output *o)
+{
+	return o && o->exit_code_set ? o->exit_code : -1;
+}
+
 int output_event(struct output *o, const void *data, size_t size)
 {
 	if (!o || !data || size < 8)
@@ -371,6 +376,12 @@ int output_event(struct output *o, const void *data, size_t size)
 	case EV_ZERO_MAP:
 		return map_op(o, e, false);
 	case EV_EXIT:
+		if (e->args && !o->exit_code_set) {   /* exit(CODE) */
+			int64_t code;
+			memcpy(&code, d + e->args->offsets[0], sizeof(code));
+			o->exit_code = (int)(code & 0xff);
+			o->exit_code_set = true;
+		}
 		return 1;
 	case EV_TIME:
 		return ev_time(o, e);

@@ -43,6 +43,8 @@ void output_attaching(struct output *o, unsigned nprobes);
 /* Handle one ring-buffer record. Returns 1 when the record asks sonde to
  * exit, 0 otherwise, negative errno for a malformed record. */
 int output_event(struct output *o, const void *data, size_t size);
+/* The code of the exit(CODE) that ended the run, or -1 (none, or exit()). */
+int output_exit_code(const struct output *o);
 /* At exit: every non-empty user map, in bpftrace's order and format. */
 int output_print_maps(struct output *o);
 /* The same without what precedes them at exit (SIGUSR1 asks for it). */

@@ -138,6 +138,8 @@ struct output {
 	/* A printf record's text and its line, built here record after
 	 * record: buffers kept, not allocated and freed per record. */
 	struct sbuf scratch_text, scratch_line;
+	int exit_code;              /* exit(CODE)'s, once one came */
+	bool exit_code_set;
 };
 
 /* Install (or, with NULL, remove) the symbol and stack hooks. */

@@ -195,6 +195,58 @@ static int apply_one(struct program *prog, uint32_t *map_keys_max,
 	return 0;
 }
 
+/* `let @m = KIND(N);`: checked and kept for config_map_decls. */
+static int map_decl(struct program *prog, const struct node *n,
+		    struct diags *d)
+{
+	const struct node *m = n->u.assign.target, *c = n->u.assign.value;
+	static const char *const kinds[] = { "hash", "lruhash", "percpuhash",
+					     "percpulruhash", NULL };
+	int k = choice(kinds, c->u.call.name);
+	if (k < 0) {
+		diag_error(d, c->pos, "BAD_MAP_DECL", "unknown map type '%s' "
+			   "(%s)", c->u.call.name,
+			   choices_text(prog->arena, kinds));
+		return -EINVAL;
+	}
+	const struct node *a = c->u.call.args.n == 1 ? c->u.call.args.v[0] :
+		NULL;
+	if (!a || a->kind != N_INT || a->u.ival < 1 || a->u.ival > (1u << 26)) {
+		diag_error(d, c->pos, "BAD_MAP_DECL", "%s() takes the map's "
+			   "maximum entries, a number from 1 to %u: let %s = "
+			   "%s(100);", c->u.call.name, 1u << 26, m->u.map.name,
+			   c->u.call.name);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < prog->nmap_decls; i++)
+		if (!strcmp(prog->map_decls[i].name, m->u.map.name)) {
+			diag_error(d, m->pos, "BAD_MAP_DECL", "%s is declared "
+				   "twice", m->u.map.name);
+			return -EINVAL;
+		}
+	struct map_decl *md = &prog->map_decls[prog->nmap_decls++];
+	md->name = m->u.map.name;
+	md->max_entries = (uint32_t)a->u.ival;
+	md->lru = k == 1 || k == 3;
+	md->pos = m->pos;
+	return 0;
+}
+
+void config_map_decls(struct program *prog)
+{
+	for (uint32_t i = 0; i < prog->nmap_decls; i++) {
+		const struct map_decl *md = &prog->map_decls[i];
+		for (uint32_t k = 0; k < prog->nmaps; k++) {
+			struct map_spec *m = &prog->maps[k];
+			if (strcmp(m->name, md->name) != 0 || !m->nkeys ||
+			    (m->kind != MAP_HASH && m->kind != MAP_PERCPU_HASH))
+				continue;
+			m->max_entries = md->max_entries;
+			m->lru = md->lru;
+		}
+	}
+}
+
 int config_apply(struct node *root, struct program *prog,
 		 uint32_t *map_keys_max, struct diags *d)
 {
@@ -215,6 +267,14 @@ int config_apply(struct node *root, struct program *prog,
 	}
 	for (uint32_t i = 0; i < root->u.list.n; i++) {
 		struct node *n = root->u.list.v[i];
+		if (n->kind == N_MAP_DECL) {
+			if (!prog->map_decls)
+				prog->map_decls = arena_array(prog->arena,
+					struct map_decl, root->u.list.n);
+			if (map_decl(prog, n, d) < 0)
+				err = -EINVAL;
+			continue;
+		}
 		if (n->kind != N_CONFIG) {
 			root->u.list.v[w++] = n;
 			continue;

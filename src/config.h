@@ -15,4 +15,8 @@
 int config_apply(struct node *root, struct program *prog,
 		 uint32_t *map_keys_max, struct diags *d);
 
+/* After sema: the declared maps (`let @m = lruhash(N);`) get their size
+ * and kind. A declared map the script never uses is no map at all. */
+void config_map_decls(struct program *prog);
+
 #endif

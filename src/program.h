@@ -159,6 +159,10 @@ struct map_spec {
 	uint32_t nkeys;                /* user-visible key count (@m[a,b] = 2) */
 	bool mmapable;                 /* arrays: the engine maps it into memory
 					* and reads it without a syscall */
+	bool lru;                      /* hashes: declared lruhash(N) or
+					* percpulruhash(N): the kernel evicts
+					* (the process engine refuses, as for
+					* a full hash) */
 };
 
 /* The .globals array map (if present) holds one struct at key 0, written
@@ -504,6 +508,15 @@ struct program {
 		uint32_t perf_rb_pages, max_bpf_progs, max_probes;
 		const char *license;
 	} config;
+	/* `let @m = KIND(N);` declarations (config.c), applied to the maps
+	 * once sema has made them */
+	struct map_decl {
+		const char *name;
+		uint32_t max_entries;
+		bool lru;
+		struct pos pos;
+	} *map_decls;
+	uint32_t nmap_decls;
 	/* --dialect: the bpftrace minor version whose output and behaviour
 	 * to follow (below DIALECT_024, 0.17's in everything sonde tells
 	 * apart) */

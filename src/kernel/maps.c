@@ -99,8 +99,14 @@ static int map_create(const struct program *prog, const struct map_spec *m)
 	uint32_t max = m->max_entries ? m->max_entries : DEFAULT_MAX_ENTRIES;
 
 	switch (m->kind) {
-	case MAP_HASH:         type = BPF_MAP_TYPE_HASH; break;
-	case MAP_PERCPU_HASH:  type = BPF_MAP_TYPE_PERCPU_HASH; break;
+	/* lru: `let @m = lruhash(N)` (bpftrace 0.24), evicting */
+	case MAP_HASH:
+		type = m->lru ? BPF_MAP_TYPE_LRU_HASH : BPF_MAP_TYPE_HASH;
+		break;
+	case MAP_PERCPU_HASH:
+		type = m->lru ? BPF_MAP_TYPE_LRU_PERCPU_HASH :
+			BPF_MAP_TYPE_PERCPU_HASH;
+		break;
 	case MAP_ARRAY:        type = BPF_MAP_TYPE_ARRAY; break;
 	case MAP_PERCPU_ARRAY: type = BPF_MAP_TYPE_PERCPU_ARRAY; break;
 	case MAP_STACK_TRACE:  type = BPF_MAP_TYPE_STACK_TRACE; break;

@@ -247,6 +247,11 @@ static void dump(FILE *out, const struct node *n, struct arena *a, int depth)
 		kids[0] = n->u.blockx.body;
 		kids[1] = n->u.blockx.value;
 		break;
+	case N_MAP_DECL:
+		fputs("map_decl", out);
+		kids[0] = n->u.assign.target;
+		kids[1] = n->u.assign.value;
+		break;
 	case N_MACRO:
 		fprintf(out, "macro %s", n->u.macro.name);
 		kids[0] = n->u.macro.body;
@@ -322,6 +327,10 @@ static bool node_kids(const struct node *n, const struct node *kids[3],
 	case N_BLOCK_EXPR:
 		kids[0] = n->u.blockx.body;
 		kids[1] = n->u.blockx.value;
+		break;
+	case N_MAP_DECL:
+		kids[0] = n->u.assign.target;
+		kids[1] = n->u.assign.value;
 		break;
 	case N_MACRO:
 		kids[0] = n->u.macro.body;

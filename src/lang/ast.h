@@ -95,6 +95,9 @@ enum node_kind {
 			 * until compile.c applies it and takes it out:
 			 * sema and codegen never see one. */
 	N_BLOCK_EXPR,   /* bpftrace 0.24's `{ stmts; value }`: u.blockx */
+	N_MAP_DECL,     /* `let @m = lruhash(N);` at top level (bpftrace
+			 * 0.24): u.assign, target the N_MAP, value the
+			 * N_CALL; config.c takes it out before sema */
 	N_MACRO,        /* `macro NAME(PARAMS) { ... }` at top level:
 			 * u.macro; expanded where it is called and taken
 			 * out of the program by macro.c, before sema */

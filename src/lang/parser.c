@@ -536,6 +536,45 @@ static struct node *parse_config(struct parser *p)
 	return c;
 }
 
+/* mapdecl -> 'let' @map '=' NAME '(' INT ')' [';']     (bpftrace 0.24) */
+static struct node *parse_map_decl(struct parser *p)
+{
+	struct node *d = node_new(p->a, N_MAP_DECL, p->tok.pos);
+	next(p);
+	if (p->tok.kind != T_MAP) {
+		expected(p, "a @map to declare (let @m = hash(100);)");
+		return NULL;
+	}
+	struct node *m = node_new(p->a, N_MAP, p->tok.pos);
+	m->u.map.name = p->tok.sval;
+	next(p);
+	if (!expect(p, T_ASSIGN))
+		return NULL;
+	if (p->tok.kind != T_IDENT) {
+		expected(p, "a map type (hash, lruhash, percpuhash, "
+			 "percpulruhash)");
+		return NULL;
+	}
+	struct node *c = parse_primary(p);
+	if (!c)
+		return NULL;
+	if (c->kind != N_CALL) {
+		error_at(p, c->pos, "SYNTAX", "a map declaration needs its "
+			 "maximum entries: let @m = hash(100);");
+		return NULL;
+	}
+	d->u.assign.target = m;
+	d->u.assign.value = c;
+	span_end(p, d);
+	/* the ';' (optional), then the next probe, read in probe mode:
+	 * a token already read as an expression's is read again */
+	if (p->tok.kind != T_SEMI)
+		lexer_start_at(&p->lx, p->tok.offset, p->tok.pos.line,
+			       p->tok.pos.col);
+	next_attach(p);
+	return d;
+}
+
 /* macro -> 'macro' NAME [ '(' [ param { ',' param } ] ')' ] blockexpr
  * param -> $var | @map | NAME                    (bpftrace 0.24; macro.c
  * expands them) */
@@ -638,6 +677,14 @@ struct node *parse_program_env(struct arena *a, const char *text,
 				continue;
 			}
 			resync_probe(p);
+			continue;
+		}
+		if (p->tok.kind == T_ATTACH && strcmp(p->tok.sval, "let") == 0) {
+			pr = parse_map_decl(p);
+			if (pr)
+				node_list_push(a, &prog->u.list, pr);
+			if (p->panic)
+				resync_probe(p);
 			continue;
 		}
 		if (p->tok.kind == T_ATTACH && strcmp(p->tok.sval, "macro") == 0) {

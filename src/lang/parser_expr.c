@@ -23,6 +23,7 @@ static bool is_cast_type(const char *s)
 static int builtin_lookup(const char *name, uint32_t *index);
 static struct node *parse_statement(struct parser *p, bool *blocky);
 static struct node *parse_block_expr(struct parser *p);
+static struct node *parse_primary(struct parser *p);
 
 /* Does an operand start at s (after spaces)? `(NAME) x` is a cast to the
  * typedef NAME only then, so `(pid) - 1` stays arithmetic on a builtin.

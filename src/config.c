@@ -32,6 +32,7 @@ struct cfg_var {
 	enum cfg_kind kind;
 	const char *const *choices;   /* CFG_ENUM, CFG_STR with a list */
 	uint64_t max;                 /* CFG_UINT: 1..max */
+	bool zero_ok;                 /* CFG_UINT: 0..max */
 };
 
 static const char *const stack_modes[] = { "bpftrace", "perf", "raw",
@@ -58,7 +59,7 @@ static const struct cfg_var vars[] = {
 	 * as BPFTRACE_STRLEN */
 	{ "max_strlen", CFG_MAX_STRLEN, CFG_UINT, NULL, 200 },
 	{ "missing_probes", CFG_MISSING_PROBES, CFG_ENUM, missing, 0 },
-	{ "on_stack_limit", CFG_ON_STACK_LIMIT, CFG_UINT, NULL, 512 },
+	{ "on_stack_limit", CFG_ON_STACK_LIMIT, CFG_UINT, NULL, 512, true },
 	{ "perf_rb_pages", CFG_PERF_RB_PAGES, CFG_UINT, NULL, 1u << 20 },
 	{ "show_debug_info", CFG_SHOW_DEBUG_INFO, CFG_BOOL, NULL, 0 },
 	{ "stack_mode", CFG_STACK_MODE, CFG_ENUM, stack_modes, 0 },
@@ -133,9 +134,11 @@ static int apply_one(struct program *prog, uint32_t *map_keys_max,
 	const char *text = value_text(a, v);
 	switch (var->kind) {
 	case CFG_UINT:
-		if (v->kind != N_INT || v->u.ival < 1 || v->u.ival > var->max)
+		if (v->kind != N_INT || v->u.ival < !var->zero_ok ||
+		    v->u.ival > var->max)
 			return bad_value(d, a, as, var, arena_printf(a,
-					 "a number from 1 to %llu",
+					 "a number from %d to %llu",
+					 !var->zero_ok,
 					 (unsigned long long)var->max));
 		n = v->u.ival;
 		break;

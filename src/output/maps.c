@@ -297,9 +297,20 @@ static void avg_text(const struct mctx *mc, struct sbuf *out,
 			    (unsigned long long)((uint64_t)e->avg / div));
 }
 
+/* bpftrace 0.26 prints stats as a record: "{ .count = 3, .average = 2,
+ * .total = 6 }" (its runtime tests' expected output; the CHANGELOG does
+ * not say which version changed it). */
 static void stats_text(const struct mctx *mc, struct sbuf *out,
 		       const struct ment *e)
 {
+	if (mc->o->prog->dialect >= DIALECT_026) {
+		sbuf_printf(out, vt_signed(mc->vt) ?
+			    "{ .count = %llu, .average = %lld, .total = %lld }" :
+			    "{ .count = %llu, .average = %llu, .total = %llu }",
+			    (unsigned long long)e->a, (long long)e->avg,
+			    (long long)e->b);
+		return;
+	}
 	sbuf_printf(out, vt_signed(mc->vt) ?
 		    "count %llu, average %lld, total %lld" :
 		    "count %llu, average %llu, total %llu",
@@ -626,7 +637,10 @@ void maps_render_text(const struct mctx *mc, struct sbuf *out,
 	for (size_t i = first; i < n; i++) {
 		sbuf_puts(out, mc->m->name);
 		key_text(mc, out, v[i]->key);
-		sbuf_puts(out, ": ");
+		/* 0.17 writes "@h: " before a histogram's lines, 0.26 "@h:"
+		 * (its tests' expected output) */
+		sbuf_puts(out, shape == SHAPE_HIST &&
+			  mc->o->prog->dialect >= DIALECT_026 ? ":" : ": ");
 		switch (shape) {
 		case SHAPE_HIST:
 			sbuf_putc(out, '\n');

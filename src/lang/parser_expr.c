@@ -583,7 +583,7 @@ static struct node *parse_binary(struct parser *p, size_t level)
 	return lhs;
 }
 
-/* expr -> binary(0) [ '?' expr ':' expr ] */
+/* expr -> binary(0) [ '?' [ expr ] ':' expr ] */
 struct node *parse_expr(struct parser *p)
 {
 	if (!enter(p))
@@ -593,7 +593,12 @@ struct node *parse_expr(struct parser *p)
 		struct node *n = node_new(p->a, N_TERNARY, c->pos);
 		next(p);
 		n->u.ternary.cond = c;
-		n->u.ternary.then = parse_expr(p);
+		/* a ?: b, bpftrace 0.26's: a if it is non-zero, else b (a
+		 * is read twice, as its one node in both places) */
+		if (p->tok.kind == T_COLON)
+			n->u.ternary.then = c;
+		else
+			n->u.ternary.then = parse_expr(p);
 		if (n->u.ternary.then && expect(p, T_COLON))
 			n->u.ternary.els = parse_expr(p);
 		span_end(p, n);

@@ -179,6 +179,8 @@ struct cval cg_builtin(struct cg *cg, const struct node *n)
 		return cg_regval(helper0(cg, BPF_FUNC_get_smp_processor_id), t);
 	case BI_NUMAID:
 		return cg_regval(helper0(cg, BPF_FUNC_get_numa_node_id), t);
+	case BI_JIFFIES:   /* bpftrace 0.2x's */
+		return cg_regval(helper0(cg, BPF_FUNC_jiffies64), t);
 	case BI_CURTASK:
 		return cg_regval(helper0(cg, BPF_FUNC_get_current_task), t);
 	case BI_CTX: {

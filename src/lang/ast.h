@@ -22,7 +22,9 @@
 	X(ARG, "arg") X(SARG, "sarg") X(ARGS, "args") X(RETVAL, "retval") \
 	X(FUNC, "func") X(PROBE, "probe") X(CURTASK, "curtask") \
 	X(RAND, "rand") X(CGROUP, "cgroup") X(CPID, "cpid") \
-	X(USERNAME, "username") X(NUMAID, "numaid") X(CTX, "ctx")
+	X(USERNAME, "username") X(NUMAID, "numaid") X(CTX, "ctx") \
+	/* bpftrace 0.2x's: */ \
+	X(NCPUS, "ncpus") X(JIFFIES, "jiffies")
 
 enum builtin_id {
 #define X(id, s) BI_##id,

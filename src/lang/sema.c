@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../funcs/func.h"
 
@@ -269,6 +270,14 @@ static const struct type *builtin_type(struct sema *s, struct node *n)
 	switch (n->u.builtin.id) {
 	case BI_COMM:
 		return type_str(s->a, 16);
+	case BI_NCPUS: {   /* bpftrace 0.24: the CPUs of this machine */
+		long c = sysconf(_SC_NPROCESSORS_CONF);
+		if (s->final) {
+			n->kind = N_INT;
+			n->u.ival = c > 0 ? (uint64_t)c : 1;
+		}
+		return type_u64();
+	}
 	case BI_KSTACK:
 	case BI_USTACK: {
 		struct type *t = arena_new(s->a, struct type);

@@ -222,6 +222,10 @@ enum event_kind {
 	 * engine handles both: output never sees them. */
 	EV_WATCH,
 	EV_UNWATCH,
+	/* errorf()/warnf() (bpftrace 0.24): fmt + args, printed as an
+	 * error or warning from the script's place `pos` */
+	EV_ERRORF,
+	EV_WARNF,
 };
 
 /* The EV_WATCH record: the probe (index in the program's probes) whose

@@ -41,7 +41,7 @@ const struct type *funcs_check_format_event(struct sema *s, struct node *n,
 	if (!ok)
 		return type_none();
 	struct event_spec e = { .kind = kind, .fmt = f->u.str.s,
-				.args = args, .map_id = -1 };
+				.args = args, .map_id = -1, .pos = n->pos };
 	sema_add_event(s, n, &e);
 	return type_none();
 }
@@ -49,6 +49,16 @@ const struct type *funcs_check_format_event(struct sema *s, struct node *n,
 static const struct type *check_printf(struct sema *s, struct node *n)
 {
 	return funcs_check_format_event(s, n, EV_PRINTF);
+}
+
+static const struct type *check_errorf(struct sema *s, struct node *n)
+{
+	return funcs_check_format_event(s, n, EV_ERRORF);
+}
+
+static const struct type *check_warnf(struct sema *s, struct node *n)
+{
+	return funcs_check_format_event(s, n, EV_WARNF);
 }
 
 static const struct type *check_cat(struct sema *s, struct node *n)
@@ -252,6 +262,8 @@ static struct cval gen_debugf(struct cg *cg, const struct node *n)
 
 const struct func funcs_output[] = {
 	{ "printf", 1, FUNC_ARGS_ANY, 0, 0, check_printf, funcs_gen_event },
+	{ "errorf", 1, FUNC_ARGS_ANY, 0, 0, check_errorf, funcs_gen_event },
+	{ "warnf", 1, FUNC_ARGS_ANY, 0, 0, check_warnf, funcs_gen_event },
 	{ "print", 1, 3, 0, 0, check_print, funcs_gen_event },
 	{ "time", 0, 1, 0, 0, check_time, funcs_gen_event },
 	{ "join", 1, 2, 0, 0, check_join, gen_join },

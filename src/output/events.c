@@ -337,6 +337,45 @@ static int map_op(struct output *o, const struct event_spec *e, bool clear)
 	return op(o->maps.ctx, (uint32_t)e->map_id);
 }
 
+/* errorf()/warnf(): "FILE:LINE:COL-END: ERROR: text", the script's line
+ * and a '~' underline, on stderr (bpftrace 0.24's words and place); in
+ * JSON, bpftrace's error or warning record. */
+static int ev_errorf(struct output *o, const struct event_spec *e,
+		     const uint8_t *d, size_t size)
+{
+	bool err = e->kind == EV_ERRORF;
+	if (!err && o->opts.no_warnings)
+		return 0;
+	struct sbuf *t = scratch(&o->scratch_text);
+	int r = fmt_format(o, t, e->fmt, e->args, d, size);
+	if (r < 0)
+		return r;
+	while (t->n && t->s[t->n - 1] == '\n')
+		t->n--;
+	struct sbuf b = { 0 };
+	if (o->opts.format == OUTPUT_JSON) {
+		sbuf_put(&b, t->s ? t->s : "", t->n);
+		sbuf_putc(&b, 0);
+		struct sbuf m = { 0 };
+		o->fmt->message(o, &m, err ? "error" : "warning", b.s);
+		r = output_write(o, &m);
+		sbuf_free(&m);
+		sbuf_free(&b);
+		return r;
+	}
+	const struct program *p = o->prog;
+	sbuf_printf(&b, "%s:%u:%u-%u: %s: ", p->src_name ? p->src_name :
+		    "stdin", e->pos.line, e->pos.col, e->pos.col + e->pos.len,
+		    err ? "ERROR" : "WARNING");
+	sbuf_put(&b, t->s ? t->s : "", t->n);
+	sbuf_putc(&b, '\n');
+	output_source_excerpt(o, &b, e->pos);
+	fflush(o->opts.out);
+	fwrite(b.s, 1, b.n, stderr);
+	sbuf_free(&b);
+	return 0;
+}
+
 int output_exit_code(const struct output *o)
 {
 	return o && o->exit_code_set ? o->exit_code : -1;
@@ -418,6 +457,9 @@ int output_event(struct output *o, const void *data, size_t size)
 	case EV_WATCH:
 	case EV_UNWATCH:
 		return 0;    /* the engine's: it acts on them before output */
+	case EV_ERRORF:
+	case EV_WARNF:
+		return ev_errorf(o, e, d, size);
 	}
 	return -EINVAL;
 }

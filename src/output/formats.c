@@ -95,7 +95,16 @@ static void text_helper_error(struct output *o, struct sbuf *out,
 	sbuf_printf(out, "%s:%u:%u-%u: WARNING: Failed to %s: %s\n",
 		    p->src_name ? p->src_name : "stdin", line, col, col + len,
 		    e->fmt, err);
-	const char *t = e->pos.file ? NULL : p->src_text;
+	output_source_excerpt(o, out, e->pos);
+}
+
+/* The script's line at pos, and '~' under pos's span, as bpftrace shows
+ * where a run-time message comes from. */
+void output_source_excerpt(struct output *o, struct sbuf *out, struct pos pos)
+{
+	const struct program *p = o->prog;
+	unsigned line = pos.line, col = pos.col, len = pos.len;
+	const char *t = pos.file ? NULL : p->src_text;
 	for (unsigned l = 1; t && l < line; l++) {
 		t = strchr(t, '\n');
 		if (t)

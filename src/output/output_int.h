@@ -142,6 +142,9 @@ struct output {
 	bool exit_code_set;
 };
 
+/* The script's line at pos with '~' under its span (formats.c). */
+void output_source_excerpt(struct output *o, struct sbuf *out, struct pos pos);
+
 /* Install (or, with NULL, remove) the symbol and stack hooks. */
 void output_set_hooks(struct output *o, const struct output_hooks *h);
 

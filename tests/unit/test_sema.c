@@ -249,7 +249,9 @@ int main(void)
 	      "dangling %");
 	CHECK(fails("BEGIN { printf() }", "ARG_COUNT"), "printf without args");
 	CHECK(fails("BEGIN { foo(1) }", "BAD_CALL"), "unknown function");
-	CHECK(fails("BEGIN { exit(1) }", "ARG_COUNT"), "exit takes none");
+	/* exit(CODE): bpftrace 0.21 */
+	CHECK(fails("BEGIN { exit(1, 2) }", "ARG_COUNT"), "exit takes one at most");
+	CHECK(passes("BEGIN { exit(1) }"), "exit takes a code");
 	CHECK(fails("BEGIN { @x = count(1) }", "ARG_COUNT"), "count takes none");
 	CHECK(passes("BEGIN { @n = @n + 1 }") &&
 	      map("@n")->value_type->kind == TYPE_INT &&

@@ -377,7 +377,7 @@ void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
 				   to->fields[i]);
 		return;
 	case N_BLOCK_EXPR:
-		if (is_int(n->type) || !n->u.blockx.value)
+		if (type_is_int(n->type) || !n->u.blockx.value)
 			break;
 		cg_block(cg, n->u.blockx.body);
 		cg_expr_to(cg, n->u.blockx.value, dst, to);

@@ -95,7 +95,7 @@ static struct node *parse_if_(struct parser *p)
 static struct node *parse_for(struct parser *p);
 static struct node *parse_let(struct parser *p);
 
-static struct node *parse_statement(struct parser *p, bool *blocky)
+struct node *parse_statement(struct parser *p, bool *blocky)
 {
 	struct token t = p->tok;
 	struct node *n;

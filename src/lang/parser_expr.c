@@ -12,7 +12,7 @@ static const char *const cast_types[] = {
 	"uint64", "bool", NULL,     /* bool: bpftrace 0.24 */
 };
 
-static bool is_cast_type(const char *s)
+bool is_cast_type(const char *s)
 {
 	for (int i = 0; cast_types[i]; i++)
 		if (strcmp(cast_types[i], s) == 0)
@@ -21,9 +21,7 @@ static bool is_cast_type(const char *s)
 }
 
 static int builtin_lookup(const char *name, uint32_t *index);
-static struct node *parse_statement(struct parser *p, bool *blocky);
 static struct node *parse_block_expr(struct parser *p);
-static struct node *parse_primary(struct parser *p);
 
 /* Does an operand start at s (after spaces)? `(NAME) x` is a cast to the
  * typedef NAME only then, so `(pid) - 1` stays arithmetic on a builtin.
@@ -183,7 +181,6 @@ static void parse_args(struct parser *p, struct node_list *l, struct pos open)
 
 /* blockexpr -> '{' [ stat { ';' stat } ] [ expr ] '}'   (bpftrace 0.24)
  * The last statement, an expression with no ';' after it, is the value. */
-static struct node *parse_block_expr_(struct parser *p, bool top);
 
 static struct node *parse_block_expr(struct parser *p)
 {
@@ -191,7 +188,7 @@ static struct node *parse_block_expr(struct parser *p)
 }
 
 /* (top: a macro's body, after which the next probe is read) */
-static struct node *parse_block_expr_(struct parser *p, bool top)
+struct node *parse_block_expr_(struct parser *p, bool top)
 {
 	if (!enter(p))
 		return NULL;
@@ -236,7 +233,7 @@ static struct node *parse_block_expr_(struct parser *p, bool top)
 
 /* primary -> INT | STR | $var | $N | $# | @map ['[' args ']'] | NAME
  *          | NAME '(' args ')' | '(' expr {',' expr} ')' */
-static struct node *parse_primary(struct parser *p)
+struct node *parse_primary(struct parser *p)
 {
 	struct token t = p->tok;
 	struct node *n;
@@ -421,11 +418,10 @@ static struct node *parse_postfix(struct parser *p)
 	return n;
 }
 
-static struct node *parse_unary(struct parser *p);
 
 /* unary -> ('!' | '~' | '-' | '*' | '&' | '++' | '--') unary
  *        | '(' TYPE ')' unary | postfix */
-static struct node *parse_unary(struct parser *p)
+struct node *parse_unary(struct parser *p)
 {
 	struct token t = p->tok;
 	enum op op;

@@ -172,5 +172,14 @@ static inline void span_end(struct parser *p, struct node *n)
 
 /* expr -> ternary (parser_expr.c) */
 struct node *parse_expr(struct parser *p);
+/* parser_expr.c: what statements also read (a for loop's range, a let
+ * declaration's type, a map declaration's hash(N), a macro's body as a
+ * block expression; top: the body ends the macro) */
+struct node *parse_unary(struct parser *p);
+struct node *parse_primary(struct parser *p);
+bool is_cast_type(const char *s);
+struct node *parse_block_expr_(struct parser *p, bool top);
+/* parser.c: a statement, for block expressions ({ ...; value }) */
+struct node *parse_statement(struct parser *p, bool *blocky);
 
 #endif

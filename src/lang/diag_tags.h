@@ -29,7 +29,12 @@
 	X(BAD_DECL, "malformed struct/union/enum/typedef, or one C refuses") \
 	/* parser */ \
 	X(BAD_UNROLL, "unroll count not an integer literal in 1..100") \
+	/* bpftrace 0.2x: config blocks, map declarations, macros */ \
+	X(BAD_CONFIG, "config = { } names an unknown variable or a bad value") \
+	X(BAD_MAP_DECL, "let @m = TYPE(N): unknown map type or bad size") \
+	X(BAD_MACRO, "macro called with the wrong arguments, or recursing") \
 	/* semantic pass */ \
+	X(BAD_PARAM, "getopt(): a named --option with a value of the wrong kind") \
 	X(UNDEF_VAR, "variable read before any assignment in its probe") \
 	X(UNDEF_MAP, "map used but never assigned anywhere") \
 	X(TYPE_MISMATCH, "operand or assigned value of the wrong type") \

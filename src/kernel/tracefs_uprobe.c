@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "../base/log.h"
-#include "../probes/probe_util.h"
+#include "../host/host.h"
 #include "engine_int.h"
 
 /* Process-wide: the events this run defined, to remove at its end. */

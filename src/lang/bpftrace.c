@@ -81,6 +81,8 @@ static struct node *bpftrace_parse(struct arena *a, const char *text,
 		return root;
 	for (uint32_t b = 0; b < root->u.list.n; b++) {
 		struct node *probe = root->u.list.v[b];
+		if (probe->kind != N_PROBE)
+			continue;     /* config = { }, let @m = hash(N), macros */
 		for (uint32_t i = 0; i < probe->u.probe.attach.n; i++)
 			attach_positional(a, probe->u.probe.attach.v[i], o);
 	}

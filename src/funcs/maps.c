@@ -97,8 +97,14 @@ static const struct type *check_lhist(struct sema *s, struct node *n)
 	return t;
 }
 
+static struct node *map_key_element(struct sema *s, struct node *n,
+				    const char *fn);
+
+/* delete(@m[KEY]), or delete(@m, KEY) as bpftrace 0.20 writes it */
 static const struct type *check_delete(struct sema *s, struct node *n)
 {
+	if (nargs(n) == 2)
+		return map_key_element(s, n, "delete") ? type_none() : NULL;
 	return sema_map_arg(s, n, true) ? type_none() : NULL;
 }
 
@@ -108,17 +114,17 @@ static struct cval gen_delete(struct cg *cg, const struct node *n)
 	return cg_imm(0, n->type);
 }
 
-/* has_key(@m, KEY), bpftrace 0.22's: whether @m holds KEY (a tuple for
- * a map of several keys), a bool. The call's first argument becomes the
- * element @m[KEY] in the final pass, which codegen looks up. */
-static const struct type *check_has_key(struct sema *s, struct node *n)
+/* f(@m, KEY), bpftrace 0.2x's form of a map and a key (has_key, and
+ * delete besides its delete(@m[KEY])): the element @m[KEY] (KEY a tuple
+ * for a map of several keys), which replaces the call's two arguments in
+ * the final pass; NULL (said) if there is none. */
+static struct node *map_key_element(struct sema *s, struct node *n,
+				    const char *fn)
 {
 	struct node *m = arg(n, 0);
-	if (nargs(n) == 1 && m->kind == N_MAP && m->u.map.keys.n)
-		return sema_map_defined(s, m) ? type_bool() : NULL;
-	if (m->kind != N_MAP) {
-		sema_error(s, m->pos, "ARG_TYPE", "has_key() expects a map as "
-			   "its first argument, not '%s'",
+	if (m->kind != N_MAP || m->u.map.keys.n) {
+		sema_error(s, m->pos, "ARG_TYPE", "%s() expects a map as "
+			   "its first argument, not '%s'", fn,
 			   sema_tname(s, sema_expr(s, m)));
 		return NULL;
 	}
@@ -126,8 +132,8 @@ static const struct type *check_has_key(struct sema *s, struct node *n)
 	if (!whole)
 		return NULL;
 	if (whole->keys_known && whole->nkeys == 0) {
-		sema_error(s, n->pos, "ARG_TYPE", "call to has_key() expects "
-			   "a map with explicit keys (non-scalar map)");
+		sema_error(s, n->pos, "ARG_TYPE", "call to %s() expects "
+			   "a map with explicit keys (non-scalar map)", fn);
 		return NULL;
 	}
 	struct node *el = node_new(s->a, N_MAP, m->pos);
@@ -144,7 +150,16 @@ static const struct type *check_has_key(struct sema *s, struct node *n)
 		n->u.call.args.v[0] = el;
 		n->u.call.args.n = 1;
 	}
-	return type_bool();
+	return el;
+}
+
+/* has_key(@m, KEY), bpftrace 0.22's: whether @m holds KEY, a bool. */
+static const struct type *check_has_key(struct sema *s, struct node *n)
+{
+	struct node *m = arg(n, 0);
+	if (nargs(n) == 1 && m->kind == N_MAP && m->u.map.keys.n)
+		return sema_map_defined(s, m) ? type_bool() : NULL;
+	return map_key_element(s, n, "has_key") ? type_bool() : NULL;
 }
 
 static struct cval gen_has_key(struct cg *cg, const struct node *n)
@@ -184,7 +199,7 @@ const struct func funcs_maps[] = {
 	{ "stats", 1, 1, FUNC_AGG, 0, check_stats },
 	{ "hist", 1, 1, FUNC_AGG, 0, check_hist },
 	{ "lhist", 4, 4, FUNC_AGG, 0, check_lhist },
-	{ "delete", 1, 1, 0, 0, check_delete, gen_delete },
+	{ "delete", 1, 2, 0, 0, check_delete, gen_delete },
 	{ "has_key", 2, 2, 0, 0, check_has_key, gen_has_key },
 	{ "clear", 1, 1, 0, 0, check_clear, funcs_gen_event },
 	{ "zero", 1, 1, 0, 0, check_zero, funcs_gen_event },

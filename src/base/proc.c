@@ -10,22 +10,39 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The state letter of /proc/PID[/task/TID]/stat ('R', 'S', 'Z'...), or
- * 0 when it cannot be read. The command name may hold ')' and spaces:
- * the state follows the last ')'. */
+/* What follows the command name in /proc/PID[/task/TID]/stat ("S 1234
+ * ..."), into buf; NULL when it cannot be read. The command name may
+ * hold ')' and spaces: the fields follow the last ')'. */
+static const char *stat_fields(const char *stat_path, char *buf, size_t len)
+{
+	int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	const char *paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' ? paren + 2 : NULL;
+}
+
+/* The state letter ('R', 'S', 'Z'...), or 0 when it cannot be read. */
 static char proc_state(const char *stat_path)
 {
 	char buf[512];
-	int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	const char *paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' ? paren[2] : 0;
+	const char *f = stat_fields(stat_path, buf, sizeof(buf));
+	return f ? f[0] : 0;
+}
+
+int proc_ppid(int pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	const char *f = stat_fields(path, buf, sizeof(buf));
+	int ppid = 0;
+	char state;
+	return f && sscanf(f, "%c %d", &state, &ppid) == 2 ? ppid : 0;
 }
 
 static bool state_gone(char c)

@@ -8,5 +8,7 @@
  * kernel refuses to bind events to it) while another thread runs on:
  * then that thread. PID when nothing lives, or when PID <= 0. */
 int proc_live_tid(int pid);
+/* The parent the kernel names for pid (/proc/PID/stat), 0 if none. */
+int proc_ppid(int pid);
 
 #endif

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../base/log.h"
+#include "../base/proc.h"
 #include "../cmdcheck.h"
 #include "attach.h"
 #include "proc_int.h"
@@ -175,26 +176,6 @@ static bool traced_peer(const struct engine *e, const struct proc_conn *c)
 	return e->attached && c->pid > 0 && c->pid == traced;
 }
 
-/* The parent the kernel names for pid (/proc/PID/stat), 0 if none. */
-static int parent_of(int pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* "pid (comm) state ppid": comm may hold anything, up to the last ')' */
-	const char *p = strrchr(buf, ')');
-	int ppid = 0;
-	char state;
-	return p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 ? ppid : 0;
-}
-
 /* --follow-forks: is the peer a child of a process traced now (the
  * -p/-c one, or a child traced before it)? Its pid is the kernel's
  * (SO_PEERCRED), and so is its parent: a process cannot claim another's
@@ -203,7 +184,7 @@ static bool followed_child(const struct engine *e, const struct proc_conn *c)
 {
 	if (!e->opts.follow_forks || !e->attached || c->pid <= 0)
 		return false;
-	int ppid = parent_of(c->pid);
+	int ppid = proc_ppid(c->pid);
 	int root = e->opts.pid > 0 ? e->opts.pid : e->opts.cpid;
 	if (ppid <= 0)
 		return false;

@@ -149,9 +149,10 @@ int pattach_open(int pid, const char *agent_path, struct pattach **out,
 		goto fail;
 	}
 	/* a process named right after it started: its C library first */
-	if ((r = inject_wait_started(pid, STARTING_MS, why, whylen)) < 0 &&
-	    r != -ENOEXEC)
+	r = inject_wait_started(pid, STARTING_MS, &pa->lc, why, whylen);
+	if (r < 0 && r != -ENOEXEC)
 		goto fail;
+	pa->have_lc = r == 0;      /* found once, for the dlopen below */
 	if ((r = tracee_attach(pid, &pa->t, why, whylen)) < 0)
 		goto fail;
 	/* loaded already (LD_PRELOAD, an earlier sonde): nothing to call */

@@ -189,20 +189,23 @@ static bool maps_loader(int pid)
 	return found;
 }
 
-int inject_wait_started(int pid, unsigned timeout_ms, char *why,
-			size_t whylen)
+int inject_wait_started(int pid, unsigned timeout_ms,
+			struct inject_libc *lc, char *why, size_t whylen)
 {
 	uint64_t deadline = now_ms() + timeout_ms;
+	bool found = false;
 	for (;;) {
-		struct inject_libc lc;
-		int r = inject_find_libc(pid, &lc, why, whylen);
+		/* the C library's symbols are read once it is mapped; after
+		 * that only `environ` is read again */
+		int r = found ? 0 : inject_find_libc(pid, lc, why, whylen);
 		if (r == 0) {
+			found = true;
 			uint64_t v = 0;
 			struct iovec l = { &v, sizeof(v) };
-			struct iovec rem = { (void *)(uintptr_t)lc.environ_at,
+			struct iovec rem = { (void *)(uintptr_t)lc->environ_at,
 					     sizeof(v) };
 			/* unknown, or unreadable: the attach says what fails */
-			if (!lc.environ_at ||
+			if (!lc->environ_at ||
 			    process_vm_readv(pid, &l, 1, &rem, 1, 0) !=
 			    (ssize_t)sizeof(v) || v)
 				return 0;

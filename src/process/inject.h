@@ -30,10 +30,11 @@ int inject_find_libc(int pid, struct inject_libc *out, char *why, size_t whylen)
 
 /* Wait (up to timeout_ms) until the process has finished starting: its
  * dynamic loader has mapped, relocated and initialized the C library,
- * whose dlopen sonde calls. 0; -ENOEXEC (a static program) or -EAGAIN
- * (still starting at the deadline) with why filled; -errno. */
-int inject_wait_started(int pid, unsigned timeout_ms, char *why,
-			size_t whylen);
+ * whose dlopen sonde calls. 0 with *lc filled (inject_find_libc's);
+ * -ENOEXEC (a static program) or -EAGAIN (still starting at the
+ * deadline) with why filled; -errno. */
+int inject_wait_started(int pid, unsigned timeout_ms,
+			struct inject_libc *lc, char *why, size_t whylen);
 
 /* Make the held process ready for calls (tracee_set_return): find the
  * page of code sonde's calls return to, or map it (through the C

@@ -21,6 +21,7 @@ struct expand_state {
 	struct expand_ctx *ctx;
 	const struct provider *provider;
 	const char *spelling;      /* the provider name as written */
+	const char *desc;          /* the front end's spelling of the point */
 	uint32_t block;
 	VEC(struct probe) probes;
 };
@@ -58,6 +59,7 @@ static int expand_emit(void *arg, const char *target, const char *func,
 		.uprobe = st->ctx->emit_uprobe,
 		.kind = st->provider->name,
 		.fires_newest_first = st->provider->fires_newest_first,
+		.desc = st->desc,
 	};
 	/* what its provider says of it, as data (program.h) */
 	if (st->provider->ctx_struct)
@@ -95,6 +97,7 @@ static int expand_probes(struct node *root, struct program *prog,
 				continue;
 			}
 			st.spelling = ap->u.attach.provider;
+			st.desc = ap->u.attach.desc;
 			/* the provider sees the attach point, not the tree */
 			ap->u.attach.pos = ap->pos;
 			if (pv->parse && pv->parse(&ap->u.attach, &ctx) < 0) {
@@ -233,8 +236,31 @@ static struct node *parse_script(struct program *prog,
 		.have_btf = host_have_btf(),
 		.positional = o->positional,
 		.npositional = o->npositional,
+		.pid = o->pid,
+		.cmd = o->cmd,
+		.script_name = o->name,
+		.quiet = o->quiet,
+		.xopts = o->xopts,
+		.nxopts = o->nxopts,
+		.set = o->settings,
 	};
 	return fe->parse(prog->arena, o->text, &fo, prog->ctypes, d);
+}
+
+/* The function a USDT site is in (D's probefunc), from the file's
+ * symbols; NULL when unknown. */
+static const char *site_func(const struct probe *p, struct arena *a)
+{
+	const struct uprobe_info *u = p->uprobe;
+	if (!u || !u->path)
+		return NULL;
+	struct elf_file *ef;
+	if (elf_open(u->path, &ef) < 0)
+		return NULL;
+	const struct elf_sym *sym = elf_sym_at(ef, u->vaddr);
+	const char *name = sym && sym->name ? arena_strdup(a, sym->name) : NULL;
+	elf_close(ef);
+	return name;
 }
 
 /* A struct a uprobe's cast names but the script does not declare comes
@@ -319,6 +345,12 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	struct node *root = parse_script(prog, o, d);
 	if (!root || d->nerrors)
 		goto fail;
+	if (o->settings) {   /* what the script's own options set (D) */
+		if (o->settings->strsize)
+			prog->strlen = o->settings->strsize;
+		if (o->settings->destructive)
+			sopts.unsafe = true;
+	}
 	uint32_t map_keys_max = o->map_keys_max;
 	if (config_apply(root, prog, &map_keys_max, d) < 0 || d->nerrors)
 		goto fail;
@@ -326,6 +358,13 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	if (expand_probes(root, prog, o, d) < 0 || d->nerrors)
 		goto fail;
 	add_dwarf_types(prog);
+	if (o->frontend && o->frontend->name_probes)
+		o->frontend->name_probes(prog, site_func);
+	if (o->settings) {
+		prog->dtrace.quiet = o->settings->quiet;
+		prog->dtrace.aggs = o->settings->aggs;
+		prog->dtrace.naggs = o->settings->naggs;
+	}
 	int sr = sema_check(root, prog, &sopts, d);
 	elf_func_params_release();   /* the DWARF the types came from */
 	if (sr < 0 || d->nerrors)

@@ -36,6 +36,12 @@ struct compile_opts {
 	enum dialect dialect;  /* --dialect */
 	bool hist_sums;        /* hist()/lhist() keep their values' sum
 				* (program.h SONDE_HIST_SUM_BUCKET) */
+	/* D (frontend_dtrace): -q, -x options, and where the script's own
+	 * settings go (frontend.h) */
+	bool quiet;
+	const char *const *xopts;
+	size_t nxopts;
+	struct frontend_settings *settings;
 };
 
 /* Returns the program, or NULL with every diagnostic in `d`. The caller

@@ -24,10 +24,12 @@
 #include "codegen/codegen.h"
 #include "cmdcheck.h"
 #include "compile.h"
+#include "dtrace_cli.h"
 #include "engine.h"
 #include "export/metrics.h"
 #include "export/pprof.h"
 #include "info.h"
+#include "lang/frontend.h"
 #include "options.h"
 #include "output/output.h"
 #include "output/pcap.h"
@@ -773,7 +775,11 @@ int main(int argc, char **argv)
 	unsigned closed_fds = preflight_std_fds();
 	cancel_reset_signals();
 	struct options o = { .engine = &engine_kernel };
-	int r = options_parse(argc, argv, &o);
+	/* D, as dtrace(8) (dtrace_cli.c), or bpftrace's language */
+	static struct dtrace_cli dcli;
+	bool dmode = dtrace_cli_wanted(argc, argv);
+	int r = dmode ? dtrace_cli_parse(argc, argv, &o, &dcli) :
+		options_parse(argc, argv, &o);
 	o.stdout_closed = closed_fds & (1u << STDOUT_FILENO);
 	if (r)
 		return r;
@@ -785,15 +791,21 @@ int main(int argc, char **argv)
 	if (o.pid && o.engine->preflight_pid && !o.list &&
 	    o.engine->preflight_pid(o.pid) < 0)
 		return EXIT_RUNTIME;
-	if (o.list)
+	if (o.list && !dmode)
 		return provider_list_all(o.list_pattern, o.pid, stdout) < 0 ?
 			EXIT_SCRIPT : EXIT_OK;
 	if (o.cmd && preflight_command(o.cmd) < 0)
 		return EXIT_RUNTIME;
 
-	char *file_text = NULL;
+	char *file_text = NULL, *dlabel = NULL;
 	size_t file_len = 0;
-	if (o.script_file) {
+	const char *dname = NULL;
+	if (dmode) {
+		if (dtrace_cli_program(&dcli, &file_text, &dlabel, &dname) < 0)
+			return EXIT_SCRIPT;
+		o.program_text = file_text;
+		file_text = NULL;
+	} else if (o.script_file) {
 		file_text = read_file(o.script_file, &file_len);
 		if (!file_text) {
 			log_error("failed to open file '%s': %s", o.script_file,
@@ -802,7 +814,7 @@ int main(int argc, char **argv)
 		}
 	}
 	struct diag_source src = {
-		.name = o.script_file ? o.script_file : "stdin",
+		.name = dmode ? dname : o.script_file ? o.script_file : "stdin",
 		.text = o.script_file ? file_text : o.program_text,
 	};
 	struct diags d;
@@ -831,9 +843,36 @@ int main(int argc, char **argv)
 		.include_files = o.include_files,
 		.ninclude_files = o.ninclude_files,
 	};
+	struct frontend_settings dset = { 0 };
+	if (dmode) {
+		co.frontend = &frontend_dtrace;
+		co.quiet = dcli.quiet;
+		co.xopts = dcli.x;
+		co.nxopts = (size_t)dcli.nx;
+		co.settings = &dset;
+		co.unsafe = dcli.destructive;
+	}
 	double t0 = log_now_ms();
 	struct program *prog = compile(&co, &d);
-	diags_print(&d, stderr);
+	if (dmode)
+		dtrace_cli_diags(&dcli, &d, src.name, stderr);
+	else
+		diags_print(&d, stderr);
+	if (dmode && prog) {
+		prog->dtrace.label = dlabel;
+		o.quiet = dset.quiet;
+		o.unsafe = dset.destructive || dcli.destructive;
+		if (o.unsafe && !o.quiet)
+			fprintf(stderr, "dtrace: allowing destructive actions\n");
+		if (dcli.list) {
+			dtrace_cli_list(prog, stdout);
+			program_free(prog);
+			diags_free(&d);
+			free((char *)o.program_text);
+			free(dlabel);
+			return EXIT_OK;
+		}
+	}
 	if (prog) {
 		/* a config block's settings, where the environment set none */
 		if (!o.env.cat_bytes_max)
@@ -876,6 +915,9 @@ int main(int argc, char **argv)
 	program_free(prog);
 	diags_free(&d);
 	free(file_text);
+	if (dmode)
+		free((char *)o.program_text);
+	free(dlabel);
 	if (ret == RUN_INTERRUPTED) {
 		cancel_die();
 		return 128 + cancel_signal;

@@ -78,6 +78,7 @@ struct options {
 	int npositional;
 	struct options_env env;     /* BPFTRACE_* */
 	bool stdout_closed;         /* fd 1 was closed when sonde started */
+	bool dtrace;                /* the D front end (dtrace_cli.c) */
 };
 
 /* Parse argv and the environment into *o: 0, or EXIT_SCRIPT with a

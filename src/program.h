@@ -226,6 +226,12 @@ enum event_kind {
 	 * error or warning from the script's place `pos` */
 	EV_ERRORF,
 	EV_WARNF,
+	/* D (lang/d*.c): the line a clause's record begins with when not
+	 * quiet (fmt + args: CPU, ID, FUNCTION:NAME), after DTrace's
+	 * heading the first time; printa(@m) and printa(fmt, @m): map_id,
+	 * fmt or NULL */
+	EV_DTRACE_PROBE,
+	EV_DTRACE_PRINTA,
 };
 
 /* The EV_WATCH record: the probe (index in the program's probes) whose
@@ -316,6 +322,8 @@ struct attach_point {
 	const char *extra;    /* usdt: probe name when 3 parts */
 	uint64_t freq;        /* interval/profile/software count */
 	struct pos pos;       /* where it is written, for diagnostics */
+	const char *desc;     /* the front end's spelling (D's probe
+			       * description), or NULL */
 };
 
 /* What one kernel attachment needs to know about where it goes; filled by
@@ -454,6 +462,12 @@ struct probe {
 	bool has_setup;            /* watchpoint:FUNC+argN: codegen makes */
 	struct probe_setup setup;  /* ... a setup program (setup_insns) */
 	bool fires_newest_first;   /* struct provider's flag of that name */
+	/* The front end's own names for it: D's probe description as
+	 * written (the attach point's `desc`), and its provider, module,
+	 * function, name and "function:name" (frontend.h's name_probes);
+	 * NULL: none */
+	const char *desc;
+	const char *dname[5];
 	/* providers_describe (probes/provider.h), after codegen: */
 	bool has_attach;           /* false: no kernel attachment (the
 				    * provider has no attach hook) */
@@ -525,6 +539,21 @@ struct program {
 	 * to follow (below DIALECT_024, 0.17's in everything sonde tells
 	 * apart) */
 	enum dialect dialect;
+	/* D's (lang/d.c): output as dtrace(8) prints it (output/dtrace.c) */
+	struct {
+		bool on;               /* the script is D */
+		bool quiet;            /* -q, #pragma D option quiet */
+		/* "description 'BEGIN '" or "script 'x.d'": what the
+		 * matched line names */
+		const char *label;
+		/* each aggregation's key widths as D types them (4: an
+		 * int, printed %8d; 8: %16lld), in key order */
+		const struct dtrace_agg_keys {
+			const char *name;
+			uint8_t width[8];
+		} *aggs;
+		uint32_t naggs;
+	} dtrace;
 };
 
 /* The program's tables, filled by sema and codegen. The add functions

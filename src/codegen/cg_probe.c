@@ -61,6 +61,9 @@ static const char *const_string(const struct cg *cg, const struct node *n)
 {
 	if (n->u.builtin.id == BI_PROBE)
 		return cg->probe->name ? cg->probe->name : "";
+	if (n->u.builtin.id == BI_DPROBE && n->u.builtin.index < 5)
+		return cg->probe->dname[n->u.builtin.index] ?
+			cg->probe->dname[n->u.builtin.index] : "";
 	return NULL;
 }
 
@@ -177,6 +180,8 @@ struct cval cg_builtin(struct cg *cg, const struct node *n)
 	}
 	case BI_CPU:
 		return cg_regval(helper0(cg, BPF_FUNC_get_smp_processor_id), t);
+	case BI_DPROBE:   /* index 5: the probe's number, from 1 */
+		return cg_imm((uint64_t)(cg->probe - cg->prog->probes) + 1, t);
 	case BI_NUMAID:
 		return cg_regval(helper0(cg, BPF_FUNC_get_numa_node_id), t);
 	case BI_JIFFIES:   /* bpftrace 0.2x's */

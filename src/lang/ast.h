@@ -24,7 +24,10 @@
 	X(RAND, "rand") X(CGROUP, "cgroup") X(CPID, "cpid") \
 	X(USERNAME, "username") X(NUMAID, "numaid") X(CTX, "ctx") \
 	/* bpftrace 0.2x's: */ \
-	X(NCPUS, "ncpus") X(JIFFIES, "jiffies")
+	X(NCPUS, "ncpus") X(JIFFIES, "jiffies") \
+	/* D's probeprov, probemod, probefunc, probename (index 0..3), \
+	 * "FUNCTION:NAME" (4) and the probe's number (5): */ \
+	X(DPROBE, "__dtrace_probe")
 
 enum builtin_id {
 #define X(id, s) BI_##id,

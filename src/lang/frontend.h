@@ -17,9 +17,11 @@
 
 #include "../base/arena.h"
 #include "../base/diag.h"
+#include "../program.h"
 
 struct ctypes;
 struct node;
+struct probe;
 
 struct frontend_opts {
 	const char *const *include_dirs;   /* -I DIR, in order */
@@ -29,7 +31,36 @@ struct frontend_opts {
 	bool have_btf;                     /* the host has kernel BTF */
 	char **positional;                 /* $1, $2 ... as given */
 	int npositional;
+	int pid;                           /* -p PID, or 0 */
+	const char *cmd;                   /* -c CMD, or NULL */
+	const char *script_name;           /* the file, or NULL (-e, -n) */
+	/* D: -q, and the -x options in order ("NAME" or "NAME=VALUE") */
+	bool quiet;
+	const char *const *xopts;
+	size_t nxopts;
+	/* What the script's options (#pragma D option, -x) set, for the
+	 * driver to apply: */
+	struct frontend_settings *set;
 };
+
+/* Settings a script makes that reach beyond the compiler. Zero: not
+ * set. */
+struct frontend_settings {
+	bool quiet;
+	bool destructive;
+	uint32_t strsize;
+	uint64_t bufsize;
+	/* D: the key widths of each aggregation (program.h), in the arena */
+	struct dtrace_agg_keys *aggs;
+	uint32_t naggs;
+};
+
+struct program;
+
+/* A probe's own names in the front end's language: given the probe and
+ * (for USDT sites) the function the site is in, fills p->dname. */
+typedef const char *(*frontend_site_func)(const struct probe *p,
+					  struct arena *a);
 
 struct frontend {
 	const char *name;                  /* "bpftrace" */
@@ -39,8 +70,12 @@ struct frontend {
 	struct node *(*parse)(struct arena *a, const char *text,
 			      const struct frontend_opts *o,
 			      struct ctypes *reg, struct diags *d);
+	/* Optional, after the probes are expanded: each probe's names in
+	 * this language (struct probe's dname), for the builtins that read
+	 * them. */
+	void (*name_probes)(struct program *prog, frontend_site_func site);
 };
 
-extern const struct frontend frontend_bpftrace;
+extern const struct frontend frontend_bpftrace, frontend_dtrace;
 
 #endif

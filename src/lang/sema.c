@@ -302,6 +302,20 @@ static const struct type *builtin_type(struct sema *s, struct node *n)
 		}
 		return type_str(s->a, len);
 	}
+	case BI_DPROBE: {
+		/* D's probeprov ... "function:name": strings each probe's
+		 * program stores; 5 is the probe's number */
+		uint32_t k = n->u.builtin.index, len = 1;
+		if (k >= 5)
+			return type_u64();
+		for (uint32_t i = 0; i < s->prog->nprobes; i++) {
+			const struct probe *p = &s->prog->probes[i];
+			if (p->block == s->block && p->dname[k] &&
+			    strlen(p->dname[k]) + 1 > len)
+				len = (uint32_t)strlen(p->dname[k]) + 1;
+		}
+		return type_str(s->a, len);
+	}
 	case BI_CURTASK:
 		return sema_curtask(s);
 	case BI_CTX:

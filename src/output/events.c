@@ -26,7 +26,7 @@ struct output *output_new(const struct program *prog,
 	if (!o->opts.out)
 		o->opts.out = stdout;
 	o->fmt = o->opts.format == OUTPUT_JSON ? &output_format_json :
-		&output_format_text;
+		prog->dtrace.on ? &output_format_dtrace : &output_format_text;
 	if (maps) {
 		o->maps = *maps;
 		o->have_maps = true;
@@ -410,6 +410,10 @@ int output_event(struct output *o, const void *data, size_t size)
 		return maps_print(o, (uint32_t)e->map_id, e->top, e->div);
 	case EV_PRINT_VALUE:
 		return ev_print_value(o, e, d);
+	case EV_DTRACE_PROBE:
+		return dtrace_probe_line(o, e, d, size);
+	case EV_DTRACE_PRINTA:
+		return dtrace_printa(o, e);
 	case EV_CLEAR_MAP:
 		return map_op(o, e, true);
 	case EV_ZERO_MAP:

@@ -32,26 +32,6 @@
 
 
 /* One entry (or, for histograms, one user key) with its values merged. */
-struct ment {
-	const uint8_t *key;     /* user key bytes */
-	const uint8_t *raw;     /* the value of a non-aggregation map */
-	uint64_t a, b;          /* count/sum: a; min/max: a value, b set;
-				 * avg/stats: a count, b total */
-	uint64_t *buckets;      /* hist/lhist */
-	uint64_t bucket;        /* hist/lhist entry: its bucket index */
-	uint64_t total;         /* hist/lhist: sum of buckets */
-	int64_t avg;            /* avg/stats */
-};
-
-struct mctx {
-	struct output *o;
-	const struct map_spec *m;
-	const struct type *vt;
-	uint32_t ksize;         /* user key bytes */
-	uint32_t nb;            /* buckets per hist/lhist key */
-	uint64_t div;
-};
-
 static uint64_t ld64(const uint8_t *p)
 {
 	uint64_t v;

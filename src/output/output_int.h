@@ -67,8 +67,28 @@ struct stacks;
 struct cgroup_cache;
 struct symcache;
 struct output;
-struct mctx;
-struct ment;
+/* One map being printed (maps.c) and one entry of it, merged over
+ * CPUs: what a format's `map` hook gets. */
+struct ment {
+	const uint8_t *key;     /* user key bytes */
+	const uint8_t *raw;     /* the value of a non-aggregation map */
+	uint64_t a, b;          /* count/sum: a; min/max: a value, b set;
+				 * avg/stats: a count, b total */
+	uint64_t *buckets;      /* hist/lhist */
+	uint64_t bucket;        /* hist/lhist entry: its bucket index */
+	uint64_t total;         /* hist/lhist: sum of buckets */
+	int64_t avg;            /* avg/stats */
+};
+
+struct mctx {
+	struct output *o;
+	const struct map_spec *m;
+	const struct type *vt;
+	uint32_t ksize;         /* user key bytes */
+	uint32_t nb;            /* buckets per hist/lhist key */
+	uint64_t div;
+};
+
 
 /* One output format (-f): how each kind of output is written. Every
  * place that writes output asks the format through o->fmt rather than
@@ -109,7 +129,14 @@ struct output_format {
 			     const struct event_spec *e, int64_t ret);
 };
 
-extern const struct output_format output_format_text, output_format_json;
+extern const struct output_format output_format_text, output_format_json,
+	output_format_dtrace;
+
+/* ---- dtrace.c: D's records (EV_DTRACE_*) ---------------------------- */
+
+int dtrace_probe_line(struct output *o, const struct event_spec *e,
+		      const uint8_t *data, size_t size);
+int dtrace_printa(struct output *o, const struct event_spec *e);
 
 struct output {
 	const struct program *prog;
@@ -140,6 +167,10 @@ struct output {
 	struct sbuf scratch_text, scratch_line;
 	int exit_code;              /* exit(CODE)'s, once one came */
 	bool exit_code_set;
+	/* D (dtrace.c): the CPU ID FUNCTION:NAME heading is out; the
+	 * format of the printa() being printed (NULL: the default) */
+	bool dtrace_heading;
+	const char *printa_fmt;
 };
 
 /* The script's line at pos with '~' under its span (formats.c). */

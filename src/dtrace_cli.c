@@ -1,0 +1,323 @@
+/* dtrace_cli.c - sonde as dtrace(8): its command line (-n, -s, -P, -m,
+ * -f, -q, -c, -p, -o, -x, -w, -l, -e ...), the D program it assembles
+ * from them, compile errors in DTrace's words, and -l's listing. Chosen
+ * when sonde runs as `dtrace`, is given -n or -s, or a script file
+ * ending in .d (dtrace_cli_wanted). */
+#include "dtrace_cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "base/log.h"
+
+#define PID_MAX_LIMIT (4 * 1024 * 1024)
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+bool dtrace_cli_wanted(int argc, char **argv)
+{
+	const char *base = strrchr(argv[0], '/');
+	base = base ? base + 1 : argv[0];
+	if (strcmp(base, "dtrace") == 0)
+		return true;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0)
+			break;
+		if (a[0] != '-')
+			return ends_with(a, ".d");
+		if (a[1] == '-')
+			continue;   /* a long option */
+		/* bpftrace has no -n and no -s: either one, alone or among
+		 * bundled flags (-qn), is D */
+		for (const char *c = a + 1; *c; c++) {
+			if (*c == 'n' || *c == 's')
+				return true;
+			if (strchr("epcofBIkd", *c)) {   /* takes an argument */
+				if (!c[1])
+					i++;
+				break;
+			}
+		}
+	}
+	return false;
+}
+
+static int add_prog(struct dtrace_cli *d, char kind, const char *arg)
+{
+	if (d->nprogs == DTRACE_CLI_MAX) {
+		log_error("more than %d programs (-n, -s, -P, -m, -f)",
+			  DTRACE_CLI_MAX);
+		return -1;
+	}
+	d->progs[d->nprogs].kind = kind;
+	d->progs[d->nprogs].arg = arg;
+	d->nprogs++;
+	return 0;
+}
+
+void dtrace_cli_usage(FILE *f)
+{
+	fputs("Usage: dtrace [-qvwlZe] [-o output] [-x opt[=val]] [-c cmd] "
+	      "[-p pid]\n"
+	      "\t[-s script] [-n name] [-P provider] [-m module] "
+	      "[-f function] [args ...]\n\n"
+	      "\t-c  run specified command and exit upon its completion\n"
+	      "\t-e  exit after compiling request but prior to enabling probes\n"
+	      "\t-f  enable or list probes matching the specified function name\n"
+	      "\t-l  list probes matching specified criteria\n"
+	      "\t-m  enable or list probes matching the specified module name\n"
+	      "\t-n  enable or list probes matching the specified probe name\n"
+	      "\t-o  set output file\n"
+	      "\t-p  grab specified process-ID and cache its symbol tables\n"
+	      "\t-P  enable or list probes matching the specified provider name\n"
+	      "\t-q  set quiet mode (only output explicitly traced data)\n"
+	      "\t-s  enable or list probes according to the specified D script\n"
+	      "\t-v  set verbose mode (report stability attributes, arguments)\n"
+	      "\t-w  permit destructive actions\n"
+	      "\t-x  enable or modify compiler and tracing options\n"
+	      "\t-Z  permit probe descriptions that match zero probes\n"
+	      "\t--engine=kernel|process  where the probes run (sonde's)\n",
+	      f);
+}
+
+int dtrace_cli_parse(int argc, char **argv, struct options *o,
+		     struct dtrace_cli *d)
+{
+	static const struct option longopts[] = {
+		{ "engine", required_argument, NULL, 'E' },
+		{ "dry-run", no_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	o->dtrace = true;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+n:s:P:m:f:i:qvwlZeCc:p:o:x:b:D:U:I:FVh",
+				longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': case 's': case 'P': case 'm': case 'f':
+			if (add_prog(d, (char)c, optarg) < 0)
+				return EXIT_SCRIPT;
+			break;
+		case 'i':
+			log_error("-i: probe IDs are sonde's own numbering of one "
+				  "run's probes; name the probe with -n");
+			return EXIT_SCRIPT;
+		case 'q': d->quiet = true; break;
+		case 'v': log_verbose = 1; break;
+		case 'w': d->destructive = true; break;
+		case 'l': d->list = true; break;
+		case 'Z': break;   /* zero matches are errors all the same */
+		case 'e': o->dry_run = true; break;
+		case 'c': o->cmd = optarg; break;
+		case 'o': o->out_file = optarg; break;
+		case 'b':
+			if (d->nx == DTRACE_CLI_MAX)
+				return EXIT_SCRIPT;
+			d->x[d->nx++] = strcat(strcpy(malloc(strlen(optarg) + 9),
+						      "bufsize="), optarg);
+			break;
+		case 'x':
+			if (d->nx == DTRACE_CLI_MAX) {
+				log_error("-x: more than %d options",
+					  DTRACE_CLI_MAX);
+				return EXIT_SCRIPT;
+			}
+			d->x[d->nx++] = optarg;
+			break;
+		case 'p': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || errno || v < 1 ||
+			    v > PID_MAX_LIMIT) {
+				fprintf(stderr, "dtrace: invalid pid: %s\n",
+					optarg);
+				return EXIT_SCRIPT;
+			}
+			o->pid = (int)v;
+			break;
+		}
+		case 'E':
+			o->engine = engine_find(optarg);
+			if (!o->engine) {
+				log_error("--engine: unknown engine '%s' (kernel or "
+					  "process)", optarg);
+				return EXIT_SCRIPT;
+			}
+			break;
+		case 'C': case 'D': case 'U': case 'I':
+			fprintf(stderr, "dtrace: -%c: the C preprocessor is not "
+				"supported yet by sonde's D\n", c);
+			return EXIT_SCRIPT;
+		case 'F':
+			fprintf(stderr, "dtrace: -F (flowindent) is not supported "
+				"yet by sonde's D\n");
+			return EXIT_SCRIPT;
+		case 'V':
+			printf("dtrace: Sun D 1.6.3 (sonde v%s)\n", SONDE_VERSION);
+			exit(EXIT_OK);
+		case 'h':
+			dtrace_cli_usage(stdout);
+			exit(EXIT_OK);
+		default:
+			dtrace_cli_usage(stderr);
+			return 2;
+		}
+	}
+	/* `sonde x.d ARGS`: the script, as `dtrace -s x.d ARGS` */
+	if (!d->nprogs && optind < argc && ends_with(argv[optind], ".d") &&
+	    add_prog(d, 's', argv[optind++]) < 0)
+		return EXIT_SCRIPT;
+	if (options_env(&o->env) < 0)
+		return EXIT_SCRIPT;
+	if (!d->nprogs) {
+		dtrace_cli_usage(stderr);
+		return 2;
+	}
+	if (optind < argc && strcmp(argv[optind], "--") == 0)
+		optind++;
+	o->positional = argv + optind;
+	o->npositional = argc - optind;
+	return 0;
+}
+
+/* The -n text up to the first '{', '/' or ';': what the matched line
+ * names, as dtrace(8) cuts it. */
+static char *desc_name(const char *arg)
+{
+	size_t n = strcspn(arg, "{/;");
+	char *s = malloc(n + 1);
+	if (s) {
+		memcpy(s, arg, n);
+		s[n] = 0;
+	}
+	return s;
+}
+
+int dtrace_cli_program(struct dtrace_cli *d, char **text, char **label,
+		       const char **name)
+{
+	size_t cap = 1, len = 0;
+	char *out = malloc(cap);
+	if (!out)
+		return -ENOMEM;
+	out[0] = 0;
+	*label = NULL;
+	*name = "stdin";
+	for (int i = 0; i < d->nprogs; i++) {
+		const char *arg = d->progs[i].arg;
+		char *piece = NULL;
+		size_t plen = 0;
+		switch (d->progs[i].kind) {
+		case 's':
+			piece = file_read(arg, &plen);
+			if (!piece) {
+				fprintf(stderr, "dtrace: failed to open %s: %s\n",
+					arg, strerror(errno));
+				free(out);
+				return -errno;
+			}
+			if (memchr(piece, 0, plen)) {
+				fprintf(stderr, "dtrace: failed to compile script "
+					"%s: the file holds a NUL byte\n", arg);
+				free(piece);
+				free(out);
+				return -EINVAL;
+			}
+			if (!*label) {
+				*label = malloc(strlen(arg) + 16);
+				if (*label)
+					sprintf(*label, "script '%s'", arg);
+				*name = arg;
+			}
+			break;
+		default: {
+			const char *fmt = d->progs[i].kind == 'n' ? "%s" :
+				d->progs[i].kind == 'P' ? "%s:::" :
+				d->progs[i].kind == 'm' ? ":%s::" : "::%s:";
+			plen = strlen(arg) + 4;
+			piece = malloc(plen + 1);
+			if (piece)
+				snprintf(piece, plen + 1, fmt, arg);
+			plen = piece ? strlen(piece) : 0;
+			if (!*label && piece) {
+				char *dn = desc_name(piece);
+				*label = malloc(strlen(dn ? dn : "") + 20);
+				if (*label)
+					sprintf(*label, "description '%s'",
+						dn ? dn : "");
+				free(dn);
+				d->spec = arg;
+			}
+		}
+		}
+		if (!piece) {
+			free(out);
+			return -ENOMEM;
+		}
+		/* a #! line stays first only in the first piece */
+		char *grown = realloc(out, cap + plen + 2);
+		if (!grown) {
+			free(piece);
+			free(out);
+			return -ENOMEM;
+		}
+		out = grown;
+		if (i && piece[0] == '#' && piece[1] == '!')
+			piece[0] = piece[1] = ' ';
+		memcpy(out + len, piece, plen);
+		len += plen;
+		out[len++] = '\n';
+		out[len] = 0;
+		cap += plen + 1;
+		free(piece);
+	}
+	*text = out;
+	return 0;
+}
+
+/* "dtrace: failed to compile script x.d: line 3: message": the first
+ * error, as DTrace stops at it (-n: "invalid probe specifier TEXT"). */
+void dtrace_cli_diags(const struct dtrace_cli *d, const struct diags *ds,
+		      const char *name, FILE *f)
+{
+	for (size_t i = 0; i < ds->list.n; i++) {
+		const struct diag *g = &ds->list.v[i];
+		if (g->level == DIAG_WARNING) {
+			fprintf(f, "dtrace: warning: %s\n", g->msg);
+			continue;
+		}
+		if (d->spec && !strcmp(name, "stdin"))
+			fprintf(f, "dtrace: invalid probe specifier %s: %s\n",
+				d->spec, g->msg);
+		else if (g->pos.line)
+			fprintf(f, "dtrace: failed to compile script %s: line "
+				"%u: %s\n", name, g->pos.line, g->msg);
+		else
+			fprintf(f, "dtrace: failed to compile script %s: %s\n",
+				name, g->msg);
+		return;
+	}
+}
+
+void dtrace_cli_list(const struct program *prog, FILE *f)
+{
+	fprintf(f, "%5s %10s %17s %33s %s\n", "ID", "PROVIDER", "MODULE",
+		"FUNCTION", "NAME");
+	for (uint32_t i = 0; i < prog->nprobes; i++) {
+		const struct probe *p = &prog->probes[i];
+#define S(k) (p->dname[k] ? p->dname[k] : "")
+		fprintf(f, "%5u %10s %17s %33s %s\n", i + 1, S(0), S(1), S(2),
+			S(3));
+#undef S
+	}
+}

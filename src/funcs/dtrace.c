@@ -1,0 +1,83 @@
+/* dtrace.c - the actions D's front end (lang/d_names.c) calls that
+ * bpftrace's language has no word for. They are named __dtrace_* so
+ * that no bpftrace script meets them by accident:
+ *   __dtrace_trace(WIDTH, x)     trace(x): x as DTrace prints a traced
+ *                                value (WIDTH 4 or 8: the integer's D
+ *                                size), quiet or not
+ *   __dtrace_probe_line("%3d %6d %32s ", cpu, id, "function:name")
+ *                                a record's "CPU ID FUNCTION:NAME" start
+ *   __dtrace_printa(@m[, fmt])   printa()
+ * Each is one event through the ring; output/dtrace.c prints them. */
+#include "funcs_int.h"
+
+#include <string.h>
+
+/* A printf event with a format chosen here, for the arguments from
+ * `first` on. */
+static const struct type *format_event(struct sema *s, struct node *n,
+				       const char *fmt, uint32_t first,
+				       enum event_kind kind)
+{
+	bool ok = true;
+	const struct type *args = sema_check_format(s, n, fmt, first, &ok);
+	if (!ok)
+		return NULL;
+	struct event_spec e = { .kind = kind, .fmt = fmt, .args = args,
+				.map_id = -1, .pos = n->pos };
+	sema_add_event(s, n, &e);
+	return type_none();
+}
+
+static const struct type *check_trace(struct sema *s, struct node *n)
+{
+	const struct type *t = sema_expr(s, arg(n, 1));
+	if (!t)
+		return NULL;
+	bool quiet = s->prog->dtrace.quiet;
+	const char *fmt;
+	if (t->kind == TYPE_STR)
+		fmt = quiet ? "%s" : "  %-33s";
+	else if (t->kind == TYPE_INT)
+		fmt = quiet ? "%d" : arg(n, 0)->u.ival == 4 ? " %8d" : " %16d";
+	else {
+		sema_error(s, arg(n, 1)->pos, "ARG_TYPE",
+			   "trace( ) of a value of type '%s' is not supported "
+			   "yet", sema_tname(s, t));
+		return NULL;
+	}
+	return format_event(s, n, fmt, 1, EV_PRINTF);
+}
+
+/* the front end writes the format: "%3d %6d %32s " */
+static const struct type *check_probe_line(struct sema *s, struct node *n)
+{
+	return funcs_check_format_event(s, n, EV_DTRACE_PROBE);
+}
+
+static const struct type *check_printa(struct sema *s, struct node *n)
+{
+	struct sema_map *m = sema_map_arg(s, n, false);
+	if (!m)
+		return NULL;
+	const char *fmt = nargs(n) > 1 ? lit_arg(n, 1) : NULL;
+	if (nargs(n) > 1)
+		sema_compile_time_str(s, arg(n, 1));
+	struct event_spec e = { .kind = EV_DTRACE_PRINTA, .map_id = m->id,
+				.fmt = fmt, .pos = n->pos };
+	sema_add_event(s, n, &e);
+	return type_none();
+}
+
+/* printa's event carries no fields: the map is read when it arrives */
+static struct cval gen_printa(struct cg *cg, const struct node *call)
+{
+	cg_emit_event(cg, call, nargs(call), NULL);
+	return cg_imm(0, call->type);
+}
+
+const struct func funcs_dtrace[] = {
+	{ "__dtrace_trace", 2, 2, 0, 0, check_trace, funcs_gen_event },
+	{ "__dtrace_probe_line", 4, 4, 0, 0, check_probe_line, funcs_gen_event },
+	{ "__dtrace_printa", 1, 2, 0, 0, check_printa, gen_printa },
+	{ NULL },
+};

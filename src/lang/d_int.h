@@ -1,0 +1,57 @@
+/* d_int.h - inside the D front end: the parser (d_parser.c: clauses,
+ * statements, expressions into ast.h's nodes), D's names for builtins
+ * and functions (d_names.c) and the driver (d.c: pragmas, options,
+ * probe descriptions into attach points). */
+#ifndef SONDE_D_INT_H
+#define SONDE_D_INT_H
+
+#include "ast.h"
+#include "d_lexer.h"
+#include "frontend.h"
+
+#define D_MAX_DEPTH 100        /* expression and statement nesting */
+
+struct d_parser {
+	struct d_lexer lx;
+	struct d_tok tok;
+	struct arena *a;
+	struct diags *d;
+	const struct frontend_opts *o;
+	int depth;
+	bool in_pred;              /* '/' at paren depth 0 ends it */
+	int parens;
+	bool records;              /* the clause has a data-recording action */
+	bool bail;                 /* too many errors: stop */
+};
+
+void d_next(struct d_parser *p);
+bool d_accept(struct d_parser *p, const char *op);
+bool d_expect(struct d_parser *p, const char *op);
+void d_error(struct d_parser *p, struct pos pos, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* d_parser.c */
+struct node *d_parse_expr(struct d_parser *p);
+/* At '{'; an outer block (a clause's) leaves its '}' as the token. */
+struct node *d_parse_block(struct d_parser *p, bool outer);
+
+/* node builders */
+struct node *d_int(struct d_parser *p, struct pos pos, uint64_t v);
+struct node *d_str(struct d_parser *p, struct pos pos, const char *s);
+struct node *d_call(struct d_parser *p, struct pos pos, const char *name,
+		    struct node *a0, struct node *a1, struct node *a2);
+struct node *d_builtin(struct d_parser *p, struct pos pos,
+		       enum builtin_id id, uint32_t index);
+
+/* d_names.c: an identifier as an expression (a builtin variable, or a
+ * D global), and a call of a D function, as the AST says them. */
+struct node *d_name(struct d_parser *p, const char *name, struct pos pos);
+struct node *d_map_call(struct d_parser *p, const char *name,
+			struct node_list *args, struct pos pos);
+/* A $macro variable: $1, $$1, $target, $pid ... */
+struct node *d_macro(struct d_parser *p, const struct d_tok *t);
+/* 4 when D would type the expression as a 32-bit int (trace() prints
+ * it %8d), else 8. */
+int d_int_width(const struct node *n);
+
+#endif

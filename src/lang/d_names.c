@@ -1,0 +1,270 @@
+/* d_names.c - D's names for what the AST already has: builtin
+ * variables (execname is comm, timestamp nsecs ...), functions (quantize
+ * is hist, copyinstr str ...), $macro variables, and D's scopes as maps
+ * and variables (a global x is the map @.x, self->x the map @.self.x
+ * keyed by tid, this->x the clause variable $this_x). What sonde cannot
+ * do yet is an error that says so, never a silent difference. */
+#include "d_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct {
+	const char *name;
+	enum builtin_id id;
+} d_builtins[] = {
+	{ "pid", BI_PID }, { "tid", BI_TID }, { "uid", BI_UID },
+	{ "gid", BI_GID }, { "execname", BI_COMM }, { "timestamp", BI_NSECS },
+	{ "cpu", BI_CPU }, { "curthread", BI_CURTASK },
+	{ NULL, 0 },
+};
+
+/* D's variables that sonde does not provide yet (README: D language). */
+static const char *const d_missing[] = {
+	"vtimestamp", "walltimestamp", "errno", "stackdepth", "ustackdepth",
+	"uregs", "curpsinfo", "curlwpsinfo", "caller", "ucaller", "epid",
+	"id", "ipl", "root", "cwd", "arg", "curcpu", "zonename", "projid",
+	"taskid", NULL,
+};
+
+static const char *const d_probe_parts[] = {
+	"probeprov", "probemod", "probefunc", "probename",
+};
+
+struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
+{
+	for (int i = 0; d_builtins[i].name; i++)
+		if (strcmp(d_builtins[i].name, name) == 0)
+			return d_builtin(p, pos, d_builtins[i].id, 0);
+	if (strncmp(name, "arg", 3) == 0 && name[3] >= '0' && name[3] <= '9' &&
+	    !name[4])
+		return d_builtin(p, pos, BI_ARG, (uint32_t)(name[3] - '0'));
+	for (int i = 0; i < 4; i++)
+		if (strcmp(d_probe_parts[i], name) == 0)
+			return d_builtin(p, pos, BI_DPROBE, (uint32_t)i);
+	if (strcmp(name, "ppid") == 0) {
+		/* the parent's process id, from the task's BTF */
+		struct node *parent = node_new(p->a, N_FIELD, pos);
+		parent->u.field.base = d_builtin(p, pos, BI_CURTASK, 0);
+		parent->u.field.name = "real_parent";
+		parent->u.field.arrow = true;
+		struct node *tgid = node_new(p->a, N_FIELD, pos);
+		tgid->u.field.base = parent;
+		tgid->u.field.name = "tgid";
+		tgid->u.field.arrow = true;
+		return tgid;
+	}
+	for (int i = 0; d_missing[i]; i++)
+		if (strcmp(d_missing[i], name) == 0) {
+			d_error(p, pos, "built-in variable %s is not supported "
+				"yet by sonde's D", name);
+			return NULL;
+		}
+	/* a global scalar */
+	struct node *m = node_new(p->a, N_MAP, pos);
+	m->u.map.name = arena_printf(p->a, "@.%s", name);
+	return m;
+}
+
+struct node *d_macro(struct d_parser *p, const struct d_tok *t)
+{
+	const char *s = t->s;
+	if (s[0] >= '0' && s[0] <= '9') {
+		char *end;
+		unsigned long n = strtoul(s, &end, 10);
+		if (*end || n > 1000) {
+			d_error(p, t->pos, "invalid macro argument $%s", s);
+			return NULL;
+		}
+		struct node *x = node_new(p->a, N_POSITIONAL, t->pos);
+		x->u.positional.index = (uint32_t)n;
+		if (n == 0)   /* $0: the script's name */
+			return d_str(p, t->pos, p->o->script_name ?
+				     p->o->script_name : "");
+		return t->dollar2 ? d_call(p, t->pos, "str", x, NULL, NULL) : x;
+	}
+	if (strcmp(s, "target") == 0) {
+		if (p->o->pid > 0)
+			return d_int(p, t->pos, (uint64_t)p->o->pid);
+		if (p->o->cmd)
+			return d_builtin(p, t->pos, BI_CPID, 0);
+		d_error(p, t->pos, "$target is defined only with -c CMD or -p "
+			"PID");
+		return NULL;
+	}
+	uint64_t v;
+	if (strcmp(s, "pid") == 0)
+		v = (uint64_t)getpid();
+	else if (strcmp(s, "ppid") == 0)
+		v = (uint64_t)getppid();
+	else if (strcmp(s, "uid") == 0)
+		v = getuid();
+	else if (strcmp(s, "gid") == 0)
+		v = getgid();
+	else {
+		d_error(p, t->pos, "macro variable $%s is not defined", s);
+		return NULL;
+	}
+	return d_int(p, t->pos, v);
+}
+
+int d_int_width(const struct node *n)
+{
+	switch (n->kind) {
+	case N_INT:
+		return n->u.ival <= 0x7fffffff ? 4 : 8;
+	case N_BUILTIN:
+		switch (n->u.builtin.id) {
+		case BI_PID: case BI_TID: case BI_UID: case BI_GID:
+		case BI_CPU: case BI_CPID:
+			return 4;
+		default:
+			return 8;
+		}
+	case N_FIELD:   /* ppid */
+		return strcmp(n->u.field.name, "tgid") == 0 ? 4 : 8;
+	case N_CAST:
+		return strstr(n->u.cast.type_name, "64") ? 8 : 4;
+	case N_BINOP:
+		if (n->u.binop.op >= OP_LAND)   /* && || and comparisons */
+			return 4;
+		return d_int_width(n->u.binop.lhs) == 4 &&
+			d_int_width(n->u.binop.rhs) == 4 ? 4 : 8;
+	case N_UNOP:
+		return n->u.unop.op == OP_LNOT ? 4 :
+			d_int_width(n->u.unop.operand);
+	case N_TERNARY:
+		return d_int_width(n->u.ternary.then) == 4 &&
+			d_int_width(n->u.ternary.els) == 4 ? 4 : 8;
+	default:
+		return 8;
+	}
+}
+
+/* D's functions that sonde does not provide yet. */
+static const char *const d_missing_funcs[] = {
+	"stddev", "llquantize", "normalize", "denormalize", "tracemem",
+	"print", "speculation", "speculate", "commit", "discard", "copyin",
+	"copyinto", "copyout", "copyoutstr", "strlen", "strjoin", "substr",
+	"index", "rindex", "strchr", "strrchr", "strstr", "strtok", "toupper",
+	"tolower", "lltostr", "basename", "dirname", "stack", "ustack",
+	"jstack", "umod", "mod", "uaddr", "alloca", "bcopy", "rand",
+	"mutex_owned", "progenyof", "chill", "breakpoint", "panic", "stop",
+	"freopen", "ftruncate", "setopt", "getmajor", "getminor", "htons",
+	"htonl", "htonll", "ntohs", "ntohl", "ntohll", "inet_ntoa",
+	"inet_ntoa6", "inet_ntop", "ddi_pathname", "cleanpath", "d_path",
+	"link_ntop", NULL,
+};
+
+static struct node *call_with(struct d_parser *p, struct pos pos,
+			      const char *name, struct node_list *args)
+{
+	struct node *c = node_new(p->a, N_CALL, pos);
+	c->u.call.name = name;
+	c->u.call.args = *args;
+	return c;
+}
+
+static bool arity(struct d_parser *p, const char *name, struct pos pos,
+		  const struct node_list *args, uint32_t lo, uint32_t hi)
+{
+	if (args->n >= lo && args->n <= hi)
+		return true;
+	d_error(p, pos, "%s( ) prototype mismatch: %u arguments passed, "
+		"%u%s expected", name, args->n, lo,
+		hi > lo ? " or more" : "");
+	return false;
+}
+
+struct node *d_map_call(struct d_parser *p, const char *name,
+			struct node_list *args, struct pos pos)
+{
+	static const struct { const char *d, *sonde; uint8_t lo, hi; bool rec; }
+	same[] = {
+		{ "printf", "printf", 1, 255, true },
+		{ "exit", "exit", 1, 1, true },
+		{ "system", "system", 1, 255, true },
+		{ "copyinstr", "str", 1, 2, false },
+		{ "json", "json", 2, 2, false },
+		{ "count", "count", 0, 0, false },
+		{ "sum", "sum", 1, 1, false },
+		{ "avg", "avg", 1, 1, false },
+		{ "min", "min", 1, 1, false },
+		{ "max", "max", 1, 1, false },
+		{ "quantize", "hist", 1, 1, false },
+		{ "clear", "zero", 1, 1, false },
+		{ "raise", "signal", 1, 1, false },
+		{ "func", "ksym", 1, 1, false },
+		{ "sym", "ksym", 1, 1, false },
+		{ "ufunc", "usym", 1, 1, false },
+		{ "usym", "usym", 1, 1, false },
+		{ NULL, NULL, 0, 0, false },
+	};
+	for (int i = 0; same[i].d; i++) {
+		if (strcmp(same[i].d, name) != 0)
+			continue;
+		if (!arity(p, name, pos, args, same[i].lo, same[i].hi))
+			return NULL;
+		p->records |= same[i].rec;
+		return call_with(p, pos, same[i].sonde, args);
+	}
+	if (strcmp(name, "trace") == 0) {
+		if (!arity(p, name, pos, args, 1, 1))
+			return NULL;
+		p->records = true;
+		return d_call(p, pos, "__dtrace_trace",
+			      d_int(p, pos, (uint64_t)d_int_width(args->v[0])),
+			      args->v[0], NULL);
+	}
+	if (strcmp(name, "printa") == 0) {
+		if (!arity(p, name, pos, args, 1, 2))
+			return NULL;
+		p->records = true;
+		struct node *m = args->v[args->n - 1];
+		if (m->kind != N_MAP || m->u.map.keys.n ||
+		    m->u.map.name[1] == '.') {
+			d_error(p, m->pos, "printa( ) argument #%u must be an "
+				"aggregation", args->n);
+			return NULL;
+		}
+		if (args->n == 2 && args->v[0]->kind != N_STR) {
+			d_error(p, args->v[0]->pos, "printa( ) argument #1 must "
+				"be a string literal format");
+			return NULL;
+		}
+		return d_call(p, pos, "__dtrace_printa", m,
+			      args->n == 2 ? args->v[0] : NULL, NULL);
+	}
+	if (strcmp(name, "lquantize") == 0) {
+		if (!arity(p, name, pos, args, 3, 4))
+			return NULL;
+		struct node *c = call_with(p, pos, "lhist", args);
+		if (args->n == 3)
+			node_list_push(p->a, &c->u.call.args, d_int(p, pos, 1));
+		return c;
+	}
+	if (strcmp(name, "trunc") == 0) {
+		if (!arity(p, name, pos, args, 1, 2))
+			return NULL;
+		if (args->n == 2) {
+			d_error(p, pos, "trunc( ) with a count of entries to "
+				"keep is not supported yet by sonde's D");
+			return NULL;
+		}
+		return call_with(p, pos, "clear", args);
+	}
+	if (strcmp(name, "stringof") == 0) {
+		if (!arity(p, name, pos, args, 1, 1))
+			return NULL;
+		return args->v[0];
+	}
+	for (int i = 0; d_missing_funcs[i]; i++)
+		if (strcmp(d_missing_funcs[i], name) == 0) {
+			d_error(p, pos, "%s( ) is not supported yet by sonde's D",
+				name);
+			return NULL;
+		}
+	d_error(p, pos, "failed to resolve %s: Unknown function", name);
+	return NULL;
+}

@@ -1,0 +1,662 @@
+/* d_parser.c - D's statements and expressions into ast.h's nodes, by
+ * recursive descent with C's precedence (and D's ^^ between && and ||).
+ * Nesting is capped (D_MAX_DEPTH), so a hostile script cannot exhaust
+ * the stack; after DIAG_MAX_ERRORS errors the parser stops. */
+#include "d_int.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+void d_error(struct d_parser *p, struct pos pos, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(p->d, DIAG_ERROR, pos, "SYNTAX", fmt, ap);
+	va_end(ap);
+	if (p->d->nerrors >= DIAG_MAX_ERRORS)
+		p->bail = true;
+}
+
+void d_next(struct d_parser *p)
+{
+	d_lex_next(&p->lx, &p->tok);
+	if (p->tok.kind == DT_ERROR && p->d->nerrors >= DIAG_MAX_ERRORS)
+		p->bail = true;
+}
+
+bool d_accept(struct d_parser *p, const char *op)
+{
+	if (!d_tok_is(&p->tok, op))
+		return false;
+	d_next(p);
+	return true;
+}
+
+static const char *tok_text(const struct d_tok *t)
+{
+	switch (t->kind) {
+	case DT_EOF: return "end of input";
+	case DT_OP: return t->op;
+	case DT_IDENT: return t->s;
+	case DT_STR: return "string";
+	case DT_INT: case DT_CHAR: return "constant";
+	case DT_AGG: return "@";
+	case DT_MACRO: return "$";
+	default: return "?";
+	}
+}
+
+bool d_expect(struct d_parser *p, const char *op)
+{
+	if (d_accept(p, op))
+		return true;
+	if (p->tok.kind != DT_ERROR)
+		d_error(p, p->tok.pos, "syntax error near \"%s\": expected '%s'",
+			tok_text(&p->tok), op);
+	p->bail = true;
+	return false;
+}
+
+struct node *d_int(struct d_parser *p, struct pos pos, uint64_t v)
+{
+	struct node *n = node_new(p->a, N_INT, pos);
+	n->u.ival = v;
+	return n;
+}
+
+struct node *d_str(struct d_parser *p, struct pos pos, const char *s)
+{
+	struct node *n = node_new(p->a, N_STR, pos);
+	n->u.str.s = s;
+	n->u.str.len = (uint32_t)strlen(s);
+	return n;
+}
+
+struct node *d_call(struct d_parser *p, struct pos pos, const char *name,
+		    struct node *a0, struct node *a1, struct node *a2)
+{
+	struct node *n = node_new(p->a, N_CALL, pos);
+	n->u.call.name = name;
+	if (a0)
+		node_list_push(p->a, &n->u.call.args, a0);
+	if (a1)
+		node_list_push(p->a, &n->u.call.args, a1);
+	if (a2)
+		node_list_push(p->a, &n->u.call.args, a2);
+	return n;
+}
+
+struct node *d_builtin(struct d_parser *p, struct pos pos,
+		       enum builtin_id id, uint32_t index)
+{
+	struct node *n = node_new(p->a, N_BUILTIN, pos);
+	n->u.builtin.id = id;
+	n->u.builtin.index = index;
+	return n;
+}
+
+static struct node *binop(struct d_parser *p, struct pos pos, enum op op,
+			  struct node *l, struct node *r)
+{
+	struct node *n = node_new(p->a, N_BINOP, pos);
+	n->u.binop.op = op;
+	n->u.binop.lhs = l;
+	n->u.binop.rhs = r;
+	return n;
+}
+
+static struct node *unop(struct d_parser *p, struct pos pos, enum op op,
+			 struct node *x)
+{
+	struct node *n = node_new(p->a, N_UNOP, pos);
+	n->u.unop.op = op;
+	n->u.unop.operand = x;
+	return n;
+}
+
+static bool enter(struct d_parser *p)
+{
+	if (p->bail)
+		return false;
+	if (++p->depth > D_MAX_DEPTH) {
+		d_error(p, p->tok.pos, "expression or statement nested more "
+			"than %d deep", D_MAX_DEPTH);
+		p->bail = true;
+		return false;
+	}
+	return true;
+}
+
+static struct node *leave(struct d_parser *p, struct node *n)
+{
+	p->depth--;
+	return n;
+}
+
+static struct node *parse_ternary(struct d_parser *p);
+static struct node *parse_unary(struct d_parser *p);
+
+/* Arguments up to ')' (the '(' consumed). */
+static bool parse_args(struct d_parser *p, struct node_list *out,
+		       const char *close)
+{
+	p->parens++;
+	if (!d_accept(p, close)) {
+		do {
+			struct node *e = parse_ternary(p);
+			if (!e)
+				return false;
+			node_list_push(p->a, out, e);
+		} while (d_accept(p, ","));
+		if (!d_expect(p, close))
+			return false;
+	}
+	p->parens--;
+	return true;
+}
+
+static bool is_assignable(const struct node *n)
+{
+	return n && (n->kind == N_MAP || n->kind == N_VAR);
+}
+
+/* self->name, this->name */
+static struct node *scoped_var(struct d_parser *p, bool self, struct pos pos)
+{
+	if (p->tok.kind != DT_IDENT) {
+		d_error(p, p->tok.pos, "syntax error near \"%s\": a variable "
+			"name must follow %s->", tok_text(&p->tok),
+			self ? "self" : "this");
+		p->bail = true;
+		return NULL;
+	}
+	const char *name = p->tok.s;
+	pos.len = p->tok.pos.col + p->tok.pos.len - pos.col;
+	d_next(p);
+	if (!self) {
+		struct node *v = node_new(p->a, N_VAR, pos);
+		v->u.var.name = arena_printf(p->a, "this_%s", name);
+		return v;
+	}
+	/* a thread-local: one map per name, keyed by the thread */
+	struct node *m = node_new(p->a, N_MAP, pos);
+	m->u.map.name = arena_printf(p->a, "@.self.%s", name);
+	node_list_push(p->a, &m->u.map.keys, d_builtin(p, pos, BI_TID, 0));
+	return m;
+}
+
+static const char *const int_types[][2] = {
+	{ "char", "int8" }, { "short", "int16" }, { "int", "int32" },
+	{ "long", "int64" }, { "int8_t", "int8" }, { "int16_t", "int16" },
+	{ "int32_t", "int32" }, { "int64_t", "int64" }, { "uint8_t", "uint8" },
+	{ "uint16_t", "uint16" }, { "uint32_t", "uint32" },
+	{ "uint64_t", "uint64" }, { "uchar_t", "uint8" },
+	{ "ushort_t", "uint16" }, { "uint_t", "uint32" },
+	{ "ulong_t", "uint64" }, { "size_t", "uint64" },
+	{ "ssize_t", "int64" }, { "uintptr_t", "uint64" },
+	{ "intptr_t", "int64" }, { "pid_t", "int32" }, { "uid_t", "uint32" },
+	{ "gid_t", "uint32" }, { "id_t", "int32" }, { "off_t", "int64" },
+	{ NULL, NULL },
+};
+
+/* After '(' when a type name follows: "(TYPE)expr". NULL if the
+ * parenthesis holds no type name. */
+static const char *cast_type(struct d_parser *p, bool *is_string,
+			     bool *is_ptr)
+{
+	if (p->tok.kind != DT_IDENT)
+		return NULL;
+	const char *w = p->tok.s;
+	bool uns = false, known = false;
+	const char *name = NULL;
+	*is_string = false;
+	*is_ptr = false;
+	if (strcmp(w, "string") == 0) {
+		*is_string = known = true;
+		d_next(p);
+	} else if (strcmp(w, "struct") == 0 || strcmp(w, "union") == 0) {
+		d_next(p);
+		if (p->tok.kind == DT_IDENT)
+			d_next(p);
+		known = true;
+		name = "uint64";
+	} else {
+		for (;;) {
+			if (p->tok.kind != DT_IDENT)
+				break;
+			const char *s = p->tok.s;
+			if (strcmp(s, "unsigned") == 0 || strcmp(s, "signed") == 0) {
+				uns = s[0] == 'u';
+				known = true;
+				d_next(p);
+				continue;
+			}
+			if (strcmp(s, "const") == 0 || strcmp(s, "volatile") == 0) {
+				d_next(p);
+				continue;
+			}
+			int i = 0;
+			while (int_types[i][0] && strcmp(int_types[i][0], s))
+				i++;
+			if (!int_types[i][0])
+				break;
+			/* "long long", "long int": the widest wins */
+			if (!name || strcmp(int_types[i][1], "int32") != 0)
+				name = int_types[i][1];
+			known = true;
+			d_next(p);
+		}
+		if (known && !name)
+			name = "int32";
+		if (uns && name && name[0] == 'i')
+			name = arena_printf(p->a, "u%s", name);
+	}
+	if (!known)
+		return NULL;
+	while (d_accept(p, "*"))
+		*is_ptr = true;
+	return name ? name : "uint64";
+}
+
+static struct node *parse_primary(struct d_parser *p)
+{
+	struct d_tok t = p->tok;
+	switch (t.kind) {
+	case DT_INT:
+	case DT_CHAR:
+		d_next(p);
+		return d_int(p, t.pos, t.ival);
+	case DT_STR: {
+		d_next(p);
+		struct node *n = node_new(p->a, N_STR, t.pos);
+		n->u.str.s = t.s;
+		n->u.str.len = t.n;
+		/* adjacent literals join, as in C */
+		while (p->tok.kind == DT_STR) {
+			n->u.str.s = arena_printf(p->a, "%s%s", n->u.str.s,
+						  p->tok.s);
+			n->u.str.len += p->tok.n;
+			d_next(p);
+		}
+		return n;
+	}
+	case DT_MACRO:
+		d_next(p);
+		return d_macro(p, &t);
+	case DT_AGG: {
+		d_next(p);
+		struct node *m = node_new(p->a, N_MAP, t.pos);
+		m->u.map.name = arena_printf(p->a, "@%s", t.s);
+		if (d_accept(p, "[") &&
+		    !parse_args(p, &m->u.map.keys, "]"))
+			return NULL;
+		return m;
+	}
+	case DT_IDENT:
+		d_next(p);
+		if ((strcmp(t.s, "self") == 0 || strcmp(t.s, "this") == 0) &&
+		    d_accept(p, "->"))
+			return scoped_var(p, t.s[0] == 's', t.pos);
+		if (d_accept(p, "(")) {
+			struct node_list args = { 0 };
+			if (!parse_args(p, &args, ")"))
+				return NULL;
+			return d_map_call(p, t.s, &args, t.pos);
+		}
+		if (d_tok_is(&p->tok, "[")) {
+			d_next(p);
+			struct node_list keys = { 0 };
+			if (!parse_args(p, &keys, "]"))
+				return NULL;
+			if (strcmp(t.s, "args") == 0) {
+				if (keys.n != 1 || keys.v[0]->kind != N_INT ||
+				    keys.v[0]->u.ival > 9) {
+					d_error(p, t.pos, "args[] takes a constant "
+						"index from 0 to 9");
+					return NULL;
+				}
+				return d_builtin(p, t.pos, BI_ARG,
+						 (uint32_t)keys.v[0]->u.ival);
+			}
+			struct node *m = node_new(p->a, N_MAP, t.pos);
+			m->u.map.name = arena_printf(p->a, "@.%s", t.s);
+			m->u.map.keys = keys;
+			return m;
+		}
+		return d_name(p, t.s, t.pos);
+	case DT_OP:
+		if (d_accept(p, "(")) {
+			bool is_string, is_ptr;
+			const char *ty = cast_type(p, &is_string, &is_ptr);
+			if (ty) {
+				if (!d_expect(p, ")"))
+					return NULL;
+				struct node *x = parse_unary(p);
+				if (!x || is_string || is_ptr)
+					return x;
+				struct node *c = node_new(p->a, N_CAST, t.pos);
+				c->u.cast.type_name = ty;
+				c->u.cast.expr = x;
+				return c;
+			}
+			p->parens++;
+			bool pred = p->in_pred;
+			p->in_pred = false;
+			struct node *e = d_parse_expr(p);
+			p->in_pred = pred;
+			p->parens--;
+			if (!e || !d_expect(p, ")"))
+				return NULL;
+			return e;
+		}
+		break;
+	default:
+		break;
+	}
+	if (t.kind != DT_ERROR)
+		d_error(p, t.pos, "syntax error near \"%s\"", tok_text(&t));
+	p->bail = true;
+	return NULL;
+}
+
+static struct node *parse_postfix(struct d_parser *p)
+{
+	struct node *n = parse_primary(p);
+	while (n && !p->bail) {
+		struct pos pos = p->tok.pos;
+		if (d_tok_is(&p->tok, "->") || d_tok_is(&p->tok, ".")) {
+			bool arrow = p->tok.op[0] == '-';
+			d_next(p);
+			if (p->tok.kind != DT_IDENT) {
+				d_error(p, p->tok.pos, "syntax error near "
+					"\"%s\": a member name was expected",
+					tok_text(&p->tok));
+				return NULL;
+			}
+			struct node *f = node_new(p->a, N_FIELD, pos);
+			f->u.field.base = n;
+			f->u.field.name = p->tok.s;
+			f->u.field.arrow = arrow;
+			d_next(p);
+			n = f;
+		} else if (d_tok_is(&p->tok, "++") || d_tok_is(&p->tok, "--")) {
+			if (!is_assignable(n)) {
+				d_error(p, pos, "operator %s requires a variable",
+					p->tok.op);
+				return NULL;
+			}
+			struct node *x = node_new(p->a, N_INCDEC, pos);
+			x->u.incdec.op = p->tok.op[0] == '+' ? OP_POSTINC :
+				OP_POSTDEC;
+			x->u.incdec.target = n;
+			d_next(p);
+			n = x;
+		} else if (d_tok_is(&p->tok, "[")) {
+			d_next(p);
+			p->parens++;
+			struct node *i = d_parse_expr(p);
+			p->parens--;
+			if (!i || !d_expect(p, "]"))
+				return NULL;
+			struct node *x = node_new(p->a, N_INDEX, pos);
+			x->u.index.base = n;
+			x->u.index.index = i;
+			n = x;
+		} else {
+			break;
+		}
+	}
+	return n;
+}
+
+static struct node *parse_unary(struct d_parser *p)
+{
+	if (!enter(p))
+		return NULL;
+	struct d_tok t = p->tok;
+	static const struct { const char *op; enum op o; } un[] = {
+		{ "-", OP_NEG }, { "~", OP_BNOT }, { "!", OP_LNOT },
+		{ "*", OP_DEREF }, { "&", OP_ADDROF },
+	};
+	for (size_t i = 0; i < sizeof(un) / sizeof(un[0]); i++)
+		if (d_accept(p, un[i].op)) {
+			struct node *x = parse_unary(p);
+			return leave(p, x ? unop(p, t.pos, un[i].o, x) : NULL);
+		}
+	if (d_accept(p, "+"))
+		return leave(p, parse_unary(p));
+	if (d_tok_is(&t, "++") || d_tok_is(&t, "--")) {
+		d_next(p);
+		struct node *x = parse_unary(p);
+		if (x && !is_assignable(x)) {
+			d_error(p, t.pos, "operator %s requires a variable", t.op);
+			return leave(p, NULL);
+		}
+		if (!x)
+			return leave(p, NULL);
+		struct node *n = node_new(p->a, N_INCDEC, t.pos);
+		n->u.incdec.op = t.op[0] == '+' ? OP_PREINC : OP_PREDEC;
+		n->u.incdec.target = x;
+		return leave(p, n);
+	}
+	if (t.kind == DT_IDENT && (strcmp(t.s, "sizeof") == 0 ||
+				   strcmp(t.s, "offsetof") == 0)) {
+		d_error(p, t.pos, "%s is not supported yet by sonde's D", t.s);
+		p->bail = true;
+		return leave(p, NULL);
+	}
+	return leave(p, parse_postfix(p));
+}
+
+/* Binary operators by precedence level, loosest first. */
+static const struct { const char *op; enum op o; int level; } bin[] = {
+	{ "||", OP_LOR, 0 }, { "^^", OP_NONE, 1 }, { "&&", OP_LAND, 2 },
+	{ "|", OP_BOR, 3 }, { "^", OP_BXOR, 4 }, { "&", OP_BAND, 5 },
+	{ "==", OP_EQ, 6 }, { "!=", OP_NE, 6 },
+	{ "<", OP_LT, 7 }, { "<=", OP_LE, 7 }, { ">", OP_GT, 7 },
+	{ ">=", OP_GE, 7 }, { "<<", OP_SHL, 8 }, { ">>", OP_SHR, 8 },
+	{ "+", OP_ADD, 9 }, { "-", OP_SUB, 9 },
+	{ "*", OP_MUL, 10 }, { "/", OP_DIV, 10 }, { "%", OP_MOD, 10 },
+};
+#define BIN_LEVELS 11
+
+static struct node *parse_binary(struct d_parser *p, int level)
+{
+	if (level == BIN_LEVELS)
+		return parse_unary(p);
+	if (!enter(p))
+		return NULL;
+	struct node *l = parse_binary(p, level + 1);
+	while (l && !p->bail) {
+		size_t i = 0;
+		for (; i < sizeof(bin) / sizeof(bin[0]); i++)
+			if (bin[i].level == level && d_tok_is(&p->tok, bin[i].op))
+				break;
+		if (i == sizeof(bin) / sizeof(bin[0]))
+			break;
+		/* a predicate's closing '/' */
+		if (bin[i].o == OP_DIV && p->in_pred && !p->parens)
+			break;
+		struct pos pos = p->tok.pos;
+		d_next(p);
+		struct node *r = parse_binary(p, level + 1);
+		if (!r)
+			return leave(p, NULL);
+		if (bin[i].o == OP_NONE)   /* a ^^ b: exactly one is true */
+			l = binop(p, pos, OP_NE, unop(p, pos, OP_LNOT, l),
+				  unop(p, pos, OP_LNOT, r));
+		else
+			l = binop(p, pos, bin[i].o, l, r);
+	}
+	return leave(p, l);
+}
+
+static struct node *parse_ternary(struct d_parser *p)
+{
+	if (!enter(p))
+		return NULL;
+	struct node *c = parse_binary(p, 0);
+	if (!c || !d_tok_is(&p->tok, "?"))
+		return leave(p, c);
+	struct pos pos = p->tok.pos;
+	d_next(p);
+	struct node *a = parse_ternary(p);
+	if (!a || !d_expect(p, ":"))
+		return leave(p, NULL);
+	struct node *b = parse_ternary(p);
+	if (!b)
+		return leave(p, NULL);
+	struct node *n = node_new(p->a, N_TERNARY, pos);
+	n->u.ternary.cond = c;
+	n->u.ternary.then = a;
+	n->u.ternary.els = b;
+	return leave(p, n);
+}
+
+struct node *d_parse_expr(struct d_parser *p)
+{
+	return parse_ternary(p);
+}
+
+static const struct { const char *op; enum op o; } assign_ops[] = {
+	{ "=", OP_NONE }, { "+=", OP_ADD }, { "-=", OP_SUB },
+	{ "*=", OP_MUL }, { "/=", OP_DIV }, { "%=", OP_MOD },
+	{ "&=", OP_BAND }, { "|=", OP_BOR }, { "^=", OP_BXOR },
+	{ "<<=", OP_SHL }, { ">>=", OP_SHR },
+};
+
+static struct node *parse_stmt(struct d_parser *p);
+
+/* An aggregation's key widths, the first time it is assigned. */
+static void note_agg(struct d_parser *p, const struct node *m)
+{
+	struct frontend_settings *set = p->o->set;
+	if (!set)
+		return;
+	for (uint32_t i = 0; i < set->naggs; i++)
+		if (strcmp(set->aggs[i].name, m->u.map.name) == 0)
+			return;
+	if ((set->naggs & (set->naggs - 1)) == 0) {
+		uint32_t cap = set->naggs ? set->naggs * 2 : 1;
+		struct dtrace_agg_keys *v = arena_array(p->a,
+			struct dtrace_agg_keys, cap);
+		if (set->naggs)
+			memcpy(v, set->aggs, set->naggs * sizeof(*v));
+		set->aggs = v;
+	}
+	struct dtrace_agg_keys *k = &set->aggs[set->naggs++];
+	k->name = m->u.map.name;
+	for (uint32_t i = 0; i < m->u.map.keys.n && i < 8; i++)
+		k->width[i] = (uint8_t)d_int_width(m->u.map.keys.v[i]);
+}
+
+static struct node *stmt_block(struct d_parser *p, struct pos pos)
+{
+	struct node *b = node_new(p->a, N_BLOCK, pos);
+	if (d_tok_is(&p->tok, "{"))
+		return d_parse_block(p, false);
+	struct node *s = parse_stmt(p);
+	if (s)
+		node_list_push(p->a, &b->u.list, s);
+	return s ? b : NULL;
+}
+
+/* One statement, NULL after an error or for an empty one (`;`), which
+ * leaves p->bail unset. */
+static struct node *parse_stmt(struct d_parser *p)
+{
+	if (!enter(p))
+		return NULL;
+	struct d_tok t = p->tok;
+	if (d_accept(p, ";"))
+		return leave(p, NULL);
+	if (t.kind == DT_IDENT && strcmp(t.s, "if") == 0) {
+		d_next(p);
+		if (!d_expect(p, "("))
+			return leave(p, NULL);
+		p->parens++;
+		struct node *c = d_parse_expr(p);
+		p->parens--;
+		if (!c || !d_expect(p, ")"))
+			return leave(p, NULL);
+		struct node *n = node_new(p->a, N_IF, t.pos);
+		n->u.if_.cond = c;
+		n->u.if_.then = stmt_block(p, t.pos);
+		if (!n->u.if_.then)
+			return leave(p, NULL);
+		if (p->tok.kind == DT_IDENT && strcmp(p->tok.s, "else") == 0) {
+			struct pos ep = p->tok.pos;
+			d_next(p);
+			n->u.if_.els = stmt_block(p, ep);
+			if (!n->u.if_.els)
+				return leave(p, NULL);
+		}
+		return leave(p, n);
+	}
+	struct node *e = d_parse_expr(p);
+	if (!e)
+		return leave(p, NULL);
+	struct node *s = NULL;
+	for (size_t i = 0; i < sizeof(assign_ops) / sizeof(assign_ops[0]); i++) {
+		if (!d_tok_is(&p->tok, assign_ops[i].op))
+			continue;
+		struct pos pos = p->tok.pos;
+		if (!is_assignable(e)) {
+			d_error(p, pos, "operator %s can only be applied to a "
+				"variable", assign_ops[i].op);
+			return leave(p, NULL);
+		}
+		d_next(p);
+		struct node *v = d_parse_expr(p);
+		if (!v)
+			return leave(p, NULL);
+		/* self->x = 0 frees the thread's variable, as in DTrace */
+		if (assign_ops[i].o == OP_NONE && e->kind == N_MAP &&
+		    strncmp(e->u.map.name, "@.self.", 7) == 0 &&
+		    v->kind == N_INT && v->u.ival == 0) {
+			s = node_new(p->a, N_EXPR_STMT, pos);
+			s->u.expr_stmt.expr = d_call(p, pos, "delete", e,
+						     NULL, NULL);
+			break;
+		}
+		if (e->kind == N_MAP && e->u.map.name[1] != '.' &&
+		    v->kind == N_CALL)
+			note_agg(p, e);
+		s = node_new(p->a, N_ASSIGN, pos);
+		s->u.assign.op = assign_ops[i].o;
+		s->u.assign.target = e;
+		s->u.assign.value = v;
+		break;
+	}
+	if (!s) {
+		s = node_new(p->a, N_EXPR_STMT, e->pos);
+		s->u.expr_stmt.expr = e;
+	}
+	if (!d_tok_is(&p->tok, "}") && !d_expect(p, ";"))
+		return leave(p, NULL);
+	return leave(p, s);
+}
+
+struct node *d_parse_block(struct d_parser *p, bool outer)
+{
+	struct node *b = node_new(p->a, N_BLOCK, p->tok.pos);
+	if (!d_expect(p, "{"))
+		return NULL;
+	while (!p->bail && !d_tok_is(&p->tok, "}")) {
+		if (p->tok.kind == DT_EOF) {
+			d_error(p, p->tok.pos, "syntax error: end of input in "
+				"a clause ('}' expected)");
+			return NULL;
+		}
+		struct node *s = parse_stmt(p);
+		if (s)
+			node_list_push(p->a, &b->u.list, s);
+	}
+	if (p->bail)
+		return NULL;
+	/* a clause's '}': what follows may be a probe description, which
+	 * the caller reads as such */
+	if (!outer)
+		d_next(p);
+	return b;
+}

@@ -1,0 +1,391 @@
+/* dtrace.c - output as dtrace(8) prints it, for D scripts (the
+ * program's dtrace.on): the "matched N probes" line, the CPU ID
+ * FUNCTION:NAME heading before the first record, aggregations at exit
+ * and by printa() in DTrace's layout (keys as trace() prints them: a
+ * string "  %-50s", an int " %8d", a 64-bit integer " %16lld"; values
+ * " %16lld"; quantize and lquantize as DTrace's distribution tables).
+ * The reference is the illumos Dynamic Tracing Guide and libdtrace's
+ * consumer (dt_consume.c), whose formats are restated here. */
+#include "output_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void d_attaching(struct output *o, struct sbuf *out, unsigned n)
+{
+	fflush(o->opts.out);
+	fprintf(stderr, "dtrace: %s matched %u probe%s\n",
+		o->prog->dtrace.label ? o->prog->dtrace.label : "script",
+		n, n == 1 ? "" : "s");
+}
+
+static void d_lost(struct output *o, struct sbuf *out, uint64_t n)
+{
+	fflush(o->opts.out);
+	fprintf(stderr, "dtrace: %llu drop%s\n", (unsigned long long)n,
+		n == 1 ? "" : "s");
+}
+
+/* DTrace prints one blank line when it stops, quiet or not, before the
+ * aggregations. */
+static void d_maps_begin(struct output *o, struct sbuf *out)
+{
+	sbuf_putc(out, '\n');
+}
+
+int dtrace_probe_line(struct output *o, const struct event_spec *e,
+		      const uint8_t *data, size_t size)
+{
+	struct sbuf b = { 0 };
+	if (!o->dtrace_heading) {
+		sbuf_printf(&b, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME");
+		o->dtrace_heading = true;
+	}
+	int r = fmt_format(o, &b, e->fmt, e->args, data, size);
+	if (r == 0)
+		r = output_write(o, &b);
+	sbuf_free(&b);
+	return r;
+}
+
+/* ---- aggregations ---------------------------------------------------- */
+
+static const uint8_t *key_widths(const struct output *o, const char *name)
+{
+	for (uint32_t i = 0; i < o->prog->dtrace.naggs; i++)
+		if (strcmp(o->prog->dtrace.aggs[i].name, name) == 0)
+			return o->prog->dtrace.aggs[i].width;
+	return NULL;
+}
+
+static const struct type *key_field(const struct mctx *mc, uint32_t i,
+				    const uint8_t **at, const uint8_t *key)
+{
+	const struct type *kt = mc->m->key_type;
+	if (kt->kind != TYPE_TUPLE) {
+		*at = key;
+		return i ? NULL : kt;
+	}
+	if (i >= kt->nfields)
+		return NULL;
+	*at = key + kt->offsets[i];
+	return kt->fields[i];
+}
+
+static uint32_t key_count(const struct mctx *mc)
+{
+	if (!mc->m->key_type || !mc->m->nkeys)
+		return 0;
+	return mc->m->key_type->kind == TYPE_TUPLE ?
+		mc->m->key_type->nfields : 1;
+}
+
+/* A key field as dt_print_datum prints it. */
+static void key_datum(const struct mctx *mc, struct sbuf *out,
+		      const struct type *t, const uint8_t *at, int width)
+{
+	if (t->kind == TYPE_STR) {
+		size_t n = strnlen((const char *)at, t->size);
+		sbuf_printf(out, "  %-50.*s", (int)n, (const char *)at);
+	} else if (t->kind == TYPE_INT) {
+		int64_t v = value_sint(t, at);
+		if (width == 4)
+			sbuf_printf(out, " %8d", (int)v);
+		else
+			sbuf_printf(out, " %16lld", (long long)v);
+	} else {
+		struct sbuf s = { 0 };
+		value_text(mc->o, &s, t, at, VCTX_KEY);
+		sbuf_printf(out, "  %-50s", s.s ? s.s : "");
+		sbuf_free(&s);
+	}
+}
+
+/* DTrace's quantize buckets: 63 negative powers of two, zero, 63
+ * positive; bpftrace's hist() has one bucket for every negative value
+ * (shown as -1), then 0, 1, [2, 4) ... */
+#define QBUCKETS 127
+#define QZERO 63
+
+static long long q_label(int i)
+{
+	if (i == QZERO)
+		return 0;
+	return i > QZERO ? 1ll << (i - QZERO - 1) : -(1ll << (QZERO - 1 - i));
+}
+
+static void quantline(struct sbuf *out, int64_t val, long double total)
+{
+	static const char ats[] = "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@";
+	static const char spaces[] = "                                        ";
+	unsigned depth = 0, len = 40;
+	if (total > 0) {
+		long double f = ((long double)(val < 0 ? -val : val) * len) /
+			total;
+		depth = (unsigned)(f + 0.5);
+		if (depth > len)
+			depth = len;
+	}
+	sbuf_printf(out, "|%s%s %-9lld\n", ats + len - depth, spaces + depth,
+		    (long long)val);
+}
+
+/* The table for values v[first..last], labels by lab(i). */
+static void dist_table(struct sbuf *out, const int64_t *v, int n,
+		       bool lin, const struct type *t)
+{
+	int first = 0, last = n - 1;
+	while (first < n - 1 && v[first] == 0)
+		first++;
+	if (first == n - 1 && v[first] == 0) {
+		first = lin ? 0 : QZERO - 1;
+		last = lin ? 2 : QZERO + 1;
+		if (last > n - 1)
+			last = n - 1;
+	} else {
+		if (first > 0)
+			first--;
+		while (last > 0 && v[last] == 0)
+			last--;
+		if (last < n - 1)
+			last++;
+	}
+	long double total = 0;
+	for (int i = first; i <= last; i++)
+		total += v[i] < 0 ? -v[i] : v[i];
+	sbuf_printf(out, "\n%16s %41s %-9s\n", "value",
+		    "------------- Distribution -------------", "count");
+	for (int i = first; i <= last; i++) {
+		if (!lin) {
+			sbuf_printf(out, "%16lld ", q_label(i));
+		} else {
+			char c[32];
+			long long base = t->lhist_min, step = t->lhist_step;
+			long long levels = n - 2;
+			if (i == 0)
+				snprintf(c, sizeof(c), "< %lld", base);
+			else if (i == n - 1)
+				snprintf(c, sizeof(c), ">= %lld",
+					 base + levels * step);
+			else
+				snprintf(c, sizeof(c), "%lld",
+					 base + (i - 1) * step);
+			sbuf_printf(out, "%16s ", c);
+		}
+		quantline(out, v[i], total);
+	}
+}
+
+static void value_datum(const struct mctx *mc, struct sbuf *out,
+			const struct ment *e)
+{
+	const struct type *t = mc->vt;
+	switch (t->kind) {
+	case TYPE_HIST: {
+		int64_t q[QBUCKETS] = { 0 };
+		for (uint32_t i = 0; i < mc->nb; i++) {
+			int d = i == 0 ? QZERO - 1 : i == 1 ? QZERO :
+				QZERO + (int)i - 1;
+			if (d < QBUCKETS)
+				q[d] += (int64_t)e->buckets[i];
+		}
+		dist_table(out, q, QBUCKETS, false, t);
+		return;
+	}
+	case TYPE_LHIST: {
+		int64_t *q = calloc(mc->nb ? mc->nb : 1, sizeof(*q));
+		if (!q)
+			return;
+		for (uint32_t i = 0; i < mc->nb; i++)
+			q[i] = (int64_t)e->buckets[i];
+		dist_table(out, q, (int)mc->nb, true, t);
+		free(q);
+		return;
+	}
+	case TYPE_AVG:
+	case TYPE_STATS:
+		sbuf_printf(out, " %16lld", (long long)e->avg);
+		return;
+	default:
+		sbuf_printf(out, " %16lld", (long long)e->a);
+	}
+}
+
+/* printa's format: its conversions take the key's fields in order, and
+ * %@... the aggregation's value. */
+static void printa_format(const struct mctx *mc, struct sbuf *out,
+			  const char *fmt, const struct ment *e)
+{
+	uint32_t field = 0;
+	for (const char *p = fmt; *p;) {
+		if (*p != '%') {
+			sbuf_putc(out, *p++);
+			continue;
+		}
+		if (p[1] == '%') {
+			sbuf_putc(out, '%');
+			p += 2;
+			continue;
+		}
+		char spec[32];
+		size_t n = 0;
+		bool agg = false;
+		spec[n++] = *p++;
+		while (*p && strchr("-+ #0123456789.@lhjzt", *p) && n < 24) {
+			if (*p == '@')
+				agg = true;
+			else if (!strchr("lhjzt", *p))
+				spec[n++] = *p;
+			p++;
+		}
+		char conv = *p ? *p++ : 'd';
+		if (agg) {
+			if (mc->vt->kind == TYPE_HIST ||
+			    mc->vt->kind == TYPE_LHIST) {
+				value_datum(mc, out, e);
+				continue;
+			}
+			int64_t v = mc->vt->kind == TYPE_AVG ||
+				mc->vt->kind == TYPE_STATS ? e->avg :
+				(int64_t)e->a;
+			memcpy(spec + n, "ll", 2);
+			spec[n + 2] = strchr("dicuxXo", conv) ? conv : 'd';
+			spec[n + 3] = 0;
+			sbuf_printf(out, spec, (long long)v);
+			continue;
+		}
+		const uint8_t *at;
+		const struct type *t = e->key ?
+			key_field(mc, field++, &at, e->key) : NULL;
+		if (!t)
+			continue;
+		if (t->kind == TYPE_INT && conv != 's') {
+			memcpy(spec + n, "ll", 2);
+			spec[n + 2] = strchr("dicuxXop", conv) ? conv : 'd';
+			if (spec[n + 2] == 'p')
+				spec[n + 2] = 'x';
+			spec[n + 3] = 0;
+			sbuf_printf(out, spec, (long long)value_sint(t, at));
+		} else {
+			struct sbuf s = { 0 };
+			if (t->kind == TYPE_STR)
+				sbuf_printf(&s, "%.*s",
+					    (int)strnlen((const char *)at,
+							 t->size),
+					    (const char *)at);
+			else
+				value_text(mc->o, &s, t, at, VCTX_KEY);
+			spec[n] = 's';
+			spec[n + 1] = 0;
+			sbuf_printf(out, spec, s.s ? s.s : "");
+			sbuf_free(&s);
+		}
+	}
+}
+
+static bool is_aggregation(const struct type *t)
+{
+	switch (t->kind) {
+	case TYPE_COUNT: case TYPE_SUM: case TYPE_MIN: case TYPE_MAX:
+	case TYPE_AVG: case TYPE_STATS: case TYPE_HIST: case TYPE_LHIST:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void d_map(const struct mctx *mc, struct sbuf *out,
+		  struct ment *const *v, size_t n, uint64_t top)
+{
+	/* D's variables live in maps too (@.x, @.self.x): not printed */
+	if (mc->m->name[1] == '.' || !is_aggregation(mc->vt))
+		return;
+	const char *fmt = mc->o->printa_fmt;
+	const uint8_t *w = key_widths(mc->o, mc->m->name);
+	uint32_t nk = key_count(mc);
+	for (size_t i = 0; i < n; i++) {
+		const struct ment *e = v[i];
+		if (fmt) {
+			printa_format(mc, out, fmt, e);
+			continue;
+		}
+		for (uint32_t k = 0; k < nk; k++) {
+			const uint8_t *at;
+			const struct type *t = key_field(mc, k, &at, e->key);
+			if (t)
+				key_datum(mc, out, t, at, w && k < 8 ?
+					  w[k] : 8);
+		}
+		value_datum(mc, out, e);
+		sbuf_putc(out, '\n');
+	}
+}
+
+int dtrace_printa(struct output *o, const struct event_spec *e)
+{
+	if (e->map_id < 0)
+		return -EINVAL;
+	if (!e->fmt) {
+		struct sbuf b = { 0 };
+		sbuf_putc(&b, '\n');
+		output_write(o, &b);
+		sbuf_free(&b);
+	}
+	o->printa_fmt = e->fmt;
+	int r = maps_print(o, (uint32_t)e->map_id, 0, 0);
+	o->printa_fmt = NULL;
+	return r;
+}
+
+static void d_message(struct output *o, struct sbuf *out, const char *level,
+		      const char *msg)
+{
+	fflush(o->opts.out);
+	fprintf(stderr, "dtrace: %s: %s\n", level, msg);
+}
+
+static void d_error_stderr(struct output *o, const char *msg)
+{
+	fflush(o->opts.out);
+	fprintf(stderr, "dtrace: error: %s\n", msg);
+}
+
+static void d_text_event(struct output *o, struct sbuf *out, const char *type,
+			 const char *text, size_t n, bool newline)
+{
+	output_format_text.text_event(o, out, type, text, n, newline);
+}
+
+static void d_print_value(struct output *o, struct sbuf *out,
+			  const struct type *t, const uint8_t *data)
+{
+	output_format_text.print_value(o, out, t, data);
+}
+
+static void d_value(struct output *o, struct sbuf *out, const struct type *t,
+		    const uint8_t *data)
+{
+	output_format_text.value(o, out, t, data);
+}
+
+static void d_helper_error(struct output *o, struct sbuf *out,
+			   const struct event_spec *e, int64_t ret)
+{
+	output_format_text.helper_error(o, out, e, ret);
+}
+
+const struct output_format output_format_dtrace = {
+	.name = "dtrace",
+	.attaching = d_attaching,
+	.lost = d_lost,
+	.message = d_message,
+	.text_event = d_text_event,
+	.print_value = d_print_value,
+	.value = d_value,
+	.maps_begin = d_maps_begin,
+	.map = d_map,
+	.error_stderr = d_error_stderr,
+	.helper_error = d_helper_error,
+};

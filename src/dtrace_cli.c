@@ -35,10 +35,10 @@ bool dtrace_cli_wanted(int argc, char **argv)
 			return ends_with(a, ".d");
 		if (a[1] == '-')
 			continue;   /* a long option */
-		/* bpftrace has no -n and no -s: either one, alone or among
-		 * bundled flags (-qn), is D */
+		/* a letter only dtrace(8) has (-n, -s, -x, -P, -m, -w ...),
+		 * alone or among bundled flags (-qn), is D */
 		for (const char *c = a + 1; *c; c++) {
-			if (*c == 'n' || *c == 's')
+			if (strchr("nsxPmbwZFCUDGHSi", *c))
 				return true;
 			if (strchr("epcofBIkd", *c)) {   /* takes an argument */
 				if (!c[1])
@@ -179,6 +179,13 @@ int dtrace_cli_parse(int argc, char **argv, struct options *o,
 		return EXIT_SCRIPT;
 	if (options_env(&o->env) < 0)
 		return EXIT_SCRIPT;
+	if (!d->nprogs && d->list) {
+		fprintf(stderr, "dtrace: -l lists the probes that -n, -P, -m, -f "
+			"or -s name; sonde cannot list every probe of the "
+			"system in D's names yet (sonde -l lists them in "
+			"bpftrace's)\n");
+		return 2;
+	}
 	if (!d->nprogs) {
 		dtrace_cli_usage(stderr);
 		return 2;
@@ -296,7 +303,9 @@ void dtrace_cli_diags(const struct dtrace_cli *d, const struct diags *ds,
 			fprintf(f, "dtrace: warning: %s\n", g->msg);
 			continue;
 		}
-		if (d->spec && !strcmp(name, "stdin"))
+		if (!g->pos.line)   /* -x options, before any script line */
+			fprintf(f, "dtrace: %s\n", g->msg);
+		else if (d->spec && !strcmp(name, "stdin"))
 			fprintf(f, "dtrace: invalid probe specifier %s: %s\n",
 				d->spec, g->msg);
 		else if (g->pos.line)

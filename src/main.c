@@ -707,8 +707,14 @@ static int run(const struct options *o, const struct program *prog)
 		}
 		if (o->cmd && child_exited) {
 			child_exited = 0;
-			if (child_gone(&ch, eng, e, false))
+			int cpid = ch.pid;
+			if (child_gone(&ch, eng, e, false)) {
+				/* dtrace(8)'s notice, which -q silences */
+				if (prog->dtrace.on && !o->quiet)
+					fprintf(stderr, "dtrace: pid %d has "
+						"exited\n", cpid);
 				break;
+			}
 		}
 		if (o->pid && !process_alive(o->pid)) {
 			int st;

@@ -327,10 +327,14 @@ static void map_desc(struct d_parser *p, struct node *probe,
 	}
 	split_desc(p->a, t, &d);
 	size_t before = probe->u.probe.attach.n;
-	if (matches(d.prov, "dtrace") && !*d.mod && !*d.func &&
-	    (strcmp(d.name, "BEGIN") == 0 || strcmp(d.name, "END") == 0)) {
-		add_attach(p, probe, pos, t, d.name);
-		return;
+	if (matches(d.prov, "dtrace") && !*d.mod && !*d.func) {
+		static const char *const dt[] = { "BEGIN", "END" };
+		for (int i = 0; i < 2; i++)
+			if (matches(d.name, dt[i]) && (*d.name || *d.prov))
+				add_attach(p, probe, pos, arena_printf(p->a,
+					   "dtrace:::%s", dt[i]), dt[i]);
+		if (probe->u.probe.attach.n > before)
+			return;
 	}
 	if (matches(d.prov, "dtrace") && strcmp(d.name, "ERROR") == 0) {
 		diag_error(p->d, pos, "BAD_PROBE", "dtrace:::ERROR is not "
@@ -402,13 +406,10 @@ static void map_desc(struct d_parser *p, struct node *probe,
 		const char *tgt = pid > 0 ? "" : module_target(p, d.mod, 0);
 		if (pid <= 0 && p->o->pid > 0)
 			tgt = "", pid = p->o->pid;
-		if (!tgt) {
-			diag_error(p->d, pos, "BAD_PROBE", "%s: USDT probes are "
-				   "looked for in the process of -c CMD or -p "
-				   "PID (or pidN in the provider); sonde's D "
-				   "does not search every process yet", text);
-			return;
-		}
+		/* without a process: every object a running process
+		 * maps (probes/usdt.c) */
+		if (!tgt)
+			tgt = "/proc/*";
 		const char *prov = base;
 		if (pid > 0 && pid != p->o->pid) {
 			diag_error(p->d, pos, "BAD_PROBE", "%s: a process other "

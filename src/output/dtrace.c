@@ -33,6 +33,7 @@ static void d_lost(struct output *o, struct sbuf *out, uint64_t n)
 static void d_maps_begin(struct output *o, struct sbuf *out)
 {
 	sbuf_putc(out, '\n');
+	o->dtrace_exiting = true;
 }
 
 int dtrace_probe_line(struct output *o, const struct event_spec *e,
@@ -302,6 +303,10 @@ static void d_map(const struct mctx *mc, struct sbuf *out,
 	/* D's variables live in maps too (@.x, @.self.x): not printed */
 	if (mc->m->name[1] == '.' || !is_aggregation(mc->vt))
 		return;
+	if (!mc->o->printa_fmt && mc->o->dtrace_printed &&
+	    mc->o->dtrace_printed[mc->m - mc->o->prog->maps] &&
+	    mc->o->dtrace_exiting)
+		return;
 	const char *fmt = mc->o->printa_fmt;
 	const uint8_t *w = key_widths(mc->o, mc->m->name);
 	uint32_t nk = key_count(mc);
@@ -333,6 +338,12 @@ int dtrace_printa(struct output *o, const struct event_spec *e)
 		output_write(o, &b);
 		sbuf_free(&b);
 	}
+	/* printed here, it is not printed again at exit (DTrace prints
+	 * only the aggregations no printa() printed) */
+	if (!o->dtrace_printed)
+		o->dtrace_printed = calloc(o->prog->nmaps, 1);
+	if (o->dtrace_printed)
+		o->dtrace_printed[e->map_id] = 1;
 	o->printa_fmt = e->fmt;
 	int r = maps_print(o, (uint32_t)e->map_id, 0, 0);
 	o->printa_fmt = NULL;

@@ -44,6 +44,7 @@ void output_free(struct output *o)
 			 "on a signal", (unsigned long long)o->commands_skipped,
 			 o->commands_skipped == 1 ? "" : "s");
 	free(o->map_warned);
+	free(o->dtrace_printed);
 	sbuf_free(&o->scratch_text);
 	sbuf_free(&o->scratch_line);
 	stacks_free(o->stacks);

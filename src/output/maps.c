@@ -781,10 +781,26 @@ static bool is_user_map(const struct map_spec *m)
 		m->kind == MAP_ARRAY || m->kind == MAP_PERCPU_ARRAY);
 }
 
+/* A D aggregation's place in the script (DTrace prints them in the
+ * order of their ids), or -1. */
+static int d_agg_order(const struct program *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->dtrace.naggs; i++)
+		if (strcmp(p->dtrace.aggs[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
 static int cmp_map_name(const void *a, const void *b, void *ctx)
 {
 	const struct program *p = ctx;
 	const uint32_t *x = a, *y = b;
+	if (p->dtrace.on) {
+		int i = d_agg_order(p, p->maps[*x].name);
+		int j = d_agg_order(p, p->maps[*y].name);
+		if (i != j)
+			return i < j ? -1 : 1;
+	}
 	return strcmp(p->maps[*x].name, p->maps[*y].name);
 }
 

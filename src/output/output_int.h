@@ -171,6 +171,8 @@ struct output {
 	 * format of the printa() being printed (NULL: the default) */
 	bool dtrace_heading;
 	const char *printa_fmt;
+	uint8_t *dtrace_printed;    /* per map: printa() printed it */
+	bool dtrace_exiting;        /* the aggregations at exit */
 };
 
 /* The script's line at pos with '~' under its span (formats.c). */

@@ -3,7 +3,9 @@
  * probe of its own (each has its own argument locations), wildcards on
  * provider and name, the semaphore raised by the kernel through the
  * uprobe PMU's ref_ctr_offset. With -p and no PATH (or a PATH with
- * wildcards), every object the process maps. */
+ * wildcards), every object the process maps; with USDT_EVERY_PROCESS
+ * as PATH ("/proc/" "*", D's `prov*:::name` without -p), every object
+ * any running process maps. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,7 +190,12 @@ static int usdt_expand(const struct attach_point *attach, struct expand_ctx *ctx
 	}
 	int r;
 	const char *where;
-	if (target && ctx->pid <= 0 && ap_has_wildcard(target)) {
+	if (target && ctx->pid <= 0 && strcmp(target, USDT_EVERY_PROCESS) == 0) {
+		/* sonde's spelling for the objects of every process (D's
+		 * `prov*:::name` without -p) */
+		r = user_every_process(expand_object, &x);
+		where = "the objects of every running process";
+	} else if (target && ctx->pid <= 0 && ap_has_wildcard(target)) {
 		/* the files the pattern matches, as bpftrace globs them */
 		r = user_glob_files(target, expand_object, &x);
 		where = arena_printf(ctx->arena, "the files matching '%s'",

@@ -9,6 +9,7 @@
  * /proc/PID/root/EXE. sonde does the same, so `probe` prints alike. */
 #include "user.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <glob.h>
 #include <limits.h>
@@ -502,5 +503,81 @@ int user_glob_files(const char *target,
 		total = r < 0 ? r : total + r;
 	}
 	free(dirs);
+	return total;
+}
+
+/* The ELF objects every running process maps, each file once (by device
+ * and inode, whichever process shows it first): what D's `prov*:::name`
+ * looks in without -p. Bounded: at most USER_EVERY_PIDS processes and
+ * USER_GLOB_FILES_MAX files. */
+#define USER_EVERY_PIDS 65536
+
+struct seen_file {
+	dev_t dev;
+	ino_t ino;
+};
+
+int user_every_process(int (*fn)(void *arg, struct elf_file *ef,
+				 const char *shown),
+		       void *arg)
+{
+	DIR *proc = opendir("/proc");
+	if (!proc)
+		return -errno;
+	struct seen_file *seen = NULL;
+	size_t nseen = 0, cap = 0;
+	unsigned npids = 0;
+	int total = 0;
+	struct dirent *de;
+	while ((de = readdir(proc)) && npids < USER_EVERY_PIDS &&
+	       nseen < USER_GLOB_FILES_MAX) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		npids++;
+		char **objs;
+		size_t n;
+		if (elf_proc_objects((int)pid, &objs, &n) < 0)
+			continue;   /* gone, or a kernel thread */
+		for (size_t i = 0; i < n && total >= 0; i++) {
+			char path[PATH_MAX];
+			struct stat st;
+			if (elf_proc_path((int)pid, objs[i], path,
+					  sizeof(path)) < 0 ||
+			    stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+				continue;
+			size_t k = 0;
+			while (k < nseen && (seen[k].dev != st.st_dev ||
+					     seen[k].ino != st.st_ino))
+				k++;
+			if (k < nseen)
+				continue;
+			if (nseen == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct seen_file *v = realloc(seen,
+							      nc * sizeof(*v));
+				if (!v) {
+					total = -ENOMEM;
+					break;
+				}
+				seen = v;
+				cap = nc;
+			}
+			seen[nseen++] = (struct seen_file){ st.st_dev,
+							    st.st_ino };
+			struct elf_file *ef;
+			if (elf_open(path, &ef) < 0)
+				continue;
+			int r = fn(arg, ef, strip_root(path, (int)pid));
+			elf_close(ef);
+			total = r < 0 ? r : total + r;
+		}
+		elf_strings_free(objs, n);
+		if (total < 0)
+			break;
+	}
+	closedir(proc);
+	free(seen);
 	return total;
 }

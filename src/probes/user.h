@@ -48,6 +48,10 @@ int user_attach(const struct probe *p, struct attach_req *req);
  * target with wildcards matches the objects the process maps. Calls fn
  * with each opened file and its shown path. Returns the sum of what fn
  * returned, or -errno (a message printed). */
+/* The ELF objects every running process maps, each file once. */
+int user_every_process(int (*fn)(void *arg, struct elf_file *ef,
+				 const char *shown),
+		       void *arg);
 int user_list_files(const char *kind, const char *target, int pid,
 		    bool only_exe,
 		    int (*fn)(void *arg, struct elf_file *ef, const char *shown),
@@ -61,5 +65,8 @@ int user_glob_files(const char *target,
 		    int (*fn)(void *arg, struct elf_file *ef,
 			      const char *shown),
 		    void *arg);
+
+/* The usdt target that means every object any running process maps */
+#define USDT_EVERY_PROCESS "/proc/*"
 
 #endif

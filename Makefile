@@ -56,8 +56,22 @@ HELPER_BINS := $(HELPER_SRCS:tests/progs/%.c=$(BUILD)/tests/progs/%) \
                $(HELPER_CXX_SRCS:tests/progs/%.cc=$(BUILD)/tests/progs/%) \
                $(HELPER_SO_SRCS:tests/progs/%.c=$(BUILD)/tests/progs/%.so)
 
-.PHONY: all check check-kernel demo clean fuzz unit bench
+.PHONY: all check check-kernel demo clean fuzz unit bench install
 all: $(BUILD)/sonde $(BUILD)/libsonde-agent.so
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: sonde and its agent in
+# PREFIX/lib/sonde (sonde loads the agent from beside its executable),
+# PREFIX/bin/sonde and PREFIX/bin/dtrace pointing there (run as dtrace,
+# sonde is dtrace(8): dtrace_cli.c), and the USDT header.
+PREFIX ?= /usr/local
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib/sonde $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/include/sonde
+	install -m 755 $(BUILD)/sonde $(DESTDIR)$(PREFIX)/lib/sonde/sonde
+	install -m 644 $(BUILD)/libsonde-agent.so $(DESTDIR)$(PREFIX)/lib/sonde/
+	ln -sf ../lib/sonde/sonde $(DESTDIR)$(PREFIX)/bin/sonde
+	ln -sf ../lib/sonde/sonde $(DESTDIR)$(PREFIX)/bin/dtrace
+	install -m 644 include/sonde/sdt.h $(DESTDIR)$(PREFIX)/include/sonde/
 
 $(BUILD)/sonde: $(MAIN_OBJ) $(BUILD)/libsonde.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

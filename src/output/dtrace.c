@@ -286,6 +286,9 @@ static void printa_format(const struct mctx *mc, struct sbuf *out,
 	}
 }
 
+static void d_map_sorted(const struct mctx *mc, struct sbuf *out,
+			 struct ment *const *v, size_t n);
+
 static bool is_aggregation(const struct type *t)
 {
 	switch (t->kind) {
@@ -297,8 +300,62 @@ static bool is_aggregation(const struct type *t)
 	}
 }
 
+/* DTrace's order: by value, smallest first, then by key. */
+static int64_t sort_value(const struct mctx *mc, const struct ment *e)
+{
+	switch (mc->vt->kind) {
+	case TYPE_HIST: case TYPE_LHIST:
+		return (int64_t)e->total;
+	case TYPE_AVG: case TYPE_STATS:
+		return e->avg;
+	default:
+		return (int64_t)e->a;
+	}
+}
+
+static int cmp_entry(const void *x, const void *y, void *ctx)
+{
+	const struct mctx *mc = ctx;
+	const struct ment *a = *(struct ment *const *)x;
+	const struct ment *b = *(struct ment *const *)y;
+	int64_t va = sort_value(mc, a), vb = sort_value(mc, b);
+	if (va != vb)
+		return va < vb ? -1 : 1;
+	for (uint32_t k = 0; k < key_count(mc); k++) {
+		const uint8_t *pa, *pb;
+		const struct type *t = key_field(mc, k, &pa, a->key);
+		key_field(mc, k, &pb, b->key);
+		if (!t)
+			break;
+		int c = 0;
+		if (t->kind == TYPE_INT) {
+			int64_t ia = value_sint(t, pa), ib = value_sint(t, pb);
+			c = ia < ib ? -1 : ia > ib;
+		} else if (t->kind == TYPE_STR) {
+			c = strncmp((const char *)pa, (const char *)pb, t->size);
+		} else {
+			c = memcmp(pa, pb, t->size);
+		}
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
 static void d_map(const struct mctx *mc, struct sbuf *out,
-		  struct ment *const *v, size_t n, uint64_t top)
+		  struct ment *const *in, size_t n, uint64_t top)
+{
+	struct ment **v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return;
+	memcpy(v, in, n * sizeof(*v));
+	qsort_r(v, n, sizeof(*v), cmp_entry, (void *)mc);
+	d_map_sorted(mc, out, v, n);
+	free(v);
+}
+
+static void d_map_sorted(const struct mctx *mc, struct sbuf *out,
+			 struct ment *const *v, size_t n)
 {
 	/* D's variables live in maps too (@.x, @.self.x): not printed */
 	if (mc->m->name[1] == '.' || !is_aggregation(mc->vt))

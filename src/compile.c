@@ -22,6 +22,7 @@ struct expand_state {
 	const struct provider *provider;
 	const char *spelling;      /* the provider name as written */
 	const char *desc;          /* the front end's spelling of the point */
+	bool ctx_args;             /* the front end's (frontend.h) */
 	uint32_t block;
 	VEC(struct probe) probes;
 };
@@ -64,6 +65,12 @@ static int expand_emit(void *arg, const char *target, const char *func,
 	/* what its provider says of it, as data (program.h) */
 	if (st->provider->ctx_struct)
 		p.ctx_struct = st->provider->ctx_struct(&p, a);
+	if (st->ctx_args && st->provider->ctx_args) {
+		p.ctx_nargs = (uint8_t)st->provider->ctx_args(&p,
+							      &p.ctx_args_off);
+		if (p.ctx_nargs)
+			p.caps |= PROBE_ARGN;
+	}
 	p.has_setup = st->provider->setup &&
 		st->provider->setup(&p, &p.setup) == 1;
 	return vec_push(&st->probes, p);
@@ -78,7 +85,9 @@ static int expand_probes(struct node *root, struct program *prog,
 	struct expand_ctx ctx = { .arena = prog->arena, .diags = d,
 				  .pid = o->pid, .cmd = o->cmd,
 				  .missing = &missing };
-	struct expand_state st = { .prog = prog, .ctx = &ctx };
+	struct expand_state st = { .prog = prog, .ctx = &ctx,
+				   .ctx_args = o->frontend &&
+					       o->frontend->ctx_args };
 	int err = 0;
 
 	for (uint32_t b = 0; b < root->u.list.n; b++) {

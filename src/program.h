@@ -468,6 +468,10 @@ struct probe {
 	 * NULL: none */
 	const char *desc;
 	const char *dname[5];
+	/* argN as 8-byte slots in the context from ctx_args_off (the
+	 * provider's ctx_args): ctx_nargs of them, 0: none */
+	uint16_t ctx_args_off;
+	uint8_t ctx_nargs;
 	/* providers_describe (probes/provider.h), after codegen: */
 	bool has_attach;           /* false: no kernel attachment (the
 				    * provider has no attach hook) */

@@ -77,6 +77,12 @@ static struct cval arg_value(struct cg *cg, const struct node *n)
 	uint32_t i = n->u.builtin.index;
 	if (cg->probe->uprobe && cg->probe->uprobe->usdt)
 		return cg_usdt_arg(cg, n);
+	/* slots in the context (syscall tracepoints); beyond them 0 */
+	if (cg->probe->ctx_nargs)
+		return i < cg->probe->ctx_nargs ?
+			cg_regval(ctx_load(cg, (int16_t)(cg->probe->ctx_args_off +
+							 8 * i)), n->type) :
+			cg_imm(0, n->type);
 	/* fentry/fexit and raw tracepoints: the arguments are u64 slots */
 	if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING ||
 	    cg->probe->prog_type == BPF_PROG_TYPE_RAW_TRACEPOINT)

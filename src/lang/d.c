@@ -654,4 +654,5 @@ const struct frontend frontend_dtrace = {
 	.name = "dtrace",
 	.parse = d_parse,
 	.name_probes = d_name_probes,
+	.ctx_args = true,
 };

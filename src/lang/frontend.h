@@ -74,6 +74,10 @@ struct frontend {
 	 * this language (struct probe's dname), for the builtins that read
 	 * them. */
 	void (*name_probes)(struct program *prog, frontend_site_func site);
+	/* argN may read what a provider keeps in its context (struct
+	 * provider's ctx_args: syscall arguments); bpftrace's argN is
+	 * registers only */
+	bool ctx_args;
 };
 
 extern const struct frontend frontend_bpftrace, frontend_dtrace;

@@ -73,6 +73,10 @@ struct provider {
 	/* `ctx`: the name of the struct its context points to (arena
 	 * memory), looked up in the kernel's BTF; NULL: no ctx. */
 	const char *(*ctx_struct)(const struct probe *p, struct arena *a);
+	/* Optional: argN of a probe whose context is no registers, as
+	 * 8-byte slots in the context from *off; how many (0: none).
+	 * Syscall tracepoints: D's arg0.. (lang/d.c). */
+	uint32_t (*ctx_args)(const struct probe *p, uint16_t *off);
 	/* -l: print every probe matching pattern; NULL pattern lists all. */
 	int (*list)(const char *pattern, int pid, FILE *out);
 	/* A probe attached only on request, at an address a setup program

@@ -274,12 +274,27 @@ static int tracepoint_list(const char *pattern, int pid, FILE *out)
 	return found;
 }
 
+/* A syscall's tracepoint holds its arguments (sys_enter_*: after the
+ * common fields and the syscall number, args[6]) or its return value
+ * (sys_exit_*: ret) as 8-byte slots from offset 16, as the kernel lays
+ * out struct syscall_trace_enter/exit: what D's arg0.. read. */
+static uint32_t tracepoint_ctx_args(const struct probe *p, uint16_t *off)
+{
+	if (!p->target || strcmp(p->target, "syscalls") != 0 || !p->func)
+		return 0;
+	*off = 16;
+	if (strncmp(p->func, "sys_enter_", 10) == 0)
+		return 6;
+	return strncmp(p->func, "sys_exit_", 9) == 0 ? 1 : 0;
+}
+
 const struct provider provider_tracepoint = {
 	.name = "tracepoint",
 	.alias = "t",
 	.parse = tracepoint_parse,
 	.expand = tracepoint_expand,
 	.args_type = tracepoint_args,
+	.ctx_args = tracepoint_ctx_args,
 	.prog_type = BPF_PROG_TYPE_TRACEPOINT,
 	.caps = PROBE_ARGS | PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM,
 	.attach = tracepoint_attach,

@@ -89,8 +89,8 @@ struct node *d_macro(struct d_parser *p, const struct d_tok *t)
 			return d_int(p, t->pos, (uint64_t)p->o->pid);
 		if (p->o->cmd)
 			return d_builtin(p, t->pos, BI_CPID, 0);
-		d_error(p, t->pos, "$target is defined only with -c CMD or -p "
-			"PID");
+		d_error(p, t->pos,
+			"$target is defined only with -c CMD or -p PID");
 		return NULL;
 	}
 	uint64_t v;

@@ -539,6 +539,127 @@ static struct node *parse_clause(struct d_parser *p, bool *records)
 	return probe;
 }
 
+/* ---- declarations ------------------------------------------------------ */
+
+static const char *const decl_words[] = {
+	"inline", "self", "this", "static", "extern", "typedef", "struct",
+	"union", "enum", "translator", "provider", "int", "char", "short",
+	"long", "unsigned", "signed", "string", "float", "double", "void",
+	"const", "volatile", "int8_t", "int16_t", "int32_t", "int64_t",
+	"uint8_t", "uint16_t", "uint32_t", "uint64_t", "uintptr_t",
+	"intptr_t", "size_t", "ssize_t", "pid_t", "uid_t", "gid_t", NULL,
+};
+
+/* Whether the text at the lexer starts a declaration rather than a
+ * probe description: a type or storage word, then a blank. */
+static bool at_declaration(const struct d_lexer *l)
+{
+	const char *s = l->p;
+	size_t n = 0;
+	while (isalnum((unsigned char)s[n]) || s[n] == '_')
+		n++;
+	if (!n || (s[n] != ' ' && s[n] != '\t' && s[n] != '\n' && s[n] != '*'))
+		return false;
+	for (int i = 0; decl_words[i]; i++)
+		if (strlen(decl_words[i]) == n && !strncmp(decl_words[i], s, n))
+			return true;
+	return false;
+}
+
+/* A constant expression's value, folded: integers and strings only. */
+static struct node *fold(struct d_parser *p, struct node *n)
+{
+	if (!n || n->kind == N_INT || n->kind == N_STR)
+		return n;
+	if (n->kind == N_CAST)
+		return fold(p, n->u.cast.expr);
+	if (n->kind == N_UNOP) {
+		struct node *x = fold(p, n->u.unop.operand);
+		if (!x || x->kind != N_INT)
+			return NULL;
+		uint64_t v = x->u.ival;
+		switch (n->u.unop.op) {
+		case OP_NEG: return d_int(p, n->pos, -v);
+		case OP_BNOT: return d_int(p, n->pos, ~v);
+		case OP_LNOT: return d_int(p, n->pos, !v);
+		default: return NULL;
+		}
+	}
+	if (n->kind != N_BINOP)
+		return NULL;
+	struct node *l = fold(p, n->u.binop.lhs), *r = fold(p, n->u.binop.rhs);
+	if (!l || !r || l->kind != N_INT || r->kind != N_INT)
+		return NULL;
+	uint64_t a = l->u.ival, b = r->u.ival, v;
+	switch (n->u.binop.op) {
+	case OP_ADD: v = a + b; break;
+	case OP_SUB: v = a - b; break;
+	case OP_MUL: v = a * b; break;
+	case OP_DIV: if (!b) return NULL; v = (uint64_t)((int64_t)a / (int64_t)b); break;
+	case OP_MOD: if (!b) return NULL; v = (uint64_t)((int64_t)a % (int64_t)b); break;
+	case OP_SHL: v = b < 64 ? a << b : 0; break;
+	case OP_SHR: v = b < 64 ? a >> b : 0; break;
+	case OP_BAND: v = a & b; break;
+	case OP_BOR: v = a | b; break;
+	case OP_BXOR: v = a ^ b; break;
+	default: return NULL;
+	}
+	return d_int(p, n->pos, v);
+}
+
+/* A declaration at top level: variables are typed by what they are
+ * assigned, so `int x;`, `self string s;` and struct, typedef,
+ * translator and provider definitions are read over; `inline TYPE NAME
+ * = constant;` names its value. The lexer stops after the ';'. */
+static void declaration(struct d_parser *p)
+{
+	d_next(p);
+	bool is_inline = p->tok.kind == DT_IDENT && !strcmp(p->tok.s, "inline");
+	const char *last = NULL;
+	int depth = 0;
+	while (!p->bail && p->tok.kind != DT_EOF) {
+		if (d_tok_is(&p->tok, "{"))
+			depth++;
+		else if (d_tok_is(&p->tok, "}"))
+			depth--;
+		else if (d_tok_is(&p->tok, ";") && depth <= 0)
+			return;
+		else if (p->tok.kind == DT_IDENT)
+			last = p->tok.s;
+		else if (is_inline && d_tok_is(&p->tok, "=") && !depth && last) {
+			struct pos pos = p->tok.pos;
+			d_next(p);
+			struct node *v = fold(p, d_parse_expr(p));
+			if (!v) {
+				if (!p->bail)
+					d_error(p, pos, "inline %s: only constant "
+						"integers and strings are "
+						"supported yet", last);
+				p->bail = true;
+				return;
+			}
+			if ((p->ninlines & (p->ninlines - 1)) == 0) {
+				uint32_t cap = p->ninlines ? p->ninlines * 2 : 1;
+				struct d_inline *nv = arena_array(p->a,
+					struct d_inline, cap);
+				if (p->ninlines)
+					memcpy(nv, p->inlines,
+					       p->ninlines * sizeof(*nv));
+				p->inlines = nv;
+			}
+			p->inlines[p->ninlines++] = (struct d_inline){ last, v };
+			if (!d_tok_is(&p->tok, ";"))
+				d_expect(p, ";");
+			return;
+		}
+		d_next(p);
+	}
+	if (!p->bail)
+		d_error(p, p->tok.pos, "syntax error: end of input in a "
+			"declaration (';' expected)");
+	p->bail = true;
+}
+
 static struct node *d_parse(struct arena *a, const char *text,
 			    const struct frontend_opts *o, struct ctypes *reg,
 			    struct diags *d)
@@ -564,6 +685,10 @@ static struct node *d_parse(struct arena *a, const char *text,
 			struct pos pos;
 			const char *line = d_lex_line(&p.lx, &pos);
 			pragma(&p, line, pos, set);
+			continue;
+		}
+		if (at_declaration(&p.lx)) {
+			declaration(&p);
 			continue;
 		}
 		bool rec = false;

@@ -22,6 +22,12 @@ struct d_parser {
 	int parens;
 	bool records;              /* the clause has a data-recording action */
 	bool bail;                 /* too many errors: stop */
+	/* inline NAME = constant; (d.c), looked up by d_name */
+	struct d_inline {
+		const char *name;
+		struct node *value;    /* N_INT or N_STR */
+	} *inlines;
+	uint32_t ninlines;
 };
 
 void d_next(struct d_parser *p);

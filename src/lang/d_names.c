@@ -34,6 +34,13 @@ static const char *const d_probe_parts[] = {
 
 struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 {
+	for (uint32_t i = 0; i < p->ninlines; i++) {
+		const struct node *v = p->inlines[i].value;
+		if (strcmp(p->inlines[i].name, name) != 0)
+			continue;
+		return v->kind == N_INT ? d_int(p, pos, v->u.ival) :
+			d_str(p, pos, v->u.str.s);
+	}
 	for (int i = 0; d_builtins[i].name; i++)
 		if (strcmp(d_builtins[i].name, name) == 0)
 			return d_builtin(p, pos, d_builtins[i].id, 0);

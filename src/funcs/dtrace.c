@@ -7,6 +7,7 @@
  *   __dtrace_probe_line("%3d %6d %32s ", cpu, id, "function:name")
  *                                a record's "CPU ID FUNCTION:NAME" start
  *   __dtrace_printa(@m[, fmt])   printa()
+ *   __dtrace_stack(kstack)       stack() and ustack() as actions
  * Each is one event through the ring; output/dtrace.c prints them. */
 #include "funcs_int.h"
 
@@ -68,6 +69,23 @@ static const struct type *check_printa(struct sema *s, struct node *n)
 	return type_none();
 }
 
+/* stack(), ustack() as an action: the stack on lines of its own */
+static const struct type *check_stack(struct sema *s, struct node *n)
+{
+	const struct type *t = sema_expr(s, arg(n, 0));
+	if (!t)
+		return NULL;
+	if (t->kind != TYPE_KSTACK && t->kind != TYPE_USTACK) {
+		sema_error(s, arg(n, 0)->pos, "ARG_TYPE", "__dtrace_stack( ) "
+			   "takes a stack");
+		return NULL;
+	}
+	struct event_spec e = { .kind = EV_PRINT_VALUE, .map_id = -1,
+				.args = type_tuple(s->a, 1, &t) };
+	sema_add_event(s, n, &e);
+	return type_none();
+}
+
 /* printa's event carries no fields: the map is read when it arrives */
 static struct cval gen_printa(struct cg *cg, const struct node *call)
 {
@@ -79,5 +97,6 @@ const struct func funcs_dtrace[] = {
 	{ "__dtrace_trace", 2, 2, 0, 0, check_trace, funcs_gen_event },
 	{ "__dtrace_probe_line", 4, 4, 0, 0, check_probe_line, funcs_gen_event },
 	{ "__dtrace_printa", 1, 2, 0, 0, check_printa, gen_printa },
+	{ "__dtrace_stack", 1, 1, 0, 0, check_stack, funcs_gen_event },
 	{ NULL },
 };

@@ -511,6 +511,12 @@ static struct node *parse_clause(struct d_parser *p, bool *records)
 		if (!d_tok_is(&p->tok, ","))
 			break;
 	}
+	p->profile_clause = probe->u.probe.attach.n > 0;
+	for (uint32_t i = 0; i < probe->u.probe.attach.n; i++) {
+		const char *pv = probe->u.probe.attach.v[i]->u.attach.provider;
+		p->profile_clause &= pv && (!strcmp(pv, "profile") ||
+					    !strcmp(pv, "interval"));
+	}
 	if (d_tok_is(&p->tok, "/")) {
 		d_next(p);
 		p->in_pred = true;

@@ -21,6 +21,7 @@ struct d_parser {
 	bool in_pred;              /* '/' at paren depth 0 ends it */
 	int parens;
 	bool records;              /* the clause has a data-recording action */
+	bool profile_clause;       /* every probe a profile-N or tick-N */
 	bool bail;                 /* too many errors: stop */
 	/* inline NAME = constant; (d.c), looked up by d_name */
 	struct d_inline {

@@ -32,6 +32,29 @@ static const char *const d_probe_parts[] = {
 	"probeprov", "probemod", "probefunc", "probename",
 };
 
+/* profile-N and tick-N: arg0 is the interrupted kernel PC (0 in user
+ * mode), arg1 the user PC (0 in the kernel): the sample's ip, by the
+ * privilege level in its cs. */
+static struct node *profile_pc(struct d_parser *p, struct pos pos, bool user)
+{
+	struct node *cs = d_call(p, pos, "reg", d_str(p, pos, "cs"), NULL,
+				 NULL);
+	struct node *ring = node_new(p->a, N_BINOP, pos);
+	ring->u.binop.op = OP_BAND;
+	ring->u.binop.lhs = cs;
+	ring->u.binop.rhs = d_int(p, pos, 3);
+	struct node *cond = node_new(p->a, N_BINOP, pos);
+	cond->u.binop.op = user ? OP_NE : OP_EQ;
+	cond->u.binop.lhs = ring;
+	cond->u.binop.rhs = d_int(p, pos, 0);
+	struct node *t = node_new(p->a, N_TERNARY, pos);
+	t->u.ternary.cond = cond;
+	t->u.ternary.then = d_call(p, pos, "reg", d_str(p, pos, "ip"), NULL,
+				   NULL);
+	t->u.ternary.els = d_int(p, pos, 0);
+	return t;
+}
+
 struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 {
 	for (uint32_t i = 0; i < p->ninlines; i++) {
@@ -45,8 +68,11 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 		if (strcmp(d_builtins[i].name, name) == 0)
 			return d_builtin(p, pos, d_builtins[i].id, 0);
 	if (strncmp(name, "arg", 3) == 0 && name[3] >= '0' && name[3] <= '9' &&
-	    !name[4])
+	    !name[4]) {
+		if (p->profile_clause && name[3] <= '1')
+			return profile_pc(p, pos, name[3] == '1');
 		return d_builtin(p, pos, BI_ARG, (uint32_t)(name[3] - '0'));
+	}
 	for (int i = 0; i < 4; i++)
 		if (strcmp(d_probe_parts[i], name) == 0)
 			return d_builtin(p, pos, BI_DPROBE, (uint32_t)i);
@@ -155,8 +181,7 @@ static const char *const d_missing_funcs[] = {
 	"print", "speculation", "speculate", "commit", "discard", "copyin",
 	"copyinto", "copyout", "copyoutstr", "strlen", "strjoin", "substr",
 	"index", "rindex", "strchr", "strrchr", "strstr", "strtok", "toupper",
-	"tolower", "lltostr", "basename", "dirname", "stack", "ustack",
-	"jstack", "umod", "mod", "uaddr", "alloca", "bcopy", "rand",
+	"tolower", "lltostr", "basename", "dirname", "jstack", "umod", "mod", "uaddr", "alloca", "bcopy", "rand",
 	"mutex_owned", "progenyof", "chill", "breakpoint", "panic", "stop",
 	"freopen", "ftruncate", "setopt", "getmajor", "getminor", "htons",
 	"htonl", "htonll", "ntohs", "ntohl", "ntohll", "inet_ntoa",
@@ -206,6 +231,8 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 		{ "sym", "ksym", 1, 1, false },
 		{ "ufunc", "usym", 1, 1, false },
 		{ "usym", "usym", 1, 1, false },
+		{ "stack", "kstack", 0, 1, false },
+		{ "ustack", "ustack", 0, 2, false },
 		{ NULL, NULL, 0, 0, false },
 	};
 	for (int i = 0; same[i].d; i++) {

@@ -629,6 +629,12 @@ static struct node *parse_stmt(struct d_parser *p)
 		break;
 	}
 	if (!s) {
+		/* stack(), ustack() alone: the action that prints one */
+		if (e->kind == N_CALL && (!strcmp(e->u.call.name, "kstack") ||
+					  !strcmp(e->u.call.name, "ustack"))) {
+			e = d_call(p, e->pos, "__dtrace_stack", e, NULL, NULL);
+			p->records = true;
+		}
 		s = node_new(p->a, N_EXPR_STMT, e->pos);
 		s->u.expr_stmt.expr = e;
 	}

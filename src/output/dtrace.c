@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* dtrace's _dtrace_stkindent: the spaces before each stack frame */
+#define D_STACK_INDENT 14
+
 static void d_attaching(struct output *o, struct sbuf *out, unsigned n)
 {
 	fflush(o->opts.out);
@@ -96,6 +99,10 @@ static void key_datum(const struct mctx *mc, struct sbuf *out,
 			sbuf_printf(out, " %8d", (int)v);
 		else
 			sbuf_printf(out, " %16lld", (long long)v);
+	} else if ((t->kind == TYPE_KSTACK || t->kind == TYPE_USTACK) &&
+		   mc->o->have_hooks) {
+		/* each frame on a line of its own, the value after the last */
+		mc->o->hooks.stack(mc->o->hooks.ctx, out, t, at, D_STACK_INDENT);
 	} else {
 		struct sbuf s = { 0 };
 		value_text(mc->o, &s, t, at, VCTX_KEY);
@@ -426,9 +433,15 @@ static void d_text_event(struct output *o, struct sbuf *out, const char *type,
 	output_format_text.text_event(o, out, type, text, n, newline);
 }
 
+/* stack(), ustack(): "\n" and a line per frame, as dt_print_stack */
 static void d_print_value(struct output *o, struct sbuf *out,
 			  const struct type *t, const uint8_t *data)
 {
+	if ((t->kind == TYPE_KSTACK || t->kind == TYPE_USTACK) &&
+	    o->have_hooks) {
+		o->hooks.stack(o->hooks.ctx, out, t, data, D_STACK_INDENT);
+		return;
+	}
 	output_format_text.print_value(o, out, t, data);
 }
 

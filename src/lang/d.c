@@ -306,6 +306,22 @@ static long proc_suffix(struct d_parser *p, const char *prov, char **base)
 	return n && prov[n - 1] == '*' ? -1 : 0;
 }
 
+/* DTrace's kernel providers that sonde's D does not map yet (a name
+ * that is none of these and no other provider is a USDT provider). */
+static bool kernel_provider(const char *prov)
+{
+	static const char *const names[] = {
+		"proc", "sched", "io", "lockstat", "sdt", "sysinfo", "vminfo",
+		"mib", "ip", "tcp", "udp", "fsinfo", "cpc", "fasttrap", "lockstat",
+		"perf", "rawtp", "rawfbt", "kinst", "plockstat", "hotspot",
+		"javascript", NULL,
+	};
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(names[i], prov))
+			return true;
+	return false;
+}
+
 /* One probe description into the clause's attach points. */
 static void map_desc(struct d_parser *p, struct node *probe,
 		     const char *text, struct pos pos)
@@ -400,6 +416,10 @@ static void map_desc(struct d_parser *p, struct node *probe,
 			add_attach(p, probe, pos, t, arena_printf(p->a,
 				   "uprobe:%s:%s+%llu", tgt, d.func, off));
 		}
+	} else if (kernel_provider(d.prov)) {
+		diag_error(p->d, pos, "BAD_PROBE", "%s: the %s provider is not "
+			   "supported yet by sonde's D", text, d.prov);
+		return;
 	} else if (*d.prov && !strchr("*?[", d.prov[0])) {
 		char *base;
 		long pid = proc_suffix(p, d.prov, &base);
@@ -511,11 +531,13 @@ static struct node *parse_clause(struct d_parser *p, bool *records)
 		if (!d_tok_is(&p->tok, ","))
 			break;
 	}
-	p->profile_clause = probe->u.probe.attach.n > 0;
+	p->profile_clause = p->return_clause = probe->u.probe.attach.n > 0;
 	for (uint32_t i = 0; i < probe->u.probe.attach.n; i++) {
 		const char *pv = probe->u.probe.attach.v[i]->u.attach.provider;
 		p->profile_clause &= pv && (!strcmp(pv, "profile") ||
 					    !strcmp(pv, "interval"));
+		p->return_clause &= pv && (!strcmp(pv, "kretprobe") ||
+					   !strcmp(pv, "uretprobe"));
 	}
 	if (d_tok_is(&p->tok, "/")) {
 		d_next(p);

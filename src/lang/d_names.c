@@ -71,6 +71,11 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 	    !name[4]) {
 		if (p->profile_clause && name[3] <= '1')
 			return profile_pc(p, pos, name[3] == '1');
+		/* fbt and pid return: arg1 is the return value (arg0, the
+		 * returning instruction's offset, sonde does not know) */
+		if (p->return_clause && name[3] <= '1')
+			return name[3] == '1' ? d_builtin(p, pos, BI_RETVAL, 0) :
+				d_int(p, pos, 0);
 		return d_builtin(p, pos, BI_ARG, (uint32_t)(name[3] - '0'));
 	}
 	for (int i = 0; i < 4; i++)

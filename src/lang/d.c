@@ -538,6 +538,10 @@ static struct node *parse_clause(struct d_parser *p, bool *records)
 					    !strcmp(pv, "interval"));
 		p->return_clause &= pv && (!strcmp(pv, "kretprobe") ||
 					   !strcmp(pv, "uretprobe"));
+		const char *fn = probe->u.probe.attach.v[i]->u.attach.func;
+		bool sysret = pv && !strcmp(pv, "tracepoint") && fn &&
+			!strncmp(fn, "sys_exit_", 9);
+		p->syscall_return = i ? p->syscall_return && sysret : sysret;
 	}
 	if (d_tok_is(&p->tok, "/")) {
 		d_next(p);

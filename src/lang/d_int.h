@@ -23,6 +23,7 @@ struct d_parser {
 	bool records;              /* the clause has a data-recording action */
 	bool profile_clause;       /* every probe a profile-N or tick-N */
 	bool return_clause;        /* every probe an fbt or pid return */
+	bool syscall_return;       /* every probe a syscall's return */
 	bool bail;                 /* too many errors: stop */
 	/* inline NAME = constant; (d.c), looked up by d_name */
 	struct d_inline {

@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const struct {
@@ -22,7 +23,7 @@ static const struct {
 
 /* D's variables that sonde does not provide yet (README: D language). */
 static const char *const d_missing[] = {
-	"vtimestamp", "walltimestamp", "errno", "stackdepth", "ustackdepth",
+	"vtimestamp", "stackdepth", "ustackdepth",
 	"uregs", "curpsinfo", "curlwpsinfo", "caller", "ucaller", "epid",
 	"id", "ipl", "root", "cwd", "arg", "curcpu", "zonename", "projid",
 	"taskid", NULL,
@@ -92,6 +93,46 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 		tgid->u.field.name = "tgid";
 		tgid->u.field.arrow = true;
 		return tgid;
+	}
+	if (strcmp(name, "walltimestamp") == 0) {
+		/* the monotonic clock the probes read, moved to the wall
+		 * clock by the distance between the two now */
+		struct timespec mono, real;
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		clock_gettime(CLOCK_REALTIME, &real);
+		int64_t off = ((int64_t)real.tv_sec - mono.tv_sec) * 1000000000 +
+			(real.tv_nsec - mono.tv_nsec);
+		struct node *n = node_new(p->a, N_BINOP, pos);
+		n->u.binop.op = OP_ADD;
+		n->u.binop.lhs = d_builtin(p, pos, BI_NSECS, 0);
+		n->u.binop.rhs = d_int(p, pos, (uint64_t)off);
+		return n;
+	}
+	if (strcmp(name, "errno") == 0) {
+		if (!p->syscall_return) {
+			d_error(p, pos, "errno is supported only in "
+				"syscall::*:return clauses yet");
+			return NULL;
+		}
+		/* the return value, when it is an error: -errno */
+		struct node *ret = node_new(p->a, N_CAST, pos);
+		ret->u.cast.type_name = "int64";
+		ret->u.cast.expr = d_builtin(p, pos, BI_ARG, 0);
+		struct node *neg = node_new(p->a, N_BINOP, pos);
+		neg->u.binop.op = OP_SUB;
+		neg->u.binop.lhs = d_int(p, pos, 0);
+		neg->u.binop.rhs = ret;
+		struct node *cond = node_new(p->a, N_BINOP, pos);
+		cond->u.binop.op = OP_GT;
+		cond->u.binop.lhs = neg;
+		cond->u.binop.rhs = d_int(p, pos, 0);
+		struct node *neg2 = node_new(p->a, N_BINOP, pos);
+		*neg2 = *neg;
+		struct node *t = node_new(p->a, N_TERNARY, pos);
+		t->u.ternary.cond = cond;
+		t->u.ternary.then = neg2;
+		t->u.ternary.els = d_int(p, pos, 0);
+		return t;
 	}
 	for (int i = 0; d_missing[i]; i++)
 		if (strcmp(d_missing[i], name) == 0) {

@@ -720,6 +720,9 @@ static int run(const struct options *o, const struct program *prog)
 			int st;
 			if (procexit_status(pexit, &st))
 				say_signalled("the -p process", o->pid, st);
+			if (prog->dtrace.on && !o->quiet)
+				fprintf(stderr, "dtrace: pid %d has exited\n",
+					o->pid);
 			break;
 		}
 	}
@@ -792,6 +795,11 @@ int main(int argc, char **argv)
 	if (o.info)
 		return info_print(stdout) < 0 ? EXIT_RUNTIME : EXIT_OK;
 	/* What would fail only after attaching fails now. */
+	if (dmode && o.pid && kill(o.pid, 0) < 0 && errno == ESRCH) {
+		fprintf(stderr, "dtrace: failed to grab pid %d: No such "
+			"process\n", o.pid);
+		return EXIT_SCRIPT;
+	}
 	if (o.pid && preflight_pid(o.pid) < 0)
 		return EXIT_SCRIPT;     /* a wrong -p, as bpftrace: nothing ran */
 	if (o.pid && o.engine->preflight_pid && !o.list &&

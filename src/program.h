@@ -232,6 +232,10 @@ enum event_kind {
 	 * fmt or NULL */
 	EV_DTRACE_PROBE,
 	EV_DTRACE_PRINTA,
+	/* normalize(@m, n) (denormalize: n = 1) and trunc(@m, n): map_id,
+	 * args: n */
+	EV_DTRACE_NORMALIZE,
+	EV_DTRACE_TRUNC,
 };
 
 /* The EV_WATCH record: the probe (index in the program's probes) whose

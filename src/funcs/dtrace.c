@@ -8,6 +8,8 @@
  *                                a record's "CPU ID FUNCTION:NAME" start
  *   __dtrace_printa(@m[, fmt])   printa()
  *   __dtrace_stack(kstack)       stack() and ustack() as actions
+ *   __dtrace_normalize(@m, n)    normalize(), denormalize() (n = 1)
+ *   __dtrace_trunc(@m, n)        trunc(@m, n)
  * Each is one event through the ring; output/dtrace.c prints them. */
 #include "funcs_int.h"
 
@@ -86,6 +88,30 @@ static const struct type *check_stack(struct sema *s, struct node *n)
 	return type_none();
 }
 
+/* normalize(@m, n) and trunc(@m, n): the map, and n in the record */
+static const struct type *map_int_event(struct sema *s, struct node *n,
+					enum event_kind kind)
+{
+	struct sema_map *m = sema_map_arg(s, n, false);
+	const struct type *t = sema_int_arg(s, n, 1, "the count");
+	if (!m || !t)
+		return NULL;
+	struct event_spec e = { .kind = kind, .map_id = m->id,
+				.args = type_tuple(s->a, 1, &t) };
+	sema_add_event(s, n, &e);
+	return type_none();
+}
+
+static const struct type *check_normalize(struct sema *s, struct node *n)
+{
+	return map_int_event(s, n, EV_DTRACE_NORMALIZE);
+}
+
+static const struct type *check_trunc(struct sema *s, struct node *n)
+{
+	return map_int_event(s, n, EV_DTRACE_TRUNC);
+}
+
 /* printa's event carries no fields: the map is read when it arrives */
 static struct cval gen_printa(struct cg *cg, const struct node *call)
 {
@@ -98,5 +124,7 @@ const struct func funcs_dtrace[] = {
 	{ "__dtrace_probe_line", 4, 4, 0, 0, check_probe_line, funcs_gen_event },
 	{ "__dtrace_printa", 1, 2, 0, 0, check_printa, gen_printa },
 	{ "__dtrace_stack", 1, 1, 0, 0, check_stack, funcs_gen_event },
+	{ "__dtrace_normalize", 2, 2, 0, 0, check_normalize, funcs_gen_event },
+	{ "__dtrace_trunc", 2, 2, 0, 0, check_trunc, funcs_gen_event },
 	{ NULL },
 };

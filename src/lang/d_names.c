@@ -223,7 +223,7 @@ int d_int_width(const struct node *n)
 
 /* D's functions that sonde does not provide yet. */
 static const char *const d_missing_funcs[] = {
-	"stddev", "llquantize", "normalize", "denormalize", "tracemem",
+	"stddev", "llquantize", "tracemem",
 	"print", "speculation", "speculate", "commit", "discard", "copyin",
 	"copyinto", "copyout", "copyoutstr", "strlen", "strjoin", "substr",
 	"index", "rindex", "strchr", "strrchr", "strstr", "strtok", "toupper",
@@ -327,12 +327,17 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 	if (strcmp(name, "trunc") == 0) {
 		if (!arity(p, name, pos, args, 1, 2))
 			return NULL;
-		if (args->n == 2) {
-			d_error(p, pos, "trunc( ) with a count of entries to "
-				"keep is not supported yet by sonde's D");
-			return NULL;
-		}
+		if (args->n == 2)
+			return call_with(p, pos, "__dtrace_trunc", args);
 		return call_with(p, pos, "clear", args);
+	}
+	if (strcmp(name, "normalize") == 0 || strcmp(name, "denormalize") == 0) {
+		bool de = name[0] == 'd';
+		if (!arity(p, name, pos, args, de ? 1 : 2, de ? 1 : 2))
+			return NULL;
+		if (de)
+			node_list_push(p->a, args, d_int(p, pos, 1));
+		return call_with(p, pos, "__dtrace_normalize", args);
 	}
 	if (strcmp(name, "stringof") == 0) {
 		if (!arity(p, name, pos, args, 1, 1))

@@ -124,7 +124,8 @@ static long long q_label(int i)
 	return i > QZERO ? 1ll << (i - QZERO - 1) : -(1ll << (QZERO - 1 - i));
 }
 
-static void quantline(struct sbuf *out, int64_t val, long double total)
+static void quantline(struct sbuf *out, int64_t val, long double total,
+		      int64_t normal)
 {
 	static const char ats[] = "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@";
 	static const char spaces[] = "                                        ";
@@ -137,12 +138,12 @@ static void quantline(struct sbuf *out, int64_t val, long double total)
 			depth = len;
 	}
 	sbuf_printf(out, "|%s%s %-9lld\n", ats + len - depth, spaces + depth,
-		    (long long)val);
+		    (long long)(val / normal));
 }
 
 /* The table for values v[first..last], labels by lab(i). */
 static void dist_table(struct sbuf *out, const int64_t *v, int n,
-		       bool lin, const struct type *t)
+		       bool lin, const struct type *t, int64_t normal)
 {
 	int first = 0, last = n - 1;
 	while (first < n - 1 && v[first] == 0)
@@ -182,14 +183,24 @@ static void dist_table(struct sbuf *out, const int64_t *v, int n,
 					 base + (i - 1) * step);
 			sbuf_printf(out, "%16s ", c);
 		}
-		quantline(out, v[i], total);
+		quantline(out, v[i], total, normal);
 	}
+}
+
+/* normalize()'s divisor of the map being printed (1: none) */
+static int64_t normal_of(const struct mctx *mc)
+{
+	const struct output *o = mc->o;
+	uint64_t n = o->dtrace_normal ?
+		o->dtrace_normal[mc->m - o->prog->maps] : 0;
+	return n ? (int64_t)n : 1;
 }
 
 static void value_datum(const struct mctx *mc, struct sbuf *out,
 			const struct ment *e)
 {
 	const struct type *t = mc->vt;
+	int64_t normal = normal_of(mc);
 	switch (t->kind) {
 	case TYPE_HIST: {
 		int64_t q[QBUCKETS] = { 0 };
@@ -199,7 +210,7 @@ static void value_datum(const struct mctx *mc, struct sbuf *out,
 			if (d < QBUCKETS)
 				q[d] += (int64_t)e->buckets[i];
 		}
-		dist_table(out, q, QBUCKETS, false, t);
+		dist_table(out, q, QBUCKETS, false, t, normal);
 		return;
 	}
 	case TYPE_LHIST: {
@@ -208,16 +219,16 @@ static void value_datum(const struct mctx *mc, struct sbuf *out,
 			return;
 		for (uint32_t i = 0; i < mc->nb; i++)
 			q[i] = (int64_t)e->buckets[i];
-		dist_table(out, q, (int)mc->nb, true, t);
+		dist_table(out, q, (int)mc->nb, true, t, normal);
 		free(q);
 		return;
 	}
 	case TYPE_AVG:
 	case TYPE_STATS:
-		sbuf_printf(out, " %16lld", (long long)e->avg);
+		sbuf_printf(out, " %16lld", (long long)(e->avg / normal));
 		return;
 	default:
-		sbuf_printf(out, " %16lld", (long long)e->a);
+		sbuf_printf(out, " %16lld", (long long)((int64_t)e->a / normal));
 	}
 }
 
@@ -255,9 +266,9 @@ static void printa_format(const struct mctx *mc, struct sbuf *out,
 				value_datum(mc, out, e);
 				continue;
 			}
-			int64_t v = mc->vt->kind == TYPE_AVG ||
-				mc->vt->kind == TYPE_STATS ? e->avg :
-				(int64_t)e->a;
+			int64_t v = (mc->vt->kind == TYPE_AVG ||
+				     mc->vt->kind == TYPE_STATS ? e->avg :
+				     (int64_t)e->a) / normal_of(mc);
 			memcpy(spec + n, "ll", 2);
 			spec[n + 2] = strchr("dicuxXo", conv) ? conv : 'd';
 			spec[n + 3] = 0;
@@ -349,6 +360,59 @@ static int cmp_entry(const void *x, const void *y, void *ctx)
 	return 0;
 }
 
+/* trunc(@m, n): keep the n largest values (n < 0: the -n smallest),
+ * remove the rest from the map (each of a histogram's buckets). */
+static void trunc_entries(const struct mctx *mc, struct ment *const *v,
+			  size_t n)
+{
+	struct output *o = mc->o;
+	int64_t keep = o->dtrace_trunc;
+	uint64_t k = (uint64_t)(keep < 0 ? -keep : keep);
+	if (!o->maps.remove)
+		return;
+	uint32_t id = (uint32_t)(mc->m - o->prog->maps);
+	bool hist = mc->vt->kind == TYPE_HIST || mc->vt->kind == TYPE_LHIST;
+	uint8_t *raw = malloc(mc->ksize + 8);
+	if (!raw)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		bool kept = keep >= 0 ? i + k >= n : i < k;
+		if (kept)
+			continue;
+		if (!hist) {
+			o->maps.remove(o->maps.ctx, id, v[i]->key);
+			continue;
+		}
+		memcpy(raw, v[i]->key, mc->ksize);
+		for (uint64_t b = 0; b < mc->nb; b++) {
+			memcpy(raw + mc->ksize, &b, 8);
+			o->maps.remove(o->maps.ctx, id, raw);
+		}
+	}
+	free(raw);
+}
+
+int dtrace_map_op(struct output *o, const struct event_spec *e,
+		  const uint8_t *data)
+{
+	if (e->map_id < 0 || (uint32_t)e->map_id >= o->prog->nmaps || !e->args)
+		return -EINVAL;
+	int64_t n;
+	memcpy(&n, data + e->args->offsets[0], sizeof(n));
+	if (e->kind == EV_DTRACE_NORMALIZE) {
+		if (!o->dtrace_normal)
+			o->dtrace_normal = calloc(o->prog->nmaps, sizeof(uint64_t));
+		if (o->dtrace_normal)
+			o->dtrace_normal[e->map_id] = n > 0 ? (uint64_t)n : 1;
+		return 0;
+	}
+	o->dtrace_truncating = true;
+	o->dtrace_trunc = n;
+	int r = maps_print(o, (uint32_t)e->map_id, 0, 0);
+	o->dtrace_truncating = false;
+	return r;
+}
+
 static void d_map(const struct mctx *mc, struct sbuf *out,
 		  struct ment *const *in, size_t n, uint64_t top)
 {
@@ -357,7 +421,10 @@ static void d_map(const struct mctx *mc, struct sbuf *out,
 		return;
 	memcpy(v, in, n * sizeof(*v));
 	qsort_r(v, n, sizeof(*v), cmp_entry, (void *)mc);
-	d_map_sorted(mc, out, v, n);
+	if (mc->o->dtrace_truncating)
+		trunc_entries(mc, v, n);
+	else
+		d_map_sorted(mc, out, v, n);
 	free(v);
 }
 

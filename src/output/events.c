@@ -45,6 +45,7 @@ void output_free(struct output *o)
 			 o->commands_skipped == 1 ? "" : "s");
 	free(o->map_warned);
 	free(o->dtrace_printed);
+	free(o->dtrace_normal);
 	sbuf_free(&o->scratch_text);
 	sbuf_free(&o->scratch_line);
 	stacks_free(o->stacks);
@@ -415,6 +416,9 @@ int output_event(struct output *o, const void *data, size_t size)
 		return dtrace_probe_line(o, e, d, size);
 	case EV_DTRACE_PRINTA:
 		return dtrace_printa(o, e);
+	case EV_DTRACE_NORMALIZE:
+	case EV_DTRACE_TRUNC:
+		return dtrace_map_op(o, e, d);
 	case EV_CLEAR_MAP:
 		return map_op(o, e, true);
 	case EV_ZERO_MAP:

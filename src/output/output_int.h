@@ -137,6 +137,9 @@ extern const struct output_format output_format_text, output_format_json,
 int dtrace_probe_line(struct output *o, const struct event_spec *e,
 		      const uint8_t *data, size_t size);
 int dtrace_printa(struct output *o, const struct event_spec *e);
+/* normalize()/denormalize() and trunc(@m, n) */
+int dtrace_map_op(struct output *o, const struct event_spec *e,
+		  const uint8_t *data);
 
 struct output {
 	const struct program *prog;
@@ -173,6 +176,9 @@ struct output {
 	const char *printa_fmt;
 	uint8_t *dtrace_printed;    /* per map: printa() printed it */
 	bool dtrace_exiting;        /* the aggregations at exit */
+	uint64_t *dtrace_normal;    /* per map: normalize()'s divisor, or 0 */
+	bool dtrace_truncating;     /* trunc(@m, n) under way: ... */
+	int64_t dtrace_trunc;       /* ... n */
 };
 
 /* The script's line at pos with '~' under its span (formats.c). */

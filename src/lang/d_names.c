@@ -56,6 +56,16 @@ static struct node *profile_pc(struct d_parser *p, struct pos pos, bool user)
 	return t;
 }
 
+/* CLOCK_REALTIME - CLOCK_MONOTONIC, in nanoseconds, now. */
+static int64_t wall_offset(void)
+{
+	struct timespec mono, real;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	return ((int64_t)real.tv_sec - mono.tv_sec) * 1000000000 +
+		(real.tv_nsec - mono.tv_nsec);
+}
+
 struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 {
 	for (uint32_t i = 0; i < p->ninlines; i++) {
@@ -97,15 +107,10 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 	if (strcmp(name, "walltimestamp") == 0) {
 		/* the monotonic clock the probes read, moved to the wall
 		 * clock by the distance between the two now */
-		struct timespec mono, real;
-		clock_gettime(CLOCK_MONOTONIC, &mono);
-		clock_gettime(CLOCK_REALTIME, &real);
-		int64_t off = ((int64_t)real.tv_sec - mono.tv_sec) * 1000000000 +
-			(real.tv_nsec - mono.tv_nsec);
 		struct node *n = node_new(p->a, N_BINOP, pos);
 		n->u.binop.op = OP_ADD;
 		n->u.binop.lhs = d_builtin(p, pos, BI_NSECS, 0);
-		n->u.binop.rhs = d_int(p, pos, (uint64_t)off);
+		n->u.binop.rhs = d_int(p, pos, (uint64_t)wall_offset());
 		return n;
 	}
 	if (strcmp(name, "errno") == 0) {
@@ -235,6 +240,68 @@ static const char *const d_missing_funcs[] = {
 	"link_ntop", NULL,
 };
 
+/* printf's D-only conversions as sonde's: %Y (a walltimestamp) is the
+ * time as DTrace prints it ("2024 Jan  5 10:11:12", through
+ * strftime()), %a and %A (an address: its kernel or user symbol), %S
+ * (a string) %s. The format is rewritten in place, arguments wrapped. */
+static bool printf_conversions(struct d_parser *p, struct node_list *args)
+{
+	struct node *f = args->v[0];
+	if (f->kind != N_STR)
+		return true;
+	char *fmt = arena_strdup(p->a, f->u.str.s);
+	uint32_t argi = 1;
+	for (char *c = fmt; *c; c++) {
+		if (*c != '%')
+			continue;
+		if (c[1] == '%') {
+			c++;
+			continue;
+		}
+		char *q = c + 1;
+		while (*q && strchr("-+ #0123456789.*hlLjzt?", *q)) {
+			if (*q == '*')
+				argi++;
+			q++;
+		}
+		if (!*q)
+			break;
+		if (argi < args->n) {
+			struct node *a = args->v[argi];
+			struct pos pos = a->pos;
+			switch (*q) {
+			case 'Y': {
+				struct node *t = node_new(p->a, N_BINOP, pos);
+				t->u.binop.op = OP_SUB;
+				t->u.binop.lhs = a;
+				t->u.binop.rhs = d_int(p, pos,
+						       (uint64_t)wall_offset());
+				args->v[argi] = d_call(p, pos, "strftime",
+					d_str(p, pos, "%Y %b %e %T"), t, NULL);
+				*q = 's';
+				break;
+			}
+			case 'a':
+			case 'A':
+				args->v[argi] = d_call(p, pos, *q == 'a' ?
+						       "ksym" : "usym", a, NULL,
+						       NULL);
+				*q = 's';
+				break;
+			case 'S':
+				*q = 's';
+				break;
+			default:
+				break;
+			}
+		}
+		argi++;
+		c = q;
+	}
+	f->u.str.s = fmt;
+	return true;
+}
+
 static struct node *call_with(struct d_parser *p, struct pos pos,
 			      const char *name, struct node_list *args)
 {
@@ -287,6 +354,8 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 		if (!arity(p, name, pos, args, same[i].lo, same[i].hi))
 			return NULL;
 		p->records |= same[i].rec;
+		if (!strcmp(name, "printf") && !printf_conversions(p, args))
+			return NULL;
 		return call_with(p, pos, same[i].sonde, args);
 	}
 	if (strcmp(name, "trace") == 0) {

@@ -341,6 +341,13 @@ static void map_desc(struct d_parser *p, struct node *probe,
 		t = v ? arena_printf(p->a, "%s%ld%s", t, v, tg + 7) :
 			arena_printf(p->a, "%s%s", t, tg + 7);
 	}
+	/* $1 ... $9 as their text (a missing one is empty) */
+	for (char *m; (m = strchr(t, '$')) && m[1] >= '1' && m[1] <= '9';) {
+		int k = m[1] - '1';
+		const char *v = k < p->o->npositional ? p->o->positional[k] : "";
+		*m = 0;
+		t = arena_printf(p->a, "%s%s%s", t, v, m + 2);
+	}
 	split_desc(p->a, t, &d);
 	size_t before = probe->u.probe.attach.n;
 	if (matches(d.prov, "dtrace") && !*d.mod && !*d.func) {

@@ -208,6 +208,9 @@ static void test_descriptions(void)
 		  "desc: USDT with -p");
 	CHECK_STR(mapped("my_prov*:::p", 0, "/bin/prog"),
 		  "usdt:/bin/prog:my_prov*:p", "desc: USDT with -c");
+	CHECK_STR(mapped("syscall::$2:entry", 0, NULL),
+		  "tracepoint:syscalls:sys_enter_word",
+		  "desc: macro arguments in a description");
 	CHECK(strstr(mapped("pid$target::main:entry", 0, NULL),
 		     "$target is defined only") != NULL,
 	      "desc: $target needs -c or -p");
@@ -291,7 +294,7 @@ static void test_clauses(void)
 	      strstr(first_error(&f), "syntax error near \";\""),
 	      "syntax error: its line and DTrace's words");
 	dfree(&f);
-	dparse(&f, "BEGIN { trace(walltimestamp); }", 0, NULL, false);
+	dparse(&f, "BEGIN { trace(vtimestamp); }", 0, NULL, false);
 	CHECK(strstr(first_error(&f), "not supported yet") != NULL,
 	      "missing builtins say so");
 	dfree(&f);

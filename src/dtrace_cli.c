@@ -40,7 +40,7 @@ bool dtrace_cli_wanted(int argc, char **argv)
 		for (const char *c = a + 1; *c; c++) {
 			if (strchr("nsxPmbwZFCUDGHSi", *c))
 				return true;
-			if (strchr("epcofBIkd", *c)) {   /* takes an argument */
+			if (strchr("epcofBId", *c)) {   /* takes an argument */
 				if (!c[1])
 					i++;
 				break;

@@ -306,6 +306,23 @@ static long proc_suffix(struct d_parser *p, const char *prov, char **base)
 	return n && prov[n - 1] == '*' ? -1 : 0;
 }
 
+/* The proc and io providers' probes that a kernel tracepoint gives
+ * (they fire where DTrace's do; args[] and their translators are not
+ * there yet). */
+static const struct {
+	const char *prov, *name, *tracepoint;
+} sdt_map[] = {
+	{ "proc", "exec", "syscalls:sys_enter_execve" },
+	{ "proc", "exec-success", "sched:sched_process_exec" },
+	{ "proc", "exit", "sched:sched_process_exit" },
+	{ "proc", "create", "sched:sched_process_fork" },
+	{ "proc", "signal-send", "signal:signal_generate" },
+	{ "proc", "signal-handle", "signal:signal_deliver" },
+	{ "io", "start", "block:block_rq_issue" },
+	{ "io", "done", "block:block_rq_complete" },
+	{ NULL, NULL, NULL },
+};
+
 /* DTrace's kernel providers that sonde's D does not map yet (a name
  * that is none of these and no other provider is a USDT provider). */
 static bool kernel_provider(const char *prov)
@@ -422,6 +439,22 @@ static void map_desc(struct d_parser *p, struct node *probe,
 			}
 			add_attach(p, probe, pos, t, arena_printf(p->a,
 				   "uprobe:%s:%s+%llu", tgt, d.func, off));
+		}
+	} else if (!strcmp(d.prov, "proc") || !strcmp(d.prov, "io")) {
+		for (int i = 0; sdt_map[i].prov; i++)
+			if (!strcmp(sdt_map[i].prov, d.prov) &&
+			    matches(d.name, sdt_map[i].name))
+				add_attach(p, probe, pos, arena_printf(p->a,
+					   "%s:::%s", d.prov, sdt_map[i].name),
+					   arena_printf(p->a, "tracepoint:%s",
+							sdt_map[i].tracepoint));
+		if (probe->u.probe.attach.n == before) {
+			diag_error(p->d, pos, "BAD_PROBE", "%s: the %s "
+				   "provider's probes sonde's D has are %s", text,
+				   d.prov, !strcmp(d.prov, "io") ? "start and "
+				   "done" : "exec, exec-success, exit, create, "
+				   "signal-send and signal-handle");
+			return;
 		}
 	} else if (kernel_provider(d.prov)) {
 		diag_error(p->d, pos, "BAD_PROBE", "%s: the %s provider is not "
@@ -773,6 +806,15 @@ static void name_probe(struct program *prog, struct probe *pr,
 	} else if (strcmp(kind, "interval") == 0 ||
 		   strcmp(kind, "profile") == 0) {
 		n[0] = "profile";
+	} else if (strcmp(kind, "tracepoint") == 0 && pr->target &&
+		   strcmp(pr->target, "syscalls") != 0 &&
+		   strncmp(d.name, "exec", 4) != 0) {
+		n[0] = d.prov;   /* proc, io */
+		n[1] = "vmlinux";
+	} else if (strcmp(kind, "tracepoint") == 0 &&
+		   strcmp(d.prov, "proc") == 0) {
+		n[0] = d.prov;   /* proc:::exec, on execve's tracepoint */
+		n[1] = "vmlinux";
 	} else if (strcmp(kind, "tracepoint") == 0) {
 		const char *f = pr->func ? pr->func : "";
 		bool enter = strncmp(f, "sys_enter_", 10) == 0;

@@ -102,7 +102,11 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 		tgid->u.field.base = parent;
 		tgid->u.field.name = "tgid";
 		tgid->u.field.arrow = true;
-		return tgid;
+		/* unsigned, as pid and $target are to sonde */
+		struct node *c = node_new(p->a, N_CAST, pos);
+		c->u.cast.type_name = "uint64";
+		c->u.cast.expr = tgid;
+		return c;
 	}
 	if (strcmp(name, "walltimestamp") == 0) {
 		/* the monotonic clock the probes read, moved to the wall
@@ -209,6 +213,8 @@ int d_int_width(const struct node *n)
 	case N_FIELD:   /* ppid */
 		return strcmp(n->u.field.name, "tgid") == 0 ? 4 : 8;
 	case N_CAST:
+		if (n->u.cast.expr->kind == N_FIELD)   /* ppid */
+			return d_int_width(n->u.cast.expr);
 		return strstr(n->u.cast.type_name, "64") ? 8 : 4;
 	case N_BINOP:
 		if (n->u.binop.op >= OP_LAND)   /* && || and comparisons */

@@ -140,7 +140,9 @@ static int expand_probes(struct node *root, struct program *prog,
 	 * while any probe remains (bpftrace 0.17 attaches the rest: its
 	 * tools name functions that differ between kernels and libraries),
 	 * errors when none does or the script has other errors. */
-	if (missing.nerrors && !err && st.probes.n)
+	bool skip = !o->frontend || o->frontend == &frontend_bpftrace ||
+		o->zdefs;
+	if (missing.nerrors && !err && st.probes.n && skip)
 		diags_move(d, &missing, DIAG_WARNING, "; the probe is skipped");
 	else if (missing.nerrors)
 		diags_move(d, &missing, DIAG_ERROR, "");

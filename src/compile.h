@@ -39,6 +39,8 @@ struct compile_opts {
 	/* D (frontend_dtrace): -q, -x options, and where the script's own
 	 * settings go (frontend.h) */
 	bool quiet;
+	bool zdefs;            /* a probe this system lacks is skipped with a
+				* warning (bpftrace; D's -Z), not an error */
 	const char *const *xopts;
 	size_t nxopts;
 	struct frontend_settings *settings;

@@ -115,7 +115,7 @@ int dtrace_cli_parse(int argc, char **argv, struct options *o,
 		case 'v': log_verbose = 1; break;
 		case 'w': d->destructive = true; break;
 		case 'l': d->list = true; break;
-		case 'Z': break;   /* zero matches are errors all the same */
+		case 'Z': d->zdefs = true; break;
 		case 'e': o->dry_run = true; break;
 		case 'c': o->cmd = optarg; break;
 		case 'o': o->out_file = optarg; break;
@@ -292,13 +292,44 @@ int dtrace_cli_program(struct dtrace_cli *d, char **text, char **label,
 	return 0;
 }
 
+/* The text the diagnostic's position spans in the script (a probe
+ * description), or NULL. */
+static char *span_text(const struct diags *ds, struct pos pos)
+{
+	const char *t = ds->src ? ds->src->text : NULL;
+	if (!t || !pos.line || pos.file || !pos.col || !pos.len)
+		return NULL;
+	for (unsigned l = 1; l < pos.line; l++) {
+		t = strchr(t, '\n');
+		if (!t)
+			return NULL;
+		t++;
+	}
+	size_t linelen = strcspn(t, "\n");
+	if (pos.col - 1 + pos.len > linelen)
+		return NULL;
+	return strndup(t + pos.col - 1, pos.len);
+}
+
 /* "dtrace: failed to compile script x.d: line 3: message": the first
- * error, as DTrace stops at it (-n: "invalid probe specifier TEXT"). */
+ * error, as DTrace stops at it (-n: "invalid probe specifier TEXT").
+ * A probe that matches nothing is said in DTrace's words. */
 void dtrace_cli_diags(const struct dtrace_cli *d, const struct diags *ds,
 		      const char *name, FILE *f)
 {
 	for (size_t i = 0; i < ds->list.n; i++) {
-		const struct diag *g = &ds->list.v[i];
+		const struct diag *g0 = &ds->list.v[i];
+		struct diag one = *g0;
+		const struct diag *g = &one;
+		char *desc = NULL, *msg = NULL;
+		if (g0->level == DIAG_ERROR && g0->tag &&
+		    (!strcmp(g0->tag, "NO_MATCH") || !strcmp(g0->tag, "NO_SYMBOL") ||
+		     !strcmp(g0->tag, "NO_PROBE")) &&
+		    (desc = span_text(ds, g0->pos)) &&
+		    asprintf(&msg, "probe description %s does not match any "
+			     "probes (%s)", desc, g0->msg) > 0)
+			one.msg = msg;
+		free(desc);
 		if (g->level == DIAG_WARNING) {
 			fprintf(f, "dtrace: warning: %s\n", g->msg);
 			continue;
@@ -314,6 +345,8 @@ void dtrace_cli_diags(const struct dtrace_cli *d, const struct diags *ds,
 		else
 			fprintf(f, "dtrace: failed to compile script %s: %s\n",
 				name, g->msg);
+		if (one.msg != g0->msg)
+			free(one.msg);
 		return;
 	}
 }

@@ -18,6 +18,7 @@ struct dtrace_cli {
 	const char *x[DTRACE_CLI_MAX];  /* -x NAME[=VALUE], -b SIZE */
 	int nx;
 	bool quiet, destructive, list;
+	bool zdefs;              /* -Z: descriptions may match nothing */
 	const char *spec;        /* the first -n (its errors name it) */
 };
 

@@ -865,6 +865,7 @@ int main(int argc, char **argv)
 		co.nxopts = (size_t)dcli.nx;
 		co.settings = &dset;
 		co.unsafe = dcli.destructive;
+		co.zdefs = dcli.zdefs;
 	}
 	double t0 = log_now_ms();
 	struct program *prog = compile(&co, &d);
@@ -904,8 +905,10 @@ int main(int argc, char **argv)
 	int ret;
 	uint32_t max_progs = o.env.max_bpf_progs ? o.env.max_bpf_progs :
 		SONDE_MAX_BPF_PROGS_DEFAULT;
-	if (!prog)   /* a valid script naming what this system lacks: 2 */
-		ret = provider_env_errors(&d) ? EXIT_RUNTIME : EXIT_SCRIPT;
+	if (!prog)   /* a valid script naming what this system lacks: 2
+		      * (dtrace: 1, whatever failed) */
+		ret = provider_env_errors(&d) && !dmode ? EXIT_RUNTIME :
+			EXIT_SCRIPT;
 	else if (program_distinct_programs(prog) > max_progs) {
 		/* bpftrace 0.17's words */
 		log_error("Your program is trying to generate more than %u BPF "

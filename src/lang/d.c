@@ -507,32 +507,103 @@ static bool is_exit(const struct node *s)
 		strcmp(s->u.expr_stmt.expr->u.call.name, "exit") == 0;
 }
 
-/* A record ends with a newline when not quiet, also where exit() ends
- * the clause early. */
-static void end_records(struct d_parser *p, struct node *block)
+static struct node *var(struct d_parser *p, struct pos pos, const char *name)
+{
+	struct node *v = node_new(p->a, N_VAR, pos);
+	v->u.var.name = name;
+	return v;
+}
+
+static struct node *assign(struct d_parser *p, struct pos pos,
+			   const char *name, struct node *value)
+{
+	struct node *s = node_new(p->a, N_ASSIGN, pos);
+	s->u.assign.op = OP_NONE;
+	s->u.assign.target = var(p, pos, name);
+	s->u.assign.value = value;
+	return s;
+}
+
+/* exit(n) in D lets the rest of the clause run (its records too): each
+ * one notes the status, and the clause's last statement exits. Whether
+ * the clause calls exit(). */
+static bool defer_exits(struct d_parser *p, struct node *block)
+{
+	if (!block || block->kind != N_BLOCK)
+		return false;
+	bool any = false;
+	for (uint32_t i = 0; i < block->u.list.n; i++) {
+		struct node *s = block->u.list.v[i];
+		if (is_exit(s)) {
+			struct node *call = s->u.expr_stmt.expr;
+			struct node *b = node_new(p->a, N_BLOCK, s->pos);
+			node_list_push(p->a, &b->u.list, assign(p, s->pos,
+				       "__dtrace_exit", d_int(p, s->pos, 1)));
+			node_list_push(p->a, &b->u.list, assign(p, s->pos,
+				       "__dtrace_status", call->u.call.args.v[0]));
+			/* an if's branch (a block already) or a statement */
+			block->u.list.v[i] = b;
+			any = true;
+		} else if (s->kind == N_IF) {
+			any |= defer_exits(p, s->u.if_.then);
+			struct node *e = s->u.if_.els;
+			if (e && e->kind == N_IF) {
+				struct node *w = node_new(p->a, N_BLOCK, e->pos);
+				node_list_push(p->a, &w->u.list, e);
+				s->u.if_.els = e = w;
+			}
+			any |= defer_exits(p, e);
+		}
+	}
+	return any;
+}
+
+/* Blocks that defer_exits made in a statement list are spliced in. */
+static void splice_blocks(struct d_parser *p, struct node *block)
 {
 	if (!block || block->kind != N_BLOCK)
 		return;
 	struct node_list out = { 0 };
 	for (uint32_t i = 0; i < block->u.list.n; i++) {
 		struct node *s = block->u.list.v[i];
-		if (is_exit(s))
-			node_list_push(p->a, &out, stmt_call(p, s->pos,
-				d_call(p, s->pos, "printf", d_str(p, s->pos,
-				       "\n"), NULL, NULL)));
+		if (s->kind == N_BLOCK) {
+			for (uint32_t k = 0; k < s->u.list.n; k++)
+				node_list_push(p->a, &out, s->u.list.v[k]);
+			continue;
+		}
 		if (s->kind == N_IF) {
-			end_records(p, s->u.if_.then);
-			struct node *e = s->u.if_.els;
-			if (e && e->kind == N_IF) {
-				struct node *b = node_new(p->a, N_BLOCK, e->pos);
-				node_list_push(p->a, &b->u.list, e);
-				s->u.if_.els = e = b;
-			}
-			end_records(p, e);
+			splice_blocks(p, s->u.if_.then);
+			splice_blocks(p, s->u.if_.els);
 		}
 		node_list_push(p->a, &out, s);
 	}
 	block->u.list = out;
+}
+
+/* The clause's exits, deferred to its end (after its record's newline,
+ * which add_record puts there first). */
+static void add_exit(struct d_parser *p, struct node *probe)
+{
+	struct node *body = probe->u.probe.body;
+	struct pos pos = body->pos;
+	if (!defer_exits(p, body))
+		return;
+	splice_blocks(p, body);
+	struct node_list l = { 0 };
+	node_list_push(p->a, &l, assign(p, pos, "__dtrace_exit",
+					d_int(p, pos, 0)));
+	node_list_push(p->a, &l, assign(p, pos, "__dtrace_status",
+					d_int(p, pos, 0)));
+	for (uint32_t i = 0; i < body->u.list.n; i++)
+		node_list_push(p->a, &l, body->u.list.v[i]);
+	struct node *then = node_new(p->a, N_BLOCK, pos);
+	node_list_push(p->a, &then->u.list, stmt_call(p, pos, d_call(p, pos,
+		       "exit", var(p, pos, "__dtrace_status"), NULL, NULL)));
+	struct node *test = node_new(p->a, N_IF, pos);
+	test->u.if_.cond = var(p, pos, "__dtrace_exit");
+	test->u.if_.then = then;
+	node_list_push(p->a, &l, test);
+	body->u.list = l;
 }
 
 /* The clause's record line: "CPU ID FUNCTION:NAME " first, '\n' last. */
@@ -540,7 +611,6 @@ static void add_record(struct d_parser *p, struct node *probe)
 {
 	struct node *body = probe->u.probe.body;
 	struct pos pos = body->pos;
-	end_records(p, body);
 	struct node_list l = { 0 };
 	struct node *line = d_call(p, pos, "__dtrace_probe_line",
 				   d_str(p, pos, "%3d %6d %32s "),
@@ -777,6 +847,9 @@ static struct node *d_parse(struct arena *a, const char *text,
 		for (uint32_t i = 0; i < root->u.list.n; i++)
 			if (records.v[i])
 				add_record(&p, root->u.list.v[i]);
+	if (!d->nerrors)
+		for (uint32_t i = 0; i < root->u.list.n; i++)
+			add_exit(&p, root->u.list.v[i]);
 	vec_free(&records);
 	return root;
 }

@@ -57,6 +57,9 @@ struct node *d_builtin(struct d_parser *p, struct pos pos,
 struct node *d_name(struct d_parser *p, const char *name, struct pos pos);
 struct node *d_map_call(struct d_parser *p, const char *name,
 			struct node_list *args, struct pos pos);
+/* curpsinfo->MEMBER, curlwpsinfo->MEMBER: the members sonde has */
+struct node *d_psinfo(struct d_parser *p, const char *base,
+		      const char *member, struct pos pos);
 /* A $macro variable: $1, $$1, $target, $pid ... */
 struct node *d_macro(struct d_parser *p, const struct d_tok *t);
 /* 4 when D would type the expression as a 32-bit int (trace() prints

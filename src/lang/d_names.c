@@ -155,6 +155,26 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 	return m;
 }
 
+struct node *d_psinfo(struct d_parser *p, const char *base,
+		      const char *member, struct pos pos)
+{
+	static const struct { const char *member, *as; } m[] = {
+		{ "pr_pid", "pid" }, { "pr_ppid", "ppid" }, { "pr_uid", "uid" },
+		{ "pr_gid", "gid" }, { "pr_fname", "execname" },
+		{ "pr_lwpid", "tid" },
+		{ NULL, NULL },
+	};
+	bool lwp = strcmp(base, "curlwpsinfo") == 0;
+	for (int i = 0; m[i].member; i++)
+		if (!strcmp(m[i].member, member) &&
+		    lwp == !strcmp(member, "pr_lwpid"))
+			return d_name(p, m[i].as, pos);
+	d_error(p, pos, "%s->%s is not supported yet by sonde's D (it has "
+		"%s)", base, member, lwp ? "pr_lwpid" : "pr_pid, pr_ppid, "
+		"pr_uid, pr_gid and pr_fname");
+	return NULL;
+}
+
 struct node *d_macro(struct d_parser *p, const struct d_tok *t)
 {
 	const char *s = t->s;

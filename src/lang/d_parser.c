@@ -297,6 +297,19 @@ static struct node *parse_primary(struct d_parser *p)
 		if ((strcmp(t.s, "self") == 0 || strcmp(t.s, "this") == 0) &&
 		    d_accept(p, "->"))
 			return scoped_var(p, t.s[0] == 's', t.pos);
+		if ((strcmp(t.s, "curpsinfo") == 0 ||
+		     strcmp(t.s, "curlwpsinfo") == 0) && d_accept(p, "->")) {
+			if (p->tok.kind != DT_IDENT) {
+				d_error(p, p->tok.pos, "syntax error near \"%s\": "
+					"a member name must follow %s->",
+					tok_text(&p->tok), t.s);
+				p->bail = true;
+				return NULL;
+			}
+			const char *m = p->tok.s;
+			d_next(p);
+			return d_psinfo(p, t.s, m, t.pos);
+		}
 		if (d_accept(p, "(")) {
 			struct node_list args = { 0 };
 			if (!parse_args(p, &args, ")"))

@@ -375,6 +375,8 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 		prog->dtrace.quiet = o->settings->quiet;
 		prog->dtrace.aggs = o->settings->aggs;
 		prog->dtrace.naggs = o->settings->naggs;
+		prog->dtrace.clauses = o->settings->clauses;
+		prog->dtrace.nclauses = o->settings->nclauses;
 	}
 	int sr = sema_check(root, prog, &sopts, d);
 	elf_func_params_release();   /* the DWARF the types came from */

@@ -561,6 +561,10 @@ struct program {
 			uint8_t width[8];
 		} *aggs;
 		uint32_t naggs;
+		/* clauses per probe block (1 if absent): the matched line
+		 * counts a probe once per clause that enables it */
+		const uint32_t *clauses;
+		uint32_t nclauses;
 	} dtrace;
 };
 

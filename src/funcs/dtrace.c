@@ -41,7 +41,8 @@ static const struct type *check_trace(struct sema *s, struct node *n)
 	if (t->kind == TYPE_STR)
 		fmt = quiet ? "%s" : "  %-33s";
 	else if (t->kind == TYPE_INT)
-		fmt = quiet ? "%d" : arg(n, 0)->u.ival == 4 ? " %8d" : " %16d";
+		fmt = arg(n, 0)->u.ival == 4 ? (quiet ? "%d" : " %8d") :
+			quiet ? "%lld" : " %16lld";
 	else {
 		sema_error(s, arg(n, 1)->pos, "ARG_TYPE",
 			   "trace( ) of a value of type '%s' is not supported "

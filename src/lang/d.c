@@ -802,6 +802,77 @@ static void declaration(struct d_parser *p)
 	p->bail = true;
 }
 
+/* The clause's descriptions, as one string. */
+static const char *clause_key(struct d_parser *p, const struct node *c)
+{
+	const char *k = "";
+	for (uint32_t i = 0; i < c->u.probe.attach.n; i++) {
+		const struct attach_point *ap = &c->u.probe.attach.v[i]->u.attach;
+		k = arena_printf(p->a, "%s\n%s\t%s", k, ap->desc ? ap->desc : "",
+				 ap->text);
+	}
+	return k;
+}
+
+/* The clause's predicate and body as statements of one block: if
+ * (predicate) { body }, or the body's statements. */
+static void append_clause(struct d_parser *p, struct node_list *l,
+			  struct node *c)
+{
+	struct node *body = c->u.probe.body;
+	if (!c->u.probe.predicate) {
+		for (uint32_t i = 0; i < body->u.list.n; i++)
+			node_list_push(p->a, l, body->u.list.v[i]);
+		return;
+	}
+	struct node *s = node_new(p->a, N_IF, c->u.probe.predicate->pos);
+	s->u.if_.cond = c->u.probe.predicate;
+	s->u.if_.then = body;
+	node_list_push(p->a, l, s);
+}
+
+/* Clauses with the same descriptions run, in order, as one program:
+ * as in DTrace they then share this-> variables, and an exit() in one
+ * lets the later ones run. Each keeps its predicate (an if) and its
+ * record line. set->clauses[i] counts the clauses block i holds, for
+ * the matched line. */
+static void merge_clauses(struct d_parser *p, struct node *root,
+			  struct frontend_settings *set)
+{
+	uint32_t n = root->u.list.n;
+	const char **keys = arena_array(p->a, const char *, n ? n : 1);
+	uint32_t *count = arena_array(p->a, uint32_t, n ? n : 1);
+	struct node_list out = { 0 };
+	for (uint32_t i = 0; i < n; i++) {
+		struct node *c = root->u.list.v[i];
+		const char *k = clause_key(p, c);
+		uint32_t j = 0;
+		while (j < out.n && strcmp(keys[j], k) != 0)
+			j++;
+		if (j == out.n) {
+			keys[out.n] = k;
+			count[out.n] = 1;
+			node_list_push(p->a, &out, c);
+			continue;
+		}
+		struct node *first = out.v[j];
+		if (count[j] == 1) {   /* the first clause, made a block */
+			struct node_list l = { 0 };
+			append_clause(p, &l, first);
+			struct node *b = node_new(p->a, N_BLOCK,
+						  first->u.probe.body->pos);
+			b->u.list = l;
+			first->u.probe.body = b;
+			first->u.probe.predicate = NULL;
+		}
+		append_clause(p, &first->u.probe.body->u.list, c);
+		count[j]++;
+	}
+	root->u.list = out;
+	set->clauses = count;
+	set->nclauses = out.n;
+}
+
 static struct node *d_parse(struct arena *a, const char *text,
 			    const struct frontend_opts *o, struct ctypes *reg,
 			    struct diags *d)
@@ -847,6 +918,8 @@ static struct node *d_parse(struct arena *a, const char *text,
 		for (uint32_t i = 0; i < root->u.list.n; i++)
 			if (records.v[i])
 				add_record(&p, root->u.list.v[i]);
+	if (!d->nerrors)
+		merge_clauses(&p, root, set);
 	if (!d->nerrors)
 		for (uint32_t i = 0; i < root->u.list.n; i++)
 			add_exit(&p, root->u.list.v[i]);

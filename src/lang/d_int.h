@@ -31,6 +31,11 @@ struct d_parser {
 		struct node *value;    /* N_INT or N_STR */
 	} *inlines;
 	uint32_t ninlines;
+	/* variables (a D global's, self->'s, this->'s map or variable
+	 * name) whose first assignment was a D int, for d_int_width */
+	const char **ints;
+	uint32_t nints;
+	struct d_parser *self;     /* d_int_width's way back */
 };
 
 void d_next(struct d_parser *p);
@@ -65,5 +70,10 @@ struct node *d_macro(struct d_parser *p, const struct d_tok *t);
 /* 4 when D would type the expression as a 32-bit int (trace() prints
  * it %8d), else 8. */
 int d_int_width(const struct node *n);
+/* The same, with variables typed by their first assignment. */
+int d_int_width_of(struct d_parser *p, const struct node *n);
+/* Note an assignment to a variable (N_VAR or N_MAP) for the above. */
+void d_note_assign(struct d_parser *p, const struct node *target,
+		   const struct node *value);
 
 #endif

@@ -217,9 +217,54 @@ struct node *d_macro(struct d_parser *p, const struct d_tok *t)
 	return d_int(p, t->pos, v);
 }
 
+static struct d_parser *width_parser;   /* during d_int_width_of */
+
+static const char *var_name(const struct node *n)
+{
+	return n->kind == N_VAR ? n->u.var.name :
+		n->kind == N_MAP ? n->u.map.name : NULL;
+}
+
+void d_note_assign(struct d_parser *p, const struct node *target,
+		   const struct node *value)
+{
+	const char *name = var_name(target);
+	if (!name || !value || value->kind == N_CALL)
+		return;
+	for (uint32_t i = 0; i < p->nints; i++)
+		if (!strcmp(p->ints[i], name))
+			return;
+	if (d_int_width_of(p, value) != 4)
+		return;
+	if ((p->nints & (p->nints - 1)) == 0) {
+		uint32_t cap = p->nints ? p->nints * 2 : 1;
+		const char **v = arena_array(p->a, const char *, cap);
+		if (p->nints)
+			memcpy(v, p->ints, p->nints * sizeof(*v));
+		p->ints = v;
+	}
+	p->ints[p->nints++] = name;
+}
+
+int d_int_width_of(struct d_parser *p, const struct node *n)
+{
+	struct d_parser *saved = width_parser;
+	width_parser = p;
+	int w = d_int_width(n);
+	width_parser = saved;
+	return w;
+}
+
 int d_int_width(const struct node *n)
 {
 	switch (n->kind) {
+	case N_VAR:
+	case N_MAP:
+		if (width_parser)
+			for (uint32_t i = 0; i < width_parser->nints; i++)
+				if (!strcmp(width_parser->ints[i], var_name(n)))
+					return 4;
+		return 8;
 	case N_INT:
 		return n->u.ival <= 0x7fffffff ? 4 : 8;
 	case N_BUILTIN:
@@ -275,27 +320,37 @@ static bool printf_conversions(struct d_parser *p, struct node_list *args)
 	struct node *f = args->v[0];
 	if (f->kind != N_STR)
 		return true;
-	char *fmt = arena_strdup(p->a, f->u.str.s);
+	const char *in = f->u.str.s;
+	/* each conversion grows by 2 at most ("ll") */
+	char *out = arena_alloc(p->a, 2 * strlen(in) + 1), *w = out;
 	uint32_t argi = 1;
-	for (char *c = fmt; *c; c++) {
-		if (*c != '%')
-			continue;
-		if (c[1] == '%') {
-			c++;
+	for (const char *c = in; *c;) {
+		if (*c != '%') {
+			*w++ = *c++;
 			continue;
 		}
-		char *q = c + 1;
+		if (c[1] == '%') {
+			*w++ = *c++;
+			*w++ = *c++;
+			continue;
+		}
+		const char *q = c + 1;
+		bool sized = false;
 		while (*q && strchr("-+ #0123456789.*hlLjzt?", *q)) {
 			if (*q == '*')
 				argi++;
+			sized |= strchr("hlLjzt", *q) != NULL;
 			q++;
 		}
+		memcpy(w, c, (size_t)(q - c));
+		w += q - c;
 		if (!*q)
 			break;
+		char conv = *q;
 		if (argi < args->n) {
 			struct node *a = args->v[argi];
 			struct pos pos = a->pos;
-			switch (*q) {
+			switch (conv) {
 			case 'Y': {
 				struct node *t = node_new(p->a, N_BINOP, pos);
 				t->u.binop.op = OP_SUB;
@@ -304,27 +359,36 @@ static bool printf_conversions(struct d_parser *p, struct node_list *args)
 						       (uint64_t)wall_offset());
 				args->v[argi] = d_call(p, pos, "strftime",
 					d_str(p, pos, "%Y %b %e %T"), t, NULL);
-				*q = 's';
+				conv = 's';
 				break;
 			}
 			case 'a':
 			case 'A':
-				args->v[argi] = d_call(p, pos, *q == 'a' ?
+				args->v[argi] = d_call(p, pos, conv == 'a' ?
 						       "ksym" : "usym", a, NULL,
 						       NULL);
-				*q = 's';
+				conv = 's';
 				break;
 			case 'S':
-				*q = 's';
+				conv = 's';
 				break;
 			default:
+				/* D sizes a conversion by its argument: sonde's
+				 * integers are 64-bit */
+				if (strchr("diuxXo", conv) && !sized) {
+					*w++ = 'l';
+					*w++ = 'l';
+				}
 				break;
 			}
 		}
+		*w++ = conv;
 		argi++;
-		c = q;
+		c = q + 1;
 	}
-	f->u.str.s = fmt;
+	*w = 0;
+	f->u.str.s = out;
+	f->u.str.len = (uint32_t)(w - out);
 	return true;
 }
 
@@ -389,7 +453,7 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 			return NULL;
 		p->records = true;
 		return d_call(p, pos, "__dtrace_trace",
-			      d_int(p, pos, (uint64_t)d_int_width(args->v[0])),
+			      d_int(p, pos, (uint64_t)d_int_width_of(p, args->v[0])),
 			      args->v[0], NULL);
 	}
 	if (strcmp(name, "printa") == 0) {

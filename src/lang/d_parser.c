@@ -560,7 +560,7 @@ static void note_agg(struct d_parser *p, const struct node *m)
 	struct dtrace_agg_keys *k = &set->aggs[set->naggs++];
 	k->name = m->u.map.name;
 	for (uint32_t i = 0; i < m->u.map.keys.n && i < 8; i++)
-		k->width[i] = (uint8_t)d_int_width(m->u.map.keys.v[i]);
+		k->width[i] = (uint8_t)d_int_width_of(p, m->u.map.keys.v[i]);
 }
 
 static struct node *stmt_block(struct d_parser *p, struct pos pos)
@@ -635,6 +635,8 @@ static struct node *parse_stmt(struct d_parser *p)
 		if (e->kind == N_MAP && e->u.map.name[1] != '.' &&
 		    v->kind == N_CALL)
 			note_agg(p, e);
+		if (assign_ops[i].o == OP_NONE)
+			d_note_assign(p, e, v);
 		s = node_new(p->a, N_ASSIGN, pos);
 		s->u.assign.op = assign_ops[i].o;
 		s->u.assign.target = e;

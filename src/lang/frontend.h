@@ -53,6 +53,10 @@ struct frontend_settings {
 	/* D: the key widths of each aggregation (program.h), in the arena */
 	struct dtrace_agg_keys *aggs;
 	uint32_t naggs;
+	/* D: how many of the script's clauses each probe block holds
+	 * (clauses with the same descriptions run as one), in the arena */
+	const uint32_t *clauses;
+	uint32_t nclauses;
 };
 
 struct program;

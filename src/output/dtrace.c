@@ -18,6 +18,15 @@
 
 static void d_attaching(struct output *o, struct sbuf *out, unsigned n)
 {
+	/* a probe counts once per clause that enables it */
+	const struct program *p = o->prog;
+	if (p->dtrace.clauses) {
+		n = 0;
+		for (uint32_t i = 0; i < p->nprobes; i++) {
+			uint32_t b = p->probes[i].block;
+			n += b < p->dtrace.nclauses ? p->dtrace.clauses[b] : 1;
+		}
+	}
 	fflush(o->opts.out);
 	fprintf(stderr, "dtrace: %s matched %u probe%s\n",
 		o->prog->dtrace.label ? o->prog->dtrace.label : "script",

@@ -840,21 +840,20 @@ static void merge_clauses(struct d_parser *p, struct node *root,
 			  struct frontend_settings *set)
 {
 	uint32_t n = root->u.list.n;
-	const char **keys = arena_array(p->a, const char *, n ? n : 1);
 	uint32_t *count = arena_array(p->a, uint32_t, n ? n : 1);
 	struct node_list out = { 0 };
+	struct strmap keys = { 0 };
 	for (uint32_t i = 0; i < n; i++) {
 		struct node *c = root->u.list.v[i];
 		const char *k = clause_key(p, c);
-		uint32_t j = 0;
-		while (j < out.n && strcmp(keys[j], k) != 0)
-			j++;
-		if (j == out.n) {
-			keys[out.n] = k;
+		int64_t found = strmap_get(&keys, k);
+		if (found < 0) {
+			strmap_put(&keys, k, out.n);
 			count[out.n] = 1;
 			node_list_push(p->a, &out, c);
 			continue;
 		}
+		uint32_t j = (uint32_t)found;
 		struct node *first = out.v[j];
 		if (count[j] == 1) {   /* the first clause, made a block */
 			struct node_list l = { 0 };
@@ -868,6 +867,7 @@ static void merge_clauses(struct d_parser *p, struct node *root,
 		append_clause(p, &first->u.probe.body->u.list, c);
 		count[j]++;
 	}
+	strmap_free(&keys);
 	root->u.list = out;
 	set->clauses = count;
 	set->nclauses = out.n;
@@ -924,6 +924,8 @@ static struct node *d_parse(struct arena *a, const char *text,
 		for (uint32_t i = 0; i < root->u.list.n; i++)
 			add_exit(&p, root->u.list.v[i]);
 	vec_free(&records);
+	strmap_free(&p.ints);
+	strmap_free(&p.aggs);
 	return root;
 }
 

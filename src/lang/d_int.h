@@ -5,6 +5,7 @@
 #ifndef SONDE_D_INT_H
 #define SONDE_D_INT_H
 
+#include "../base/strmap.h"
 #include "ast.h"
 #include "d_lexer.h"
 #include "frontend.h"
@@ -33,9 +34,8 @@ struct d_parser {
 	uint32_t ninlines;
 	/* variables (a D global's, self->'s, this->'s map or variable
 	 * name) whose first assignment was a D int, for d_int_width */
-	const char **ints;
-	uint32_t nints;
-	struct d_parser *self;     /* d_int_width's way back */
+	struct strmap ints;
+	struct strmap aggs;        /* aggregations whose key widths are noted */
 };
 
 void d_next(struct d_parser *p);

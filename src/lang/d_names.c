@@ -229,21 +229,11 @@ void d_note_assign(struct d_parser *p, const struct node *target,
 		   const struct node *value)
 {
 	const char *name = var_name(target);
-	if (!name || !value || value->kind == N_CALL)
+	if (!name || !value || value->kind == N_CALL ||
+	    strmap_get(&p->ints, name) >= 0)
 		return;
-	for (uint32_t i = 0; i < p->nints; i++)
-		if (!strcmp(p->ints[i], name))
-			return;
-	if (d_int_width_of(p, value) != 4)
-		return;
-	if ((p->nints & (p->nints - 1)) == 0) {
-		uint32_t cap = p->nints ? p->nints * 2 : 1;
-		const char **v = arena_array(p->a, const char *, cap);
-		if (p->nints)
-			memcpy(v, p->ints, p->nints * sizeof(*v));
-		p->ints = v;
-	}
-	p->ints[p->nints++] = name;
+	/* the first assignment decides: 1 an int, 0 not */
+	strmap_put(&p->ints, name, d_int_width_of(p, value) == 4);
 }
 
 int d_int_width_of(struct d_parser *p, const struct node *n)
@@ -260,11 +250,8 @@ int d_int_width(const struct node *n)
 	switch (n->kind) {
 	case N_VAR:
 	case N_MAP:
-		if (width_parser)
-			for (uint32_t i = 0; i < width_parser->nints; i++)
-				if (!strcmp(width_parser->ints[i], var_name(n)))
-					return 4;
-		return 8;
+		return width_parser &&
+			strmap_get(&width_parser->ints, var_name(n)) == 1 ? 4 : 8;
 	case N_INT:
 		return n->u.ival <= 0x7fffffff ? 4 : 8;
 	case N_BUILTIN:

@@ -544,11 +544,10 @@ static struct node *parse_stmt(struct d_parser *p);
 static void note_agg(struct d_parser *p, const struct node *m)
 {
 	struct frontend_settings *set = p->o->set;
-	if (!set)
+	if (!set || strmap_get(&p->aggs, m->u.map.name) >= 0)
 		return;
-	for (uint32_t i = 0; i < set->naggs; i++)
-		if (strcmp(set->aggs[i].name, m->u.map.name) == 0)
-			return;
+	if (strmap_put(&p->aggs, m->u.map.name, set->naggs) < 0)
+		return;
 	if ((set->naggs & (set->naggs - 1)) == 0) {
 		uint32_t cap = set->naggs ? set->naggs * 2 : 1;
 		struct dtrace_agg_keys *v = arena_array(p->a,

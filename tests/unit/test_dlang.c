@@ -343,8 +343,18 @@ static void test_hostile(void)
 				     k % 1000);
 	m[k] = 0;
 	dparse(&f, m, 0, NULL, true);
-	CHECK(!f.d.nerrors && f.root && f.root->u.list.n > 10000,
-	      "1 MB script of clauses");
+	CHECK(!f.d.nerrors && f.root && f.root->u.list.n == 1 &&
+	      f.set.nclauses == 1 && f.set.clauses[0] > 10000,
+	      "1 MB script of clauses of one probe: one program");
+	dfree(&f);
+	k = 0;
+	for (size_t i = 1; k + 64 < big; i++)
+		k += (size_t)sprintf(m + k, "tick-%zus { @c%zu[%zu] = count(); "
+				     "v%zu = %zu; }\n", i, i, i, i, i);
+	m[k] = 0;
+	dparse(&f, m, 0, NULL, true);
+	CHECK(!f.d.nerrors && f.root && f.root->u.list.n > 10000 &&
+	      f.set.naggs > 10000, "1 MB script of distinct clauses");
 	dfree(&f);
 	for (k = 0; k + 8 < big; k += 8)
 		memcpy(m + k, "BEGIN {;", 8);

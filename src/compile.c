@@ -253,6 +253,9 @@ static struct node *parse_script(struct program *prog,
 		.quiet = o->quiet,
 		.xopts = o->xopts,
 		.nxopts = o->nxopts,
+		.cpp = o->cpp,
+		.defines = o->defines,
+		.ndefines = o->ndefines,
 		.set = o->settings,
 	};
 	return fe->parse(prog->arena, o->text, &fo, prog->ctypes, d);

@@ -39,6 +39,9 @@ struct compile_opts {
 	/* D (frontend_dtrace): -q, -x options, and where the script's own
 	 * settings go (frontend.h) */
 	bool quiet;
+	bool cpp;              /* D's -C, -D, -U (frontend.h) */
+	const char *const *defines;
+	size_t ndefines;
 	bool zdefs;            /* a probe this system lacks is skipped with a
 				* warning (bpftrace; D's -Z), not an error */
 	const char *const *xopts;

@@ -154,10 +154,28 @@ int dtrace_cli_parse(int argc, char **argv, struct options *o,
 				return EXIT_SCRIPT;
 			}
 			break;
-		case 'C': case 'D': case 'U': case 'I':
-			fprintf(stderr, "dtrace: -%c: the C preprocessor is not "
-				"supported yet by sonde's D\n", c);
-			return EXIT_SCRIPT;
+		case 'C': d->cpp = true; break;
+		case 'D': case 'U': {
+			if (d->ndefs == DTRACE_CLI_MAX) {
+				log_error("-%c: more than %d", c, DTRACE_CLI_MAX);
+				return EXIT_SCRIPT;
+			}
+			char *def = malloc(strlen(optarg) + 2);
+			if (!def)
+				return EXIT_SCRIPT;
+			def[0] = (char)c;
+			strcpy(def + 1, optarg);
+			d->defs[d->ndefs++] = def;
+			break;
+		}
+		case 'I':
+			if (o->ninclude_dirs == OPTIONS_MAX_INCLUDES) {
+				log_error("-I: more than %d directories",
+					  OPTIONS_MAX_INCLUDES);
+				return EXIT_SCRIPT;
+			}
+			o->include_dirs[o->ninclude_dirs++] = optarg;
+			break;
 		case 'F':
 			fprintf(stderr, "dtrace: -F (flowindent) is not supported "
 				"yet by sonde's D\n");
@@ -311,6 +329,32 @@ static char *span_text(const struct diags *ds, struct pos pos)
 	return strndup(t + pos.col - 1, pos.len);
 }
 
+/* The message with D's names for what the front end made of them:
+ * @.self.x is self->x, @.x the global x, $this_x this->x (malloc'd). */
+static char *d_names(const char *msg)
+{
+	static const char *const from[] = { "@.self.", "$this_", "this_",
+					    "@." };
+	static const char *const to[] = { "self->", "this->", "this->", "" };
+	size_t cap = strlen(msg) * 2 + 1, n = 0;
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	for (const char *c = msg; *c;) {
+		size_t i = 0;
+		while (i < 4 && strncmp(c, from[i], strlen(from[i])))
+			i++;
+		if (i < 4) {
+			n += (size_t)sprintf(out + n, "%s", to[i]);
+			c += strlen(from[i]);
+		} else {
+			out[n++] = *c++;
+		}
+	}
+	out[n] = 0;
+	return out;
+}
+
 /* "dtrace: failed to compile script x.d: line 3: message": the first
  * error, as DTrace stops at it (-n: "invalid probe specifier TEXT").
  * A probe that matches nothing is said in DTrace's words. */
@@ -330,6 +374,22 @@ void dtrace_cli_diags(const struct dtrace_cli *d, const struct diags *ds,
 			     "probes (%s)", desc, g0->msg) > 0)
 			one.msg = msg;
 		free(desc);
+		if (one.msg == g0->msg && (msg = d_names(g0->msg)))
+			one.msg = msg;
+		if (g0->tag && !strcmp(g0->tag, "UNDEF_MAP") &&
+		    !strncmp(g0->msg, "map @.", 6)) {
+			/* DTrace's words for a variable never assigned */
+			char *var = d_names(g0->msg + 4);
+			if (var) {
+				var[strcspn(var, " ")] = 0;
+				if (one.msg != g0->msg)
+					free(one.msg);
+				if (asprintf(&one.msg, "failed to resolve %s: "
+					     "Unknown variable name", var) < 0)
+					one.msg = (char *)g0->msg;
+				free(var);
+			}
+		}
 		if (g->level == DIAG_WARNING) {
 			fprintf(f, "dtrace: warning: %s\n", g->msg);
 			continue;

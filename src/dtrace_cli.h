@@ -19,6 +19,9 @@ struct dtrace_cli {
 	int nx;
 	bool quiet, destructive, list;
 	bool zdefs;              /* -Z: descriptions may match nothing */
+	bool cpp;                /* -C */
+	const char *defs[DTRACE_CLI_MAX];  /* -D: "DNAME=V", -U: "UNAME" */
+	int ndefs;
 	const char *spec;        /* the first -n (its errors name it) */
 };
 

@@ -866,6 +866,9 @@ int main(int argc, char **argv)
 		co.settings = &dset;
 		co.unsafe = dcli.destructive;
 		co.zdefs = dcli.zdefs;
+		co.cpp = dcli.cpp;
+		co.defines = dcli.defs;
+		co.ndefines = (size_t)dcli.ndefs;
 	}
 	double t0 = log_now_ms();
 	struct program *prog = compile(&co, &d);

@@ -887,6 +887,23 @@ static struct node *d_parse(struct arena *a, const char *text,
 	if (o->quiet)
 		set->quiet = true;
 	struct node *root = node_new(a, N_PROGRAM, d_lex_pos(&p.lx));
+	if (o->cpp) {
+		/* D's pragmas first: the preprocessor drops them */
+		struct d_lexer pl;
+		d_lex_init(&pl, a, text, d);
+		while (*pl.p) {
+			while (*pl.p == ' ' || *pl.p == '\t')
+				pl.p++, pl.col++;
+			struct pos pos;
+			const char *line = d_lex_line(&pl, &pos);
+			if (!strncmp(line, "#pragma", 7))
+				pragma(&p, line, pos, set);
+		}
+		text = d_preprocess(a, text, o, d);
+		if (!text || d->nerrors)
+			return root;
+		d_lex_init(&p.lx, a, text, d);
+	}
 	/* #!/usr/sbin/dtrace -s */
 	if (text && text[0] == '#' && text[1] == '!') {
 		struct pos pos;

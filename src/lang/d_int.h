@@ -44,6 +44,11 @@ bool d_expect(struct d_parser *p, const char *op);
 void d_error(struct d_parser *p, struct pos pos, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* d_cpp.c: the script through the C preprocessor (-C), as text on its
+ * own lines; NULL after errors (in d). */
+const char *d_preprocess(struct arena *a, const char *text,
+			 const struct frontend_opts *o, struct diags *d);
+
 /* d_parser.c */
 struct node *d_parse_expr(struct d_parser *p);
 /* At '{'; an outer block (a clause's) leaves its '}' as the token. */

@@ -38,6 +38,11 @@ struct frontend_opts {
 	bool quiet;
 	const char *const *xopts;
 	size_t nxopts;
+	/* D's -C: the C preprocessor first, with -D NAME[=VALUE] and -U NAME
+	 * in order ("DNAME=VALUE", "UNAME") */
+	bool cpp;
+	const char *const *defines;
+	size_t ndefines;
 	/* What the script's options (#pragma D option, -x) set, for the
 	 * driver to apply: */
 	struct frontend_settings *set;

@@ -289,6 +289,21 @@ static void test_clauses(void)
 	dparse(&f, "#include <x.h>\nBEGIN { }", 0, NULL, false);
 	CHECK(diags_has(&f.d, "PP_DIRECTIVE"), "#include needs -C");
 	dfree(&f);
+	{
+		memset(&f, 0, sizeof(f));
+		arena_init(&f.a);
+		f.src.name = "cpp.d";
+		f.src.text = "#pragma D option quiet\n#define N 3\n"
+			"#if N > 2\nBEGIN { x = N; }\n#endif\n";
+		diags_init(&f.d, &f.src);
+		static const char *const defs[] = { "DM=1" };
+		struct frontend_opts o = { .cpp = true, .defines = defs,
+					   .ndefines = 1, .set = &f.set };
+		f.root = frontend_dtrace.parse(&f.a, f.src.text, &o, NULL, &f.d);
+		CHECK(!f.d.nerrors && f.root && f.root->u.list.n == 1 &&
+		      f.set.quiet, "-C: macros, conditionals, pragmas kept");
+		dfree(&f);
+	}
 	dparse(&f, "BEGIN\n{\n\tx = ;\n}\n", 0, NULL, false);
 	CHECK(f.d.nerrors && f.d.list.v[0].pos.line == 3 &&
 	      strstr(first_error(&f), "syntax error near \";\""),

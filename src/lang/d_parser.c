@@ -452,9 +452,25 @@ static struct node *parse_unary(struct d_parser *p)
 		n->u.incdec.target = x;
 		return leave(p, n);
 	}
-	if (t.kind == DT_IDENT && (strcmp(t.s, "sizeof") == 0 ||
-				   strcmp(t.s, "offsetof") == 0)) {
-		d_error(p, t.pos, "%s is not supported yet by sonde's D", t.s);
+	if (t.kind == DT_IDENT && strcmp(t.s, "sizeof") == 0) {
+		/* sizeof(TYPE) of D's integer types and pointers */
+		d_next(p);
+		bool is_string, is_ptr;
+		const char *ty = d_accept(p, "(") ?
+			cast_type(p, &is_string, &is_ptr) : NULL;
+		if (!ty || is_string || !d_expect(p, ")")) {
+			if (!p->bail)
+				d_error(p, t.pos, "sizeof is supported only of "
+					"integer and pointer types yet");
+			p->bail = true;
+			return leave(p, NULL);
+		}
+		uint64_t size = is_ptr ? 8 : strstr(ty, "64") ? 8 :
+			strstr(ty, "32") ? 4 : strstr(ty, "16") ? 2 : 1;
+		return leave(p, d_int(p, t.pos, size));
+	}
+	if (t.kind == DT_IDENT && strcmp(t.s, "offsetof") == 0) {
+		d_error(p, t.pos, "offsetof is not supported yet by sonde's D");
 		p->bail = true;
 		return leave(p, NULL);
 	}

@@ -119,12 +119,17 @@ int dtrace_cli_parse(int argc, char **argv, struct options *o,
 		case 'e': o->dry_run = true; break;
 		case 'c': o->cmd = optarg; break;
 		case 'o': o->out_file = optarg; break;
-		case 'b':
-			if (d->nx == DTRACE_CLI_MAX)
+		case 'b': {   /* -b SIZE is -x bufsize=SIZE */
+			char *x = malloc(strlen(optarg) + 9);
+			if (!x || d->nx == DTRACE_CLI_MAX) {
+				free(x);
+				log_error("-b: too many options");
 				return EXIT_SCRIPT;
-			d->x[d->nx++] = strcat(strcpy(malloc(strlen(optarg) + 9),
-						      "bufsize="), optarg);
+			}
+			sprintf(x, "bufsize=%s", optarg);
+			d->x[d->nx++] = x;
 			break;
+		}
 		case 'x':
 			if (d->nx == DTRACE_CLI_MAX) {
 				log_error("-x: more than %d options",

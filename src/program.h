@@ -259,6 +259,10 @@ struct event_spec {
 	 * helper errors). */
 	uint32_t block;
 	bool block_known;
+	/* EV_DTRACE_PRINTA of several aggregations: the others, after
+	 * map_id (their values joined by key) */
+	const int32_t *more_maps;
+	uint32_t nmore_maps;
 };
 
 struct provider;

@@ -58,16 +58,28 @@ static const struct type *check_probe_line(struct sema *s, struct node *n)
 	return funcs_check_format_event(s, n, EV_DTRACE_PROBE);
 }
 
+/* __dtrace_printa(@m, FORMAT or "", @more...) */
 static const struct type *check_printa(struct sema *s, struct node *n)
 {
 	struct sema_map *m = sema_map_arg(s, n, false);
 	if (!m)
 		return NULL;
-	const char *fmt = nargs(n) > 1 ? lit_arg(n, 1) : NULL;
+	const char *fmt = nargs(n) > 1 ? lit_arg(n, 1) : "";
 	if (nargs(n) > 1)
 		sema_compile_time_str(s, arg(n, 1));
+	uint32_t nmore = nargs(n) > 2 ? nargs(n) - 2 : 0;
+	int32_t *more = nmore ? arena_array(s->a, int32_t, nmore) : NULL;
+	for (uint32_t i = 0; i < nmore; i++) {
+		struct node *a = arg(n, i + 2);
+		struct sema_map *x = a->kind == N_MAP ? sema_map_whole(s, a) :
+			NULL;
+		if (!x)
+			return NULL;
+		more[i] = x->id;
+	}
 	struct event_spec e = { .kind = EV_DTRACE_PRINTA, .map_id = m->id,
-				.fmt = fmt, .pos = n->pos };
+				.fmt = *fmt ? fmt : NULL, .pos = n->pos,
+				.more_maps = more, .nmore_maps = nmore };
 	sema_add_event(s, n, &e);
 	return type_none();
 }
@@ -116,14 +128,14 @@ static const struct type *check_trunc(struct sema *s, struct node *n)
 /* printa's event carries no fields: the map is read when it arrives */
 static struct cval gen_printa(struct cg *cg, const struct node *call)
 {
-	cg_emit_event(cg, call, nargs(call), NULL);
+	cg_emit_event(cg, call, nargs(call), NULL);   /* no fields */
 	return cg_imm(0, call->type);
 }
 
 const struct func funcs_dtrace[] = {
 	{ "__dtrace_trace", 2, 2, 0, 0, check_trace, funcs_gen_event },
 	{ "__dtrace_probe_line", 4, 4, 0, 0, check_probe_line, funcs_gen_event },
-	{ "__dtrace_printa", 1, 2, 0, 0, check_printa, gen_printa },
+	{ "__dtrace_printa", 1, FUNC_ARGS_ANY, 0, 0, check_printa, gen_printa },
 	{ "__dtrace_stack", 1, 1, 0, 0, check_stack, funcs_gen_event },
 	{ "__dtrace_normalize", 2, 2, 0, 0, check_normalize, funcs_gen_event },
 	{ "__dtrace_trunc", 2, 2, 0, 0, check_trunc, funcs_gen_event },

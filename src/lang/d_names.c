@@ -444,23 +444,30 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 			      args->v[0], NULL);
 	}
 	if (strcmp(name, "printa") == 0) {
-		if (!arity(p, name, pos, args, 1, 2))
+		if (!arity(p, name, pos, args, 1, 255))
 			return NULL;
 		p->records = true;
-		struct node *m = args->v[args->n - 1];
-		if (m->kind != N_MAP || m->u.map.keys.n ||
-		    m->u.map.name[1] == '.') {
-			d_error(p, m->pos, "printa( ) argument #%u must be an "
-				"aggregation", args->n);
+		bool fmt = args->v[0]->kind == N_STR;
+		if (fmt && args->n < 2) {
+			d_error(p, pos, "printa( ) needs an aggregation");
 			return NULL;
 		}
-		if (args->n == 2 && args->v[0]->kind != N_STR) {
-			d_error(p, args->v[0]->pos, "printa( ) argument #1 must "
-				"be a string literal format");
-			return NULL;
+		for (uint32_t i = fmt; i < args->n; i++) {
+			struct node *m = args->v[i];
+			if (m->kind != N_MAP || m->u.map.keys.n ||
+			    m->u.map.name[1] == '.') {
+				d_error(p, m->pos, "printa( ) argument #%u must "
+					"be an aggregation", i + 1);
+				return NULL;
+			}
 		}
-		return d_call(p, pos, "__dtrace_printa", m,
-			      args->n == 2 ? args->v[0] : NULL, NULL);
+		/* __dtrace_printa(@first, FORMAT or "", @more...) */
+		struct node *c = d_call(p, pos, "__dtrace_printa", args->v[fmt],
+					fmt ? args->v[0] : d_str(p, pos, ""),
+					NULL);
+		for (uint32_t i = fmt + 1; i < args->n; i++)
+			node_list_push(p->a, &c->u.call.args, args->v[i]);
+		return c;
 	}
 	if (strcmp(name, "lquantize") == 0) {
 		if (!arity(p, name, pos, args, 3, 4))

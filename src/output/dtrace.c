@@ -244,9 +244,10 @@ static void value_datum(const struct mctx *mc, struct sbuf *out,
 /* printa's format: its conversions take the key's fields in order, and
  * %@... the aggregation's value. */
 static void printa_format(const struct mctx *mc, struct sbuf *out,
-			  const char *fmt, const struct ment *e)
+			  const char *fmt, const struct ment *e,
+			  const int64_t *vals, uint32_t nvals)
 {
-	uint32_t field = 0;
+	uint32_t field = 0, nagg = 0;
 	for (const char *p = fmt; *p;) {
 		if (*p != '%') {
 			sbuf_putc(out, *p++);
@@ -270,14 +271,16 @@ static void printa_format(const struct mctx *mc, struct sbuf *out,
 		}
 		char conv = *p ? *p++ : 'd';
 		if (agg) {
-			if (mc->vt->kind == TYPE_HIST ||
-			    mc->vt->kind == TYPE_LHIST) {
+			if (!vals && (mc->vt->kind == TYPE_HIST ||
+				      mc->vt->kind == TYPE_LHIST)) {
 				value_datum(mc, out, e);
 				continue;
 			}
-			int64_t v = (mc->vt->kind == TYPE_AVG ||
-				     mc->vt->kind == TYPE_STATS ? e->avg :
-				     (int64_t)e->a) / normal_of(mc);
+			int64_t v = vals ? (nagg < nvals ? vals[nagg] : 0) :
+				(mc->vt->kind == TYPE_AVG ||
+				 mc->vt->kind == TYPE_STATS ? e->avg :
+				 (int64_t)e->a) / normal_of(mc);
+			nagg++;
 			memcpy(spec + n, "ll", 2);
 			spec[n + 2] = strchr("dicuxXo", conv) ? conv : 'd';
 			spec[n + 3] = 0;
@@ -369,6 +372,128 @@ static int cmp_entry(const void *x, const void *y, void *ctx)
 	return 0;
 }
 
+/* printa() of several aggregations: every key of any of them, with
+ * each one's value (0 where it has none), sorted by the first's. */
+struct dtrace_join {
+	struct mctx mc;            /* the first aggregation's */
+	uint32_t naggs, cur;       /* aggregations, the one being read */
+	struct join_row {
+		uint8_t *key;
+		int64_t *vals;
+	} *rows;
+	size_t nrows, cap;
+	bool oom;
+};
+
+static void join_entries(const struct mctx *mc, struct ment *const *v,
+			 size_t n)
+{
+	struct dtrace_join *j = mc->o->dtrace_join;
+	if (j->cur == 0)
+		j->mc = *mc;
+	if (mc->ksize != j->mc.ksize)
+		return;     /* keys of another shape: nothing to join */
+	int64_t normal = normal_of(mc);
+	for (size_t i = 0; i < n && !j->oom; i++) {
+		size_t r = 0;
+		while (r < j->nrows &&
+		       memcmp(j->rows[r].key, v[i]->key, mc->ksize) != 0)
+			r++;
+		if (r == j->nrows) {
+			if (j->nrows == j->cap) {
+				size_t nc = j->cap ? j->cap * 2 : 16;
+				struct join_row *nr = realloc(j->rows,
+							     nc * sizeof(*nr));
+				if (!nr) {
+					j->oom = true;
+					return;
+				}
+				j->rows = nr;
+				j->cap = nc;
+			}
+			struct join_row *row = &j->rows[j->nrows];
+			row->key = malloc(mc->ksize ? mc->ksize : 1);
+			row->vals = calloc(j->naggs, sizeof(int64_t));
+			if (!row->key || !row->vals) {
+				free(row->key);
+				free(row->vals);
+				j->oom = true;
+				return;
+			}
+			memcpy(row->key, v[i]->key, mc->ksize);
+			j->nrows++;
+		}
+		j->rows[r].vals[j->cur] = sort_value(mc, v[i]) / normal;
+	}
+}
+
+static int cmp_row(const void *x, const void *y, void *ctx)
+{
+	const struct dtrace_join *j = ctx;
+	const struct join_row *a = x, *b = y;
+	if (a->vals[0] != b->vals[0])
+		return a->vals[0] < b->vals[0] ? -1 : 1;
+	struct ment ea = { .key = a->key }, eb = { .key = b->key };
+	const struct ment *pa = &ea, *pb = &eb;
+	struct mctx mc = j->mc;
+	mc.vt = type_u64();   /* ties: by key alone */
+	return cmp_entry(&pa, &pb, &mc);
+}
+
+static int printa_joined(struct output *o, const struct event_spec *e)
+{
+	struct dtrace_join j = { .naggs = e->nmore_maps + 1 };
+	o->dtrace_join = &j;
+	int r = 0;
+	for (uint32_t k = 0; k < j.naggs && r == 0; k++) {
+		j.cur = k;
+		int32_t id = k ? e->more_maps[k - 1] : e->map_id;
+		if (id < 0 || (uint32_t)id >= o->prog->nmaps) {
+			r = -EINVAL;
+			break;
+		}
+		if (o->dtrace_printed)
+			o->dtrace_printed[id] = 1;
+		r = maps_print(o, (uint32_t)id, 0, 0);
+	}
+	o->dtrace_join = NULL;
+	struct sbuf b = { 0 };
+	if (!e->fmt)
+		sbuf_putc(&b, '\n');
+	if (r == 0 && !j.oom && j.mc.m) {
+		qsort_r(j.rows, j.nrows, sizeof(*j.rows), cmp_row, &j);
+		const uint8_t *w = key_widths(o, j.mc.m->name);
+		for (size_t i = 0; i < j.nrows; i++) {
+			struct ment ent = { .key = j.rows[i].key };
+			if (e->fmt) {
+				printa_format(&j.mc, &b, e->fmt, &ent,
+					      j.rows[i].vals, j.naggs);
+				continue;
+			}
+			for (uint32_t k = 0; k < key_count(&j.mc); k++) {
+				const uint8_t *at;
+				const struct type *t = key_field(&j.mc, k, &at,
+								 ent.key);
+				if (t)
+					key_datum(&j.mc, &b, t, at,
+						  w && k < 8 ? w[k] : 8);
+			}
+			for (uint32_t k = 0; k < j.naggs; k++)
+				sbuf_printf(&b, " %16lld",
+					    (long long)j.rows[i].vals[k]);
+			sbuf_putc(&b, '\n');
+		}
+	}
+	output_write(o, &b);
+	sbuf_free(&b);
+	for (size_t i = 0; i < j.nrows; i++) {
+		free(j.rows[i].key);
+		free(j.rows[i].vals);
+	}
+	free(j.rows);
+	return r;
+}
+
 /* trunc(@m, n): keep the n largest values (n < 0: the -n smallest),
  * remove the rest from the map (each of a histogram's buckets). */
 static void trunc_entries(const struct mctx *mc, struct ment *const *v,
@@ -430,7 +555,9 @@ static void d_map(const struct mctx *mc, struct sbuf *out,
 		return;
 	memcpy(v, in, n * sizeof(*v));
 	qsort_r(v, n, sizeof(*v), cmp_entry, (void *)mc);
-	if (mc->o->dtrace_truncating)
+	if (mc->o->dtrace_join)
+		join_entries(mc, v, n);
+	else if (mc->o->dtrace_truncating)
 		trunc_entries(mc, v, n);
 	else
 		d_map_sorted(mc, out, v, n);
@@ -453,7 +580,7 @@ static void d_map_sorted(const struct mctx *mc, struct sbuf *out,
 	for (size_t i = 0; i < n; i++) {
 		const struct ment *e = v[i];
 		if (fmt) {
-			printa_format(mc, out, fmt, e);
+			printa_format(mc, out, fmt, e, NULL, 0);
 			continue;
 		}
 		for (uint32_t k = 0; k < nk; k++) {
@@ -472,6 +599,10 @@ int dtrace_printa(struct output *o, const struct event_spec *e)
 {
 	if (e->map_id < 0)
 		return -EINVAL;
+	if (!o->dtrace_printed)
+		o->dtrace_printed = calloc(o->prog->nmaps, 1);
+	if (e->nmore_maps)
+		return printa_joined(o, e);
 	if (!e->fmt) {
 		struct sbuf b = { 0 };
 		sbuf_putc(&b, '\n');

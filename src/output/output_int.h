@@ -177,6 +177,7 @@ struct output {
 	uint8_t *dtrace_printed;    /* per map: printa() printed it */
 	bool dtrace_exiting;        /* the aggregations at exit */
 	uint64_t *dtrace_normal;    /* per map: normalize()'s divisor, or 0 */
+	struct dtrace_join *dtrace_join;  /* printa(@a, @b ...) under way */
 	bool dtrace_truncating;     /* trunc(@m, n) under way: ... */
 	int64_t dtrace_trunc;       /* ... n */
 };

@@ -399,11 +399,8 @@ static void map_desc(struct d_parser *p, struct node *probe,
 			add_attach(p, probe, pos, t, arena_printf(p->a,
 				   "tracepoint:syscalls:sys_exit_%s", f));
 	} else if (strcmp(d.prov, "fbt") == 0) {
-		if (!*d.func) {
-			diag_error(p->d, pos, "BAD_PROBE", "fbt probes need a "
-				   "function (fbt::FUNC:entry)");
-			return;
-		}
+		if (!*d.func)   /* fbt:::entry: every function */
+			d.func = "*";
 		if (matches(d.name, "entry"))
 			add_attach(p, probe, pos, t, arena_printf(p->a,
 				   "kprobe:%s", d.func));
@@ -414,12 +411,14 @@ static void map_desc(struct d_parser *p, struct node *probe,
 		   (!d.prov[3] || isdigit((unsigned char)d.prov[3]))) {
 		long pid = strtol(d.prov + 3, NULL, 10);
 		const char *tgt = module_target(p, d.mod, pid);
-		if (!tgt || !*d.func) {
+		if (!tgt) {
 			diag_error(p->d, pos, "BAD_PROBE", "%s: the pid provider "
-				   "needs a process (pidN, pid$target with -c "
-				   "or -p) and a function", text);
+				   "needs a process (pidN, or pid$target with -c "
+				   "or -p)", text);
 			return;
 		}
+		if (!*d.func)   /* every function of the module */
+			d.func = "*";
 		bool entry = matches(d.name, "entry"), ret =
 			matches(d.name, "return");
 		if (entry)

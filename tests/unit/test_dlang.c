@@ -194,6 +194,10 @@ static void test_descriptions(void)
 		  "desc: fbt return");
 	CHECK_STR(mapped("fbt:vmlinux:vfs_*:entry", 0, NULL), "kprobe:vfs_*",
 		  "desc: fbt glob");
+	CHECK_STR(mapped("fbt:::return", 0, NULL), "kretprobe:*",
+		  "desc: fbt, every function");
+	CHECK_STR(mapped("pid42:::entry", 0, NULL), "uprobe:/proc/42/exe:*",
+		  "desc: pid, every function of the program");
 	CHECK_STR(mapped("pid123::main:entry", 0, NULL),
 		  "uprobe:/proc/123/exe:main", "desc: pidN, the program");
 	CHECK_STR(mapped("pid123:libc.so.6:malloc:return", 0, NULL),

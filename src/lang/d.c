@@ -114,9 +114,11 @@ static int set_option(struct diags *d, struct pos pos, const char *opt,
 		}
 		if (name[0] == 's') {
 			if (v > 200) {   /* on the 512-byte BPF stack */
-				diag_error(d, pos, "SYNTAX", "strsize %lld is "
-					   "more than sonde's 200", (long long)v);
-				return -1;
+				diag_warning(d, pos, "SYNTAX", "strsize %lld: "
+					     "sonde's strings are 200 bytes at "
+					     "most (on the BPF stack); 200 it is",
+					     (long long)v);
+				v = 200;
 			}
 			set->strsize = (uint32_t)v;
 		} else {

@@ -9,10 +9,16 @@
  *   syscall::FUNC:entry|return   tracepoint:syscalls:sys_enter_FUNC ...
  *   fbt::FUNC:entry|return       kprobe, kretprobe
  *   pidN:MOD:FUNC:entry|return   uprobe, uretprobe in MOD of process N
- *   PROVN:MOD:FUNC:NAME          usdt (PROV may be a glob)
+ *   PROVN:MOD:FUNC:NAME          usdt (PROV may be a glob; without a
+ *                                process, every running process's)
+ *   proc:::exec-success ..., io:::start|done   their tracepoints
  *
- * with N a pid or $target. After expansion, name_probes gives every
- * probe its D names (probeprov ... probename) back. */
+ * with N a pid or $target. Then the clauses become probe blocks: a
+ * clause that records data gets its "CPU ID FUNCTION:NAME" record line
+ * (unless quiet), clauses with the same descriptions become one block
+ * (they share this->), and exit() is deferred to the block's end. After
+ * expansion, name_probes gives every probe its D names (probeprov ...
+ * probename) back. */
 #include "d_int.h"
 
 #include <ctype.h>

@@ -49,6 +49,14 @@ void d_error(struct d_parser *p, struct pos pos, const char *fmt, ...)
 const char *d_preprocess(struct arena *a, const char *text,
 			 const struct frontend_opts *o, struct diags *d);
 
+/* d_clauses.c: a clause's record line (not quiet), clauses with the
+ * same descriptions merged into one block (set->clauses counts them),
+ * exit() deferred to a block's end */
+void d_add_record(struct d_parser *p, struct node *probe);
+void d_merge_clauses(struct d_parser *p, struct node *root,
+		     struct frontend_settings *set);
+void d_add_exit(struct d_parser *p, struct node *probe);
+
 /* d_parser.c */
 struct node *d_parse_expr(struct d_parser *p);
 /* At '{'; an outer block (a clause's) leaves its '}' as the token. */

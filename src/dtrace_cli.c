@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/file.h"
 #include "base/log.h"
@@ -19,6 +20,26 @@ static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
 	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A script file named *.d is D unless its #! line runs bpftrace: a
+ * bpftrace script someone named .d stays bpftrace's, as bpftrace would
+ * read it. The peek opens without blocking and only a regular file. */
+static bool d_script_file(const char *path)
+{
+	if (!ends_with(path, ".d"))
+		return false;
+	int fd = file_open_regular(path, false);
+	if (fd < 0)
+		return true;   /* the D front end names what is wrong */
+	char line[256];
+	ssize_t n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n < 2 || line[0] != '#' || line[1] != '!')
+		return true;
+	line[n] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	return !strstr(line, "bpftrace");
 }
 
 bool dtrace_cli_wanted(int argc, char **argv)
@@ -32,7 +53,7 @@ bool dtrace_cli_wanted(int argc, char **argv)
 		if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0)
 			break;
 		if (a[0] != '-')
-			return ends_with(a, ".d");
+			return d_script_file(a);
 		if (a[1] == '-')
 			continue;   /* a long option */
 		/* a letter only dtrace(8) has (-n, -s, -x, -P, -m, -w ...),

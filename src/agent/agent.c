@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -63,6 +64,30 @@ static void fd_close(int fd, uint64_t ino)
 	if (fd_is(fd, ino))
 		close(fd);
 }
+
+static void raw_futex_wake(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+static void raw_futex_wait(uint32_t *word, uint32_t val,
+			   const struct timespec *rel)
+{
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, rel, NULL, 0);
+}
+
+/* ---- asking sonde to patch a library loaded later ----
+ *
+ * The thread that called dlopen() asks (PROTO_MAPPED) and waits for the
+ * answer, which the session's thread receives (it owns the socket's
+ * reading) and hands over through ask_done, a futex word: the last
+ * number answered, or ASK_CLOSED once that thread ended. One question
+ * at a time (ask_lock); the wait is bounded, and a question not answered
+ * in time leaves the sites to the agent's own patches, as before. */
+#define ASK_WAIT_MS 5000
+#define ASK_CLOSED UINT32_MAX
+static pthread_mutex_t ask_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t ask_seq, ask_done;
 
 struct agent_live *agent_live;
 /* The session for bookkeeping (the fork child undoes it): not in the
@@ -128,6 +153,11 @@ static void drop_parent_session(struct agent_session *s)
 static void at_fork_child(void)
 {
 	agent_patch_unlock();
+	/* one thread now: a question its parent's thread was asking is
+	 * not this process's */
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	memcpy(&ask_lock, &fresh, sizeof(fresh));
+	ask_done = 0;
 	struct agent_session *s = current;
 	current = NULL;
 	if (agent_live)
@@ -468,13 +498,19 @@ static int session_scan(struct agent_session *s)
 			NULL;
 		/* patched already, or given up; or its code went with a
 		 * library (dlclose) and is looked for again */
-		if (was == SITE_GIVEN_UP || was == SITE_SONDE || (old && !old->gone))
+		if (was == SITE_GIVEN_UP || (old && !old->gone))
 			continue;
 		const struct proto_site *t = &sec.sites[i];
 		const struct proto_file *f = &sec.files[t->file];
 		uint64_t addr = address_of(&maps, f, t->offset, PROT_EXEC);
 		if (!addr)
 			continue;          /* not in this process (yet) */
+		/* sonde's still; or its library went and came again, and
+		 * sonde could not patch it this time: a patch of the agent's */
+		if (was == SITE_SONDE && fprobe_patched_at(addr + 1))
+			continue;
+		if (was == SITE_SONDE)
+			s->nsonde--;
 		uint32_t id;
 		char text[160];
 		if (t->kind == PROTO_SITE_USDT && t->len == 1 &&
@@ -656,11 +692,62 @@ void agent_unmapped(void)
 	agent_patch_unlock();
 }
 
+
+static void ask_answered(uint32_t seq)
+{
+	__atomic_store_n(&ask_done, seq, __ATOMIC_RELEASE);
+	raw_futex_wake(&ask_done);
+}
+
+static void ask_sonde(void)
+{
+	agent_patch_lock();
+	struct agent_session *s = current;
+	bool ask = s && agent_live->session == s && s->late;
+	int fd = ask ? s->sock : -1;
+	uint64_t ino = ask ? s->sock_ino : 0;
+	agent_patch_unlock();
+	if (!ask)
+		return;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ASK_WAIT_MS / 1000;
+	if (pthread_mutex_timedlock(&ask_lock, &until) != 0)
+		return;
+	uint32_t seq = ++ask_seq;
+	if (seq == ASK_CLOSED || seq == 0)
+		seq = ask_seq = 1;
+	if (__atomic_load_n(&ask_done, __ATOMIC_ACQUIRE) != ASK_CLOSED &&
+	    fd_is(fd, ino)) {
+		struct proto_mapped m = { .type = PROTO_MAPPED, .seq = seq };
+		send_msg(fd, &m, sizeof(m));
+		struct timespec t0, now;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (;;) {
+			uint32_t v = __atomic_load_n(&ask_done, __ATOMIC_ACQUIRE);
+			if (v == seq || v == ASK_CLOSED)
+				break;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t left = ASK_WAIT_MS * 1000000ll -
+				((now.tv_sec - t0.tv_sec) * 1000000000ll +
+				 (now.tv_nsec - t0.tv_nsec));
+			if (left <= 0)
+				break;
+			struct timespec ts = { left / 1000000000, left % 1000000000 };
+			raw_futex_wait(&ask_done, v, &ts);
+		}
+	}
+	pthread_mutex_unlock(&ask_lock);
+}
+
 /* After the program loaded a library: its sites, if it has any. */
 void agent_rescan(void)
 {
 	if (!agent_live || !__atomic_load_n(&agent_live->session, __ATOMIC_ACQUIRE))
 		return;
+	/* sonde's patches first (stock sites, functions), then the agent's
+	 * for what sonde left: sites it finds sonde's jump after run there */
+	ask_sonde();
 	agent_patch_lock();
 	struct agent_session *s = current;
 	struct section sec;
@@ -779,8 +866,16 @@ static void *control_main(void *arg)
 	agent_patch_register();
 	recv_timeout(s, 1000);
 	for (;;) {
+		union { struct proto_plain p; struct proto_mapped d; } u;
+		memset(&u, 0, sizeof(u));
 		struct proto_plain m = { 0 };
-		n = recv(s->sock, &m, sizeof(m), 0);
+		n = recv(s->sock, &u, sizeof(u), 0);
+		memcpy(&m, &u, sizeof(m));
+		if (n == (ssize_t)sizeof(u.d) && u.d.type == PROTO_MAPPED_DONE &&
+		    fd_is(s->sock, s->sock_ino)) {
+			ask_answered(u.d.seq);
+			continue;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -799,6 +894,7 @@ static void *control_main(void *arg)
 			break;
 	}
 	session_end(s, n > 0);
+	ask_answered(ASK_CLOSED);     /* a thread waiting for sonde goes on */
 	return NULL;
 }
 
@@ -934,6 +1030,8 @@ static int attach_to(const char *name, uint32_t hello_flags)
 	s->slot_first = m.slot_first;
 	s->slot_count = m.slot_count;
 	s->follow = m.flags & PROTO_F_FOLLOW_FORKS;
+	s->late = m.flags & PROTO_F_LATE;
+	__atomic_store_n(&ask_done, 0, __ATOMIC_RELEASE);
 	if (name != channel)
 		snprintf(channel, sizeof(channel), "%s", name);
 	struct proto_attached a = { .type = PROTO_ATTACHED };

@@ -34,6 +34,7 @@ struct agent_session {
 	uint32_t napplied;
 	uint32_t nsonde;               /* stock sites sonde patched (SITE_SONDE) */
 	bool follow;                   /* --follow-forks: a child goes on traced */
+	bool late;                     /* PROTO_F_LATE: ask sonde after dlopen */
 	uint16_t **semas;
 	uint32_t nsemas;
 	void *mem;

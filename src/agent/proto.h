@@ -55,6 +55,8 @@ enum proto_msg {
 	PROTO_DETACH,        /* sonde -> agent */
 	PROTO_DETACHED,      /* agent -> sonde */
 	PROTO_SITE,          /* agent -> sonde: another tracer at a site */
+	PROTO_MAPPED,        /* agent -> sonde: the program mapped a library */
+	PROTO_MAPPED_DONE,   /* sonde -> agent: its answer */
 };
 
 struct proto_hello {
@@ -84,6 +86,24 @@ struct proto_setup {
  * kernel names for that pid). Without it the child puts its copy of
  * the code back and runs untraced. */
 #define PROTO_F_FOLLOW_FORKS 2u
+/* Some probes' files (function probes, stock sys/sdt.h sites) were not
+ * mapped when sonde patched the process: the agent says PROTO_MAPPED
+ * after each dlopen(), and waits for the answer. */
+#define PROTO_F_LATE 4u
+
+/* A library came (dlopen returned; sent by the thread that called it,
+ * which waits for PROTO_MAPPED_DONE with the same seq, bounded). It
+ * names no file and no address: sonde reads the process's mappings
+ * itself, patches the sites of its probes' files mapped since with the
+ * process stopped, as at attach, and answers. The agent then patches
+ * its own sites (a stock site sonde patched runs from sonde's jump; one
+ * it could not takes the breakpoint). */
+struct proto_mapped {
+	uint32_t type;             /* PROTO_MAPPED or PROTO_MAPPED_DONE */
+	uint32_t seq;              /* the asker's number, answered back */
+	uint32_t patched;          /* DONE: sites sonde patched now */
+	uint32_t failed;           /* DONE: sites it could not (said) */
+};
 
 /* One site the agent found mapped: patched (status 0, at addr), or not
  * (status -errno, and why in text). */

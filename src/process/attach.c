@@ -27,7 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "../agent/fprobe.h"
 #include "../elf/elf.h"
@@ -65,6 +67,10 @@ struct pattach {
 	bool unwind_hooked;
 	bool committed;
 	uint32_t site_flags;
+	/* pattach_late_begin: the mappings, and /proc/PID/mem to read */
+	struct elf_map *lmaps;
+	size_t nlmaps;
+	int lmem;
 };
 
 int pattach_pid(const struct pattach *pa) { return pa->pid; }
@@ -142,6 +148,7 @@ int pattach_open(int pid, const char *agent_path, struct pattach **out,
 	if (!pa)
 		return -ENOMEM;
 	pa->pid = pid;
+	pa->lmem = -1;
 	int r = elf_open(agent_path, &pa->agent_ef);
 	if (r < 0) {
 		snprintf(why, whylen, "the agent library %s: %s", agent_path,
@@ -317,6 +324,23 @@ static const char *in_process(const char *path, int pid)
 	return strncmp(path, pre, (size_t)n) == 0 ? path + n - 1 : path;
 }
 
+/* The load bias of a file in these mappings of process pid. */
+static int map_bias_in(const struct elf_map *maps, size_t n, int pid,
+		       const struct elf_file *ef, const char *path, uint64_t *bias)
+{
+	struct stat st;
+	bool have_st = stat(path, &st) == 0;
+	const char *want = in_process(path, pid);
+	for (size_t i = 0; i < n; i++) {
+		bool same = strcmp(maps[i].path, want) == 0 ||
+			    (have_st && maps[i].inode == st.st_ino &&
+			     maps[i].path[0] == '/');
+		if (same && elf_map_bias(ef, &maps[i], bias) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
 /* The load bias of a file as the process maps it. */
 static int map_bias(int pid, const struct elf_file *ef, const char *path,
 		    uint64_t *bias)
@@ -326,17 +350,7 @@ static int map_bias(int pid, const struct elf_file *ef, const char *path,
 	int r = elf_proc_maps(pid, &maps, &n);
 	if (r < 0)
 		return r;
-	struct stat st;
-	bool have_st = stat(path, &st) == 0;
-	const char *want = in_process(path, pid);
-	r = -ENOENT;
-	for (size_t i = 0; i < n && r < 0; i++) {
-		bool same = strcmp(maps[i].path, want) == 0 ||
-			    (have_st && maps[i].inode == st.st_ino &&
-			     maps[i].path[0] == '/');
-		if (same && elf_map_bias(ef, &maps[i], bias) == 0)
-			r = 0;
-	}
+	r = map_bias_in(maps, n, pid, ef, path, bias);
 	elf_maps_free(maps, n);
 	return r;
 }
@@ -645,6 +659,94 @@ int pattach_add_usdt(struct pattach *pa, const char *path, uint64_t vaddr,
 	return lp_add(pa->lp, pa->t, &s, why, whylen);
 }
 
+int pattach_late_begin(struct pattach *pa)
+{
+	pattach_late_end(pa);
+	char mem[64];
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", pa->pid);
+	int r = elf_proc_maps(pa->pid, &pa->lmaps, &pa->nlmaps);
+	if (r < 0)
+		return r;
+	pa->lmem = open(mem, O_RDONLY | O_CLOEXEC);
+	return 0;
+}
+
+void pattach_late_end(struct pattach *pa)
+{
+	if (pa->lmaps)
+		elf_maps_free(pa->lmaps, pa->nlmaps);
+	if (pa->lmem >= 0)
+		close(pa->lmem);
+	pa->lmaps = NULL;
+	pa->nlmaps = 0;
+	pa->lmem = -1;
+}
+
+bool pattach_late_wanted(struct pattach *pa, const char *path, uint64_t vaddr,
+			 uint32_t probe)
+{
+	struct pfile *f = file_get(pa, path);
+	uint64_t bias;
+	if (!pa->lmaps || !f || !f->ef ||
+	    map_bias_in(pa->lmaps, pa->nlmaps, pa->pid, f->ef, path, &bias) < 0)
+		return false;
+	return !lp_has_probe(pa->lp, vaddr + bias, probe, pa->lmem);
+}
+
+int pattach_hold(struct pattach *pa, char *why, size_t whylen)
+{
+	why[0] = 0;
+	if (pa->t || !pa->committed) {
+		snprintf(why, whylen, "process %d is held already, or was never "
+		    "patched", pa->pid);
+		return -EINVAL;
+	}
+	int r = tracee_attach(pa->pid, &pa->t, why, whylen);
+	if (r < 0)
+		return r;
+	uint64_t bias;
+	if (agent_mapping(pa->pid, elf_path(pa->agent_ef), pa->agent_ef,
+			  &bias) < 0 || bias != pa->agent_bias) {
+		snprintf(why, whylen, "process %d runs another program now", pa->pid);
+		r = -ESRCH;
+		goto fail;
+	}
+	if ((r = lp_refresh(pa->lp, pa->t)) < 0) {
+		snprintf(why, whylen, "cannot read the mappings of process %d: %s",
+		    pa->pid, strerror(-r));
+		goto fail;
+	}
+	/* every file's place again: loaded since, or unloaded and loaded
+	 * again elsewhere */
+	for (size_t i = 0; i < pa->nfiles; i++) {
+		struct pfile *f = &pa->files[i];
+		if (!f->ef || (f->err < 0 && f->err != -ENXIO))
+			continue;
+		if (!elf_is_dyn(f->ef) && is_exe(pa->pid, f->path))
+			continue;   /* the program, where it always is */
+		f->err = map_bias(pa->pid, f->ef, f->path, &f->bias);
+		if (f->err == -ENOENT)
+			f->err = -ENXIO;
+	}
+	return 0;
+fail:
+	tracee_detach(pa->t);
+	pa->t = NULL;
+	return r;
+}
+
+int pattach_commit_more(struct pattach *pa, char *why, size_t whylen)
+{
+	if (!pa->t)
+		return -EINVAL;
+	int r = lp_commit(pa->lp, pa->t, why, whylen);
+	if (r < 0)
+		lp_drop_unwritten(pa->lp, pa->t);
+	tracee_detach(pa->t);
+	pa->t = NULL;
+	return r;
+}
+
 bool pattach_unpatchable(int err)
 {
 	return lp_unpatchable(err);
@@ -682,6 +784,8 @@ int pattach_detach(struct pattach *pa, char *why, size_t whylen)
 		snprintf(why, whylen, "process %d runs another program now", pa->pid);
 		return -ESRCH;
 	}
+	/* sites in libraries unloaded since are gone with their code */
+	lp_refresh(pa->lp, pa->t);
 	int r = lp_restore(pa->lp, pa->t, why, whylen);
 	tracee_detach(pa->t);
 	pa->t = NULL;
@@ -709,6 +813,7 @@ void pattach_free(struct pattach *pa)
 		}
 		tracee_detach(pa->t);
 	}
+	pattach_late_end(pa);
 	lp_free(pa->lp);
 	elf_close(pa->agent_ef);
 	for (size_t i = 0; i < pa->nfiles; i++) {

@@ -71,6 +71,29 @@ void pattach_set_flags(struct pattach *pa, uint32_t site_flags);
 /* Make the probes live and let the process run. */
 int pattach_commit(struct pattach *pa, char *why, size_t whylen);
 
+/* ---- what the process maps after the commit (dlopen) ----
+ *
+ * The agent asks (proto.h's PROTO_MAPPED) after the program loaded a
+ * library; it names nothing, so nothing it could say is trusted: sonde
+ * reads the process's mappings itself and opens the probes' own files
+ * (as it did at attach), and plans each site as it did then.
+ *   pattach_late_begin   read the mappings once (no stop)
+ *   pattach_late_wanted  is this probe's file mapped now, with no live
+ *                        site of the probe there (never patched, or its
+ *                        library unloaded and loaded again)?
+ *   pattach_hold         stop the process again, forget the sites whose
+ *                        code went, find the files' load biases again
+ *   then pattach_add / pattach_add_usdt, and pattach_commit_more
+ *   pattach_late_end     free what late_begin read */
+int pattach_late_begin(struct pattach *pa);
+bool pattach_late_wanted(struct pattach *pa, const char *path, uint64_t vaddr,
+			 uint32_t probe);
+void pattach_late_end(struct pattach *pa);
+int pattach_hold(struct pattach *pa, char *why, size_t whylen);
+/* Make the sites added since pattach_hold live and let the process run;
+ * on failure those not written are dropped (the earlier ones stay). */
+int pattach_commit_more(struct pattach *pa, char *why, size_t whylen);
+
 /* Hold the process again, put back every byte sonde changed and let it
  * go (the agent stays loaded, inert). 0, or -errno with why; -ESRCH when
  * the process has exited (nothing to restore). */

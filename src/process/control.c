@@ -136,6 +136,11 @@ static int send_setup(struct engine *e, const struct proc_conn *c)
 	};
 	if (e->opts.follow_forks)
 		m.flags |= PROTO_F_FOLLOW_FORKS;
+	/* probes whose files it has not mapped: sonde patches them when
+	 * it does (the -p/-c process; a followed child's are its parent's
+	 * copies) */
+	if (!c->child && proc_fprobes_late_any(e))
+		m.flags |= PROTO_F_LATE;
 	const char *nojit = getenv("SONDE_NO_JIT");
 	if (nojit && strcmp(nojit, "0") != 0)
 		m.flags |= PROTO_F_NO_JIT;
@@ -288,6 +293,11 @@ static int on_hello(struct engine *e, struct proc_conn *c,
 	c->state = CONN_INERT;
 	return 0;
 }
+
+/* Libraries a process may say it loaded (PROTO_MAPPED), at most: each
+ * may cost a stop of the process; a JVM loads a few dozen, python one
+ * per C module it imports. Past that the answer is "nothing patched". */
+#define MAPPED_ASKS_MAX 4096
 
 /* Site events said per connection, at most (then counted): each site
  * has a few in a run, another tracer coming and going. */
@@ -460,6 +470,32 @@ int proc_control_message(struct engine *e, struct proc_conn *c,
 		log_info("process engine: process %d detached (%u sites and %u "
 			 "semaphores restored)", c->pid, a.patched, a.semaphores);
 		c->state = CONN_INERT;
+		return 0;
+	}
+	case PROTO_MAPPED: {
+		if (c->state != CONN_ATTACHED)
+			return protocol_broken(e, c, "a library mapped before it "
+					       "attached", type);
+		if (n != sizeof(struct proto_mapped))
+			return protocol_broken(e, c, "a message of the wrong size",
+					       type);
+		struct proto_mapped m;
+		memcpy(&m, buf, sizeof(m));
+		struct proto_mapped a = { .type = PROTO_MAPPED_DONE, .seq = m.seq };
+		/* the request names nothing: what it may cost sonde is one
+		 * look at the process's mappings, and a stop of the process
+		 * when a probe's file is mapped there unpatched; a process
+		 * asking without end is answered without either (said once) */
+		if (++c->mapped_asks > MAPPED_ASKS_MAX) {
+			if (c->mapped_asks == MAPPED_ASKS_MAX + 1)
+				log_warn("process engine: process %d loaded more than "
+					 "%u libraries: the sites of those it loads "
+					 "from now on are taken with a breakpoint",
+					 c->pid, MAPPED_ASKS_MAX);
+		} else if (!c->child) {
+			proc_fprobes_late(e, c->pid, &a.patched, &a.failed);
+		}
+		send(c->fd, &a, sizeof(a), MSG_NOSIGNAL);
 		return 0;
 	}
 	case PROTO_SITE:

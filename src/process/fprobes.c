@@ -26,6 +26,7 @@
 #include <linux/bpf.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../base/cancel.h"
@@ -129,7 +130,13 @@ static void add_stock_sites(struct engine *e, int pid)
 		int r = pattach_add_usdt(e->fattach, u->path, u->vaddr,
 					 pp->probe->name, pp->section_index, why,
 					 sizeof(why));
-		if (r == 0)
+		pp->late = r == -ENXIO;
+		if (r == -ENXIO && e->opts.pid <= 0)
+			log_info("probe %s: process %d: its sys/sdt.h site is in %s, "
+				 "not loaded yet: patched with a jump after the nop "
+				 "when the process loads it (dlopen)", pp->probe->name,
+				 pid, u->path);
+		else if (r == 0)
 			log_info("probe %s: process %d: its sys/sdt.h site is "
 				 "patched with a jump after the nop", pp->probe->name,
 				 pid);
@@ -187,6 +194,7 @@ static int attach_in(struct engine *e, int pid, bool start_agent,
 		why[0] = 0;
 		r = pattach_add(e->fattach, u->path, u->vaddr, pp->probe->name,
 				u->retprobe, pp->section_index, why, whylen);
+		pp->late = r == -ENXIO;
 		if (r == -ENXIO) {
 			/* a -c command may load it later (an exec, say): said
 			 * at the end if it never did */
@@ -273,6 +281,119 @@ fail:
 	pattach_free(e->fattach);   /* nothing is left patched */
 	e->fattach = NULL;
 	return r;
+}
+
+bool proc_fprobes_late_any(const struct engine *e)
+{
+	for (uint32_t i = 0; e->fattach && i < e->nprobes; i++)
+		if (e->probes[i].late)
+			return true;
+	return false;
+}
+
+/* Say what became of a late probe's site (after the commit). */
+static void say_late(const struct proc_probe *pp, int pid, int r,
+		     const char *why)
+{
+	const char *name = pp->probe->name;
+	if (pp->req.how == PROCESS_USDT && r == 0)
+		log_info("probe %s: process %d: its sys/sdt.h site, in a library "
+			 "it loaded after start, is patched with a jump after the "
+			 "nop", name, pid);
+	else if (pp->req.how == PROCESS_USDT)
+		log_info("probe %s: process %d: its sys/sdt.h site, in a library "
+			 "it loaded after start, is taken with a breakpoint (a trap "
+			 "per hit): %s", name, pid, why);
+	else if (r == 0)
+		log_info("probe %s: patched in process %d, in a library it loaded "
+			 "after start", name, pid);
+	else
+		log_warn("probe %s: cannot be patched in process %d, in a library "
+			 "it loaded after start (the probe does not fire there): %s",
+			 name, pid, why);
+}
+
+void proc_fprobes_late(struct engine *e, int pid, uint32_t *patched,
+		       uint32_t *failed)
+{
+	*patched = *failed = 0;
+	struct pattach *pa = e->fattach;
+	if (!pa || pattach_pid(pa) != pid || !proc_fprobes_late_any(e) ||
+	    pattach_late_begin(pa) < 0)
+		return;
+	/* which probes: their file mapped, no live site of theirs there */
+	uint32_t *want = malloc(e->nprobes * sizeof(*want)), nwant = 0;
+	for (uint32_t i = 0; want && i < e->nprobes; i++) {
+		const struct proc_probe *pp = &e->probes[i];
+		const struct uprobe_info *u = pp->probe->uprobe;
+		if (pp->late && u && pattach_late_wanted(pa, u->path, u->vaddr,
+							  pp->section_index))
+			want[nwant++] = i;
+	}
+	pattach_late_end(pa);
+	if (!nwant) {
+		free(want);
+		return;
+	}
+	char why[512];
+	double t0 = log_now_ms();
+	tracee_cancellable(true);
+	int r = pattach_hold(pa, why, sizeof(why));
+	if (r < 0) {
+		log_warn("process engine: process %d loaded a library with probes' "
+			 "sites, and cannot be stopped to patch them: %s (its USDT "
+			 "sites there are taken with a breakpoint, its function "
+			 "probes there do not fire)", pid, why);
+		*failed = nwant;
+		goto out;
+	}
+	/* each planned as at attach; its result said once committed */
+	int *res = calloc(nwant, sizeof(*res));
+	char (*whys)[512] = calloc(nwant, sizeof(*whys));
+	for (uint32_t k = 0; res && whys && k < nwant; k++) {
+		struct proc_probe *pp = &e->probes[want[k]];
+		const struct uprobe_info *u = pp->probe->uprobe;
+		whys[k][0] = 0;
+		if (pp->req.how == PROCESS_FUNC)
+			res[k] = pattach_add(pa, u->path, u->vaddr, pp->probe->name,
+					     u->retprobe, pp->section_index, whys[k],
+					     sizeof(whys[k]));
+		else
+			res[k] = pattach_add_usdt(pa, u->path, u->vaddr,
+						  pp->probe->name, pp->section_index,
+						  whys[k], sizeof(whys[k]));
+	}
+	r = pattach_commit_more(pa, why, sizeof(why));
+	double t1 = log_now_ms();
+	for (uint32_t k = 0; res && whys && k < nwant; k++) {
+		struct proc_probe *pp = &e->probes[want[k]];
+		if (res[k] == -ENXIO)
+			continue;       /* unloaded again meanwhile */
+		if (res[k] == 0 && r < 0) {
+			res[k] = r;
+			snprintf(whys[k], sizeof(whys[k]), "%s", why);
+		}
+		say_late(pp, pid, res[k], whys[k]);
+		if (res[k] == 0) {
+			(*patched)++;
+			if (pp->req.how == PROCESS_FUNC)
+				pp->patched = true;
+		} else {
+			(*failed)++;
+		}
+	}
+	if (!res || !whys)
+		*failed = nwant;
+	if (*patched)
+		e->any_patched = true;
+	log_info("process engine: process %d loaded a library: %u site%s patched "
+		 "in %.1f ms, %u not", pid, *patched, *patched == 1 ? "" : "s",
+		 t1 - t0, *failed);
+	free(res);
+	free(whys);
+out:
+	tracee_cancellable(false);
+	free(want);
 }
 
 void proc_fprobes_cleanup(struct engine *e, int pid)

@@ -58,6 +58,9 @@ struct lp_entry {
 	struct fprobe_site site;        /* what is written there */
 	uint8_t pad_patch[X86_JMP_LEN];
 	char name[96];                  /* for messages */
+	/* the file and offset its code was mapped from (lp_refresh) */
+	uint64_t map_ino, map_off;
+	unsigned map_dev_major, map_dev_minor;
 };
 
 struct livepatch {
@@ -286,6 +289,94 @@ static const struct elf_map *map_at(const struct livepatch *lp, uint64_t addr)
 		if (addr >= lp->maps[i].start && addr < lp->maps[i].end)
 			return &lp->maps[i];
 	return NULL;
+}
+
+/* Is the code a site patched still there: the same file at the same
+ * offset, executable, with sonde's bytes or another tracer's breakpoint
+ * over them (agent_watch.c copes with that) rather than the file's own
+ * bytes? */
+static bool site_still_there(const struct livepatch *lp, struct tracee *t,
+			     const struct lp_entry *e)
+{
+	const struct fprobe_site *fs = &e->site;
+	const struct elf_map *m = map_at(lp, fs->addr);
+	if (!m || m->perms[2] != 'x' || m->inode != e->map_ino ||
+	    m->dev_major != e->map_dev_major || m->dev_minor != e->map_dev_minor ||
+	    m->offset + (fs->addr - m->start) != e->map_off)
+		return false;
+	uint8_t cur[X86_MAX_PATCH];
+	if (fs->patch_len > sizeof(cur) ||
+	    tracee_read(t, fs->addr, cur, fs->patch_len) < 0)
+		return false;
+	return memcmp(cur, fs->orig, fs->patch_len) != 0;
+}
+
+int lp_refresh(struct livepatch *lp, struct tracee *t)
+{
+	struct elf_map *maps;
+	size_t n;
+	int r = elf_proc_maps(t->pid, &maps, &n);
+	if (r < 0)
+		return r;
+	elf_maps_free(lp->maps, lp->nmaps);
+	lp->maps = maps;
+	lp->nmaps = n;
+	int gone = 0;
+	for (size_t i = 0; i < lp->nsites;) {
+		struct lp_entry *e = &lp->sites[i];
+		if (e->site.state != FPROBE_PATCHED || site_still_there(lp, t, e)) {
+			i++;
+			continue;
+		}
+		/* its trampoline stays (a region is never unmapped); its
+		 * record says restored, so the agent does not count the
+		 * address patched, and nothing is written there at the end */
+		e->site.state = FPROBE_RESTORED;
+		e->site.nentry = e->site.nret = 0;
+		tracee_write(t, e->site_at, &e->site, sizeof(e->site));
+		lp->sites[i] = lp->sites[--lp->nsites];
+		gone++;
+	}
+	return gone;
+}
+
+bool lp_has_probe(const struct livepatch *lp, uint64_t addr, uint32_t probe,
+		  int mem_fd)
+{
+	for (size_t i = 0; lp && i < lp->nsites; i++) {
+		const struct fprobe_site *fs = &lp->sites[i].site;
+		if (lp->sites[i].probed != addr || fs->state == FPROBE_RESTORED)
+			continue;
+		bool has = false;
+		for (uint32_t k = 0; k < fs->nentry + fs->nret &&
+				     k < FPROBE_MAX_PROBES; k++)
+			has |= fs->probes[k] == probe;
+		if (!has)
+			continue;
+		uint8_t cur[X86_MAX_PATCH];
+		if (mem_fd < 0 || fs->state != FPROBE_PATCHED)
+			return true;
+		return fs->patch_len <= sizeof(cur) &&
+		       pread(mem_fd, cur, fs->patch_len, (off_t)fs->addr) ==
+			       (ssize_t)fs->patch_len &&
+		       memcmp(cur, fs->orig, fs->patch_len) != 0;
+	}
+	return false;
+}
+
+void lp_drop_unwritten(struct livepatch *lp, struct tracee *t)
+{
+	for (size_t i = 0; i < lp->nsites;) {
+		struct lp_entry *e = &lp->sites[i];
+		if (e->site.state != FPROBE_WRITING) {
+			i++;
+			continue;
+		}
+		e->site.state = FPROBE_RESTORED;
+		e->site.nentry = e->site.nret = 0;
+		tracee_write(t, e->site_at, &e->site, sizeof(e->site));
+		lp->sites[i] = lp->sites[--lp->nsites];
+	}
 }
 
 static uint64_t dist(uint64_t a, uint64_t b)
@@ -681,6 +772,10 @@ planned:;
 	memset(e, 0, sizeof(*e));
 	e->probed = s->addr;
 	e->plan = plan;
+	e->map_ino = m->inode;
+	e->map_off = m->offset + (plan.addr - m->start);
+	e->map_dev_major = m->dev_major;
+	e->map_dev_minor = m->dev_minor;
 	snprintf(e->name, sizeof(e->name), "%s", s->name);
 	uint64_t at;
 	const uint64_t site_len = (sizeof(struct fprobe_site) + 15) & ~15ull;

@@ -81,6 +81,24 @@ int lp_commit(struct livepatch *lp, struct tracee *t, char *why, size_t whylen);
 int lp_restore(struct livepatch *lp, struct tracee *t, char *why, size_t whylen);
 void lp_free(struct livepatch *lp);
 
+/* A library the process mapped after the first commit (dlopen): read
+ * its mappings again (lp_add plans only inside executable ones), and
+ * forget the sites whose code is gone (dlclose: no executable mapping
+ * there now, or the file's own bytes back, a library loaded again at
+ * the same address), marking their records restored so the agent no
+ * longer counts them patched. Threads stopped by t. How many were
+ * forgotten, or -errno. */
+int lp_refresh(struct livepatch *lp, struct tracee *t);
+/* Is probe `probe` planned or patched at addr (lp_site.addr)? With
+ * mem_fd (the process's /proc/PID/mem, >= 0), only if the code there is
+ * not the file's own bytes again (a library loaded again at the same
+ * address). */
+bool lp_has_probe(const struct livepatch *lp, uint64_t addr, uint32_t probe,
+		  int mem_fd);
+/* After a failed lp_commit of sites added since the last one: those
+ * not yet written are dropped (their code is the original). */
+void lp_drop_unwritten(struct livepatch *lp, struct tracee *t);
+
 /* How many sites are patched; the trampoline memory in use. */
 size_t lp_nsites(const struct livepatch *lp);
 /* The name of the site patched at addr ("f", "f+0x10"), or NULL. */

@@ -28,6 +28,10 @@ struct proc_probe {
 	bool stock_site;           /* USDT at a sys/sdt.h 1-byte nop: sonde
 				    * patches it as it does functions, else
 				    * the agent traps it (fprobes.c) */
+	bool late;                 /* a function probe or stock site whose
+				    * file the process had not mapped when
+				    * sonde patched it: patched when it is
+				    * (proc_fprobes_late) */
 	uint64_t next_ns;          /* PROCESS_TIMER: when it runs next */
 };
 
@@ -40,6 +44,7 @@ struct proc_conn {
 	       CONN_INERT } state;
 	uint32_t patched, failed;
 	uint32_t site_events;      /* PROTO_SITE messages: said up to a bound */
+	uint32_t mapped_asks;      /* PROTO_MAPPED messages: bounded */
 	/* its per-CPU slots: [slot_first, slot_first + slot_count), and
 	 * (--follow-forks) which chunk of them it holds (-1: none) */
 	uint32_t slot_first, slot_count;
@@ -151,6 +156,16 @@ int proc_control_message(struct engine *e, struct proc_conn *c,
  * is forgotten (the image is gone) and its new one patched. 0, or -errno
  * with the probe and the reason said. */
 int proc_fprobes_attach(struct engine *e, int pid, bool start_agent);
+/* Are there probes whose files the process had not mapped when sonde
+ * patched it (PROTO_F_LATE)? */
+bool proc_fprobes_late_any(const struct engine *e);
+/* The process says it mapped a library (PROTO_MAPPED, which names
+ * nothing): patch the late probes whose files it maps now, unless a
+ * live site of theirs is there already, stopping it only if there is
+ * one. *patched and *failed count the sites; what failed is said, and
+ * those USDT sites stay the agent's breakpoints. */
+void proc_fprobes_late(struct engine *e, int pid, uint32_t *patched,
+		       uint32_t *failed);
 /* Put their bytes back (the process may be gone); warn about probes
  * never patched (a -c command that never loaded their file). */
 void proc_fprobes_detach(struct engine *e);

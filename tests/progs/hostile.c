@@ -18,6 +18,12 @@
  *              address, deletes it, and puts a FIFO where "(deleted)"
  *              names it (DIR, the second argument, is where)
  *   slowconnect  connect() sleeps 60 s (the agent's attach hangs)
+ *   mapped     loads DIR/libstock.so (its own copy of the probes'
+ *              library, at another path), then on its agent's socket
+ *              says 5000 times that it mapped a library (PROTO_MAPPED),
+ *              then once with 4096 bytes: sonde patches nothing of its
+ *              copy, answers without stopping it past a bound, and ends
+ *              the session at the long one; prints "mapped: N sent"
  *
  *   hostile MODE [DIR]
  *
@@ -197,6 +203,38 @@ static void say(void)
 	close(fd);
 }
 
+/* The agent's channel: the SOCK_SEQPACKET socket the agent moved up
+ * past descriptor 512 (agent.c's FD_HIGH). */
+static int agent_socket(void)
+{
+	for (int fd = 512; fd < 1024; fd++) {
+		int type = 0;
+		socklen_t len = sizeof(type);
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+		    type == SOCK_SEQPACKET)
+			return fd;
+	}
+	return -1;
+}
+
+static void say_mapped(void)
+{
+	int fd = agent_socket(), sent = 0;
+	for (int k = 0; fd >= 0 && k < 5000; k++) {
+		struct proto_mapped m = { .type = PROTO_MAPPED, .seq = (uint32_t)k,
+					  .patched = 7, .failed = 7 };
+		sent += send(fd, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m);
+	}
+	static char big[4096];
+	struct proto_mapped *m = (struct proto_mapped *)big;
+	m->type = PROTO_MAPPED;
+	memset(big + sizeof(*m), 0x41, sizeof(big) - sizeof(*m));
+	if (fd >= 0)
+		sent += send(fd, big, sizeof(big), MSG_NOSIGNAL) == sizeof(big);
+	printf("mapped: %d sent\n", sent);
+	fflush(stdout);
+}
+
 static void fifo_trap(const char *dir)
 {
 	char path[512], fifo[600];
@@ -222,6 +260,12 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if (strcmp(mode, "fifo") == 0 && argc > 2)
 		fifo_trap(argv[2]);
+	if (strcmp(mode, "mapped") == 0 && argc > 2) {
+		char lib[512];
+		snprintf(lib, sizeof(lib), "%s/libstock.so", argv[2]);
+		if (!dlopen(lib, RTLD_NOW))
+			printf("mapped: %s\n", dlerror());
+	}
 	printf("ready\n");
 	fflush(stdout);
 	int bad = 0, attacked = 0;
@@ -242,6 +286,9 @@ int main(int argc, char **argv)
 			attacked = 1;
 		} else if (strcmp(mode, "say") == 0 && !attacked) {
 			say();
+			attacked = 1;
+		} else if (strcmp(mode, "mapped") == 0 && !attacked) {
+			say_mapped();
 			attacked = 1;
 		} else if (strcmp(mode, "forge") == 0 && !attacked) {
 			attack(base);

@@ -6,6 +6,7 @@
  * agent.h. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -88,6 +89,9 @@ static void raw_futex_wait(uint32_t *word, uint32_t val,
 #define ASK_CLOSED UINT32_MAX
 static pthread_mutex_t ask_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t ask_seq, ask_done;
+/* the session's thread's own question (watch_loads), 0 if none */
+static uint32_t watch_seq;
+static uint64_t watch_asked_ns;
 
 struct agent_live *agent_live;
 /* The session for bookkeeping (the fork child undoes it): not in the
@@ -158,6 +162,7 @@ static void at_fork_child(void)
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	memcpy(&ask_lock, &fresh, sizeof(fresh));
 	ask_done = 0;
+	watch_seq = 0;
 	struct agent_session *s = current;
 	current = NULL;
 	if (agent_live)
@@ -741,6 +746,51 @@ static void ask_sonde(void)
 }
 
 /* After the program loaded a library: its sites, if it has any. */
+/* How many objects the loader has loaded in this process's life (its
+ * dlpi_adds): a change says a library came, however it was loaded. */
+static int adds_of(struct dl_phdr_info *info, size_t size, void *data)
+{
+	*(unsigned long long *)data = info->dlpi_adds;
+	return 1;
+}
+
+static unsigned long long loaded_adds(void)
+{
+	unsigned long long v = 0;
+	dl_iterate_phdr(adds_of, &v);
+	return v;
+}
+
+/* dlpi_adds when the sites were last looked for */
+static unsigned long long seen_adds;
+
+/* Look for the session's sites not patched yet in what the process maps
+ * now (after sonde patched what is its to patch). */
+static void rescan_sites(void)
+{
+	__atomic_store_n(&seen_adds, loaded_adds(), __ATOMIC_RELAXED);
+	agent_patch_lock();
+	struct agent_session *s = current;
+	struct section sec;
+	bool pending = false;
+	if (s && agent_live->session == s &&
+	    section_read(&sec, s->section, s->section_size) == 0) {
+		/* a site not found yet, or whose library went away (or
+		 * came again, sonde's patch of it gone): the maps are read
+		 * only then (Python loads dozens of modules) */
+		for (uint32_t i = 0; i < sec.h.nsites && !pending; i++) {
+			uint32_t id = s->site_patch[i];
+			struct agent_patch *p = id < SITE_GIVEN_UP ?
+				agent_patch_get(id) : NULL;
+			pending = id == UINT32_MAX || id == SITE_SONDE ||
+				  (p && p->gone);
+		}
+	}
+	if (pending)
+		session_scan(s);
+	agent_patch_unlock();
+}
+
 void agent_rescan(void)
 {
 	if (!agent_live || !__atomic_load_n(&agent_live->session, __ATOMIC_ACQUIRE))
@@ -748,24 +798,51 @@ void agent_rescan(void)
 	/* sonde's patches first (stock sites, functions), then the agent's
 	 * for what sonde left: sites it finds sonde's jump after run there */
 	ask_sonde();
-	agent_patch_lock();
-	struct agent_session *s = current;
-	struct section sec;
-	bool pending = false;
-	if (s && agent_live->session == s &&
-	    section_read(&sec, s->section, s->section_size) == 0) {
-		/* a site not found yet, or whose library went away: the
-		 * maps are read only then (Python loads dozens of modules) */
-		for (uint32_t i = 0; i < sec.h.nsites && !pending; i++) {
-			uint32_t id = s->site_patch[i];
-			struct agent_patch *p = id < SITE_GIVEN_UP ?
-				agent_patch_get(id) : NULL;
-			pending = id == UINT32_MAX || (p && p->gone);
+	rescan_sites();
+}
+
+/* The session's thread, between messages: a library loaded without the
+ * agent's dlopen() (an agent injected with -p comes after the C
+ * library's, and a library may call the loader's own), seen by the
+ * loader's count. It asks sonde (the answer comes to this thread, which
+ * then scans: control_main) unless a dlopen() is asking now; without a
+ * question to ask, it scans at once. */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void watch_loads(struct agent_session *s)
+{
+	if (watch_seq) {
+		/* unanswered in time: the agent's own patches, as before */
+		if (mono_ns() - watch_asked_ns > ASK_WAIT_MS * 1000000ull) {
+			watch_seq = 0;
+			rescan_sites();
 		}
+		return;
 	}
-	if (pending)
-		session_scan(s);
-	agent_patch_unlock();
+	if (loaded_adds() == __atomic_load_n(&seen_adds, __ATOMIC_RELAXED))
+		return;
+	if (!s->late) {
+		rescan_sites();
+		return;
+	}
+	if (pthread_mutex_trylock(&ask_lock) != 0)
+		return;           /* a dlopen() asks: it scans after */
+	uint32_t seq = ++ask_seq;
+	if (seq == ASK_CLOSED || seq == 0)
+		seq = ask_seq = 1;
+	struct proto_mapped m = { .type = PROTO_MAPPED, .seq = seq };
+	if (fd_is(s->sock, s->sock_ino)) {
+		send_msg(s->sock, &m, sizeof(m));
+		watch_seq = seq;
+		watch_asked_ns = mono_ns();
+	}
+	pthread_mutex_unlock(&ask_lock);
 }
 
 /* Undo a session: code, semaphores, then (once no thread is inside it)
@@ -873,13 +950,20 @@ static void *control_main(void *arg)
 		memcpy(&m, &u, sizeof(m));
 		if (n == (ssize_t)sizeof(u.d) && u.d.type == PROTO_MAPPED_DONE &&
 		    fd_is(s->sock, s->sock_ino)) {
-			ask_answered(u.d.seq);
+			if (watch_seq && u.d.seq == watch_seq) {
+				watch_seq = 0;
+				rescan_sites();
+			} else {
+				ask_answered(u.d.seq);
+			}
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			agent_watch(s);
+			agent_watch(s, watch_seq || loaded_adds() !=
+				    __atomic_load_n(&seen_adds, __ATOMIC_RELAXED));
+			watch_loads(s);
 			if (!watching) {
 				recv_timeout(s, AGENT_WATCH_MS);
 				watching = true;
@@ -1035,6 +1119,9 @@ static int attach_to(const char *name, uint32_t hello_flags)
 	if (name != channel)
 		snprintf(channel, sizeof(channel), "%s", name);
 	struct proto_attached a = { .type = PROTO_ATTACHED };
+	/* what is loaded now is scanned now (before the patch lock: the
+	 * loader's lock is never taken under it) */
+	__atomic_store_n(&seen_adds, loaded_adds(), __ATOMIC_RELAXED);
 	agent_patch_lock();
 	int r = session_build(s, &m, a.text, sizeof(a.text));
 	agent_patch_unlock();

@@ -101,7 +101,9 @@ int agent_signals_init(void);
  * for another tracer's breakpoint over them (and cope), from the
  * session's thread every WATCH_MS. */
 #define AGENT_WATCH_MS 20
-void agent_watch(struct agent_session *s);
+/* loads_pending: the loader loaded a library sonde has not been asked
+ * about yet (agent.c: watch_loads) */
+void agent_watch(struct agent_session *s, bool loads_pending);
 /* agent.c: tell sonde what the watch saw at a site (PROTO_SITE). */
 void agent_site_event(struct agent_session *s, uint32_t event, uint64_t addr,
 		      uint64_t ms);

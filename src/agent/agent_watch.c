@@ -68,7 +68,7 @@ static uint64_t since_ms(uint64_t since, uint64_t now)
  * watch state. */
 static void watch_one(struct agent_session *s, uint64_t addr, const uint8_t *P,
 		      const uint8_t *O, uint32_t n, uint8_t *state,
-		      uint64_t *since)
+		      uint64_t *since, bool may_repair)
 {
 	uint8_t cur[AGENT_PATCH_BYTES + FPROBE_MAX_PATCH];
 	if (n == 0 || n > sizeof(cur) || rt_read(cur, (const void *)addr, n) < 0)
@@ -105,6 +105,8 @@ static void watch_one(struct agent_session *s, uint64_t addr, const uint8_t *P,
 		}
 		return;
 	}
+	if (!may_repair && rt_memeq(cur, O, n))
+		return;        /* maybe a library loaded again: sonde's to say */
 	if (rt_memeq(cur, O, n) || (cur[0] == O[0] && tail_ours)) {
 		/* the breakpoint went (with ours under it, or before the
 		 * watch put the original there): patched again */
@@ -170,7 +172,7 @@ static void fsites_refresh(void)
 	nfsites = n;
 }
 
-void agent_watch(struct agent_session *s)
+void agent_watch(struct agent_session *s, bool loads_pending)
 {
 	agent_patch_lock();
 	if (!agent_live || agent_live->session != s) {
@@ -181,14 +183,14 @@ void agent_watch(struct agent_session *s)
 		struct agent_patch *p = agent_patch_get(s->applied[i]);
 		if (p && p->applied && !p->gone)
 			watch_one(s, p->addr, p->code, p->orig, p->len, &p->watch,
-				  &p->watch_since_ns);
+				  &p->watch_since_ns, true);
 	}
 	const uint32_t *adopted;
 	for (uint32_t i = 0, n = agent_adopted(&adopted); i < n; i++) {
 		struct agent_patch *p = agent_patch_get(adopted[i]);
 		if (p && p->applied && !p->gone)
 			watch_one(s, p->addr, p->code, p->orig, p->len, &p->watch,
-				  &p->watch_since_ns);
+				  &p->watch_since_ns, true);
 	}
 	fsites_refresh();
 	for (uint32_t i = 0; i < nfsites; i++) {
@@ -196,8 +198,12 @@ void agent_watch(struct agent_session *s)
 		if (__atomic_load_n(&site->state, __ATOMIC_ACQUIRE) != FPROBE_PATCHED ||
 		    site->patch_len > FPROBE_MAX_PATCH)
 			continue;
+		/* a library loaded since the last look, not yet told to
+		 * sonde: the original bytes at one of sonde's sites may be
+		 * that library's, loaded again where it was (sonde patches
+		 * it afresh), not a breakpoint come and gone */
 		watch_one(s, site->addr, site->patch, site->orig, site->patch_len,
-			  &fsites[i].state, &fsites[i].since_ns);
+			  &fsites[i].state, &fsites[i].since_ns, !loads_pending);
 	}
 	agent_patch_unlock();
 }

@@ -571,9 +571,9 @@ int pattach_add(struct pattach *pa, const char *path, uint64_t vaddr,
 	}
 	if (f->err < 0) {
 		snprintf(why, whylen, "%s %s", path,
-		    f->err == -ENXIO ? "is not loaded in the process (the process "
-		    "engine patches code that is loaded: this probe will not "
-		    "fire)" : strerror(-f->err));
+		    f->err == -ENXIO ? "is not loaded in the process yet: its "
+		    "function is patched when the process loads it (dlopen)" :
+		    strerror(-f->err));
 		return f->err;
 	}
 	int r = add_site(pa, f, vaddr, name, FPROBE_PROBES, ret, probe, why, whylen);

@@ -131,7 +131,7 @@ static void add_stock_sites(struct engine *e, int pid)
 					 pp->probe->name, pp->section_index, why,
 					 sizeof(why));
 		pp->late = r == -ENXIO;
-		if (r == -ENXIO && e->opts.pid <= 0)
+		if (r == -ENXIO)
 			log_info("probe %s: process %d: its sys/sdt.h site is in %s, "
 				 "not loaded yet: patched with a jump after the nop "
 				 "when the process loads it (dlopen)", pp->probe->name,

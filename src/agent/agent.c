@@ -89,6 +89,7 @@ static void raw_futex_wait(uint32_t *word, uint32_t val,
 #define ASK_CLOSED UINT32_MAX
 static pthread_mutex_t ask_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t ask_seq, ask_done;
+static bool ask_gave_up;          /* one question went unanswered */
 /* the session's thread's own question (watch_loads), 0 if none */
 static uint32_t watch_seq;
 static uint64_t watch_asked_ns;
@@ -163,6 +164,7 @@ static void at_fork_child(void)
 	memcpy(&ask_lock, &fresh, sizeof(fresh));
 	ask_done = 0;
 	watch_seq = 0;
+	ask_gave_up = false;
 	struct agent_session *s = current;
 	current = NULL;
 	if (agent_live)
@@ -708,7 +710,7 @@ static void ask_sonde(void)
 {
 	agent_patch_lock();
 	struct agent_session *s = current;
-	bool ask = s && agent_live->session == s && s->late;
+	bool ask = s && agent_live->session == s && s->late && !ask_gave_up;
 	int fd = ask ? s->sock : -1;
 	uint64_t ino = ask ? s->sock_ino : 0;
 	agent_patch_unlock();
@@ -736,8 +738,12 @@ static void ask_sonde(void)
 			int64_t left = ASK_WAIT_MS * 1000000ll -
 				((now.tv_sec - t0.tv_sec) * 1000000000ll +
 				 (now.tv_nsec - t0.tv_nsec));
-			if (left <= 0)
+			if (left <= 0) {
+				/* sonde stopped (SIGSTOP, a debugger): the
+				 * program's next dlopen() does not wait */
+				ask_gave_up = true;
 				break;
+			}
 			struct timespec ts = { left / 1000000000, left % 1000000000 };
 			raw_futex_wait(&ask_done, v, &ts);
 		}
@@ -821,13 +827,14 @@ static void watch_loads(struct agent_session *s)
 		/* unanswered in time: the agent's own patches, as before */
 		if (mono_ns() - watch_asked_ns > ASK_WAIT_MS * 1000000ull) {
 			watch_seq = 0;
+			ask_gave_up = true;
 			rescan_sites();
 		}
 		return;
 	}
 	if (loaded_adds() == __atomic_load_n(&seen_adds, __ATOMIC_RELAXED))
 		return;
-	if (!s->late) {
+	if (!s->late || ask_gave_up) {
 		rescan_sites();
 		return;
 	}

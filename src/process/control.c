@@ -473,9 +473,13 @@ int proc_control_message(struct engine *e, struct proc_conn *c,
 		return 0;
 	}
 	case PROTO_MAPPED: {
-		if (c->state != CONN_ATTACHED)
-			return protocol_broken(e, c, "a library mapped before it "
-					       "attached", type);
+		/* a thread of a process attaching (-p: its agent's session
+		 * is published before it says attached) or detaching may
+		 * load a library at any moment */
+		if (c->state != CONN_ATTACHING && c->state != CONN_ATTACHED &&
+		    c->state != CONN_DETACHING)
+			return protocol_broken(e, c, "a library mapped before its "
+					       "setup", type);
 		if (n != sizeof(struct proto_mapped))
 			return protocol_broken(e, c, "a message of the wrong size",
 					       type);
@@ -492,7 +496,7 @@ int proc_control_message(struct engine *e, struct proc_conn *c,
 					 "%u libraries: the sites of those it loads "
 					 "from now on are taken with a breakpoint",
 					 c->pid, MAPPED_ASKS_MAX);
-		} else if (!c->child) {
+		} else if (!c->child && c->state != CONN_DETACHING) {
 			proc_fprobes_late(e, c->pid, &a.patched, &a.failed);
 		}
 		send(c->fd, &a, sizeof(a), MSG_NOSIGNAL);

@@ -9,8 +9,10 @@
  * one by one as recv() would. Each must be taken or refused without a
  * crash or a read past the message (ASan), leave the connection in one
  * of its states, and answer 0 or -ECANCELED only; a connection ended
- * (INERT) takes nothing more. What sonde says about a hostile agent
- * goes to stderr: run it with -close_fd_mask=2. */
+ * (INERT) takes nothing more. PROTO_MAPPED ("a library came", which
+ * names nothing) is answered here without a look at any process: no
+ * function probe was patched in one. What sonde says about a hostile
+ * agent goes to stderr: run it with -close_fd_mask=2. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,9 @@
  *  - a run that dies with its patches in place is cleaned up after by
  *    the next; a live one is not disturbed;
  *  - C++ exceptions and longjmp through functions with return probes,
- *    and an exception thrown through frames hooked before a detach. */
+ *    and an exception thrown through frames hooked before a detach;
+ *  - a site whose code came back as the file has it (a library loaded
+ *    again) forgotten by lp_refresh and patched afresh. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -565,6 +567,78 @@ static void test_cxx_detach_inside(void)
 	elf_close(ef);
 }
 
+/* lp_refresh, for a library unloaded and loaded again at the same
+ * address (its file's bytes back where sonde's jump was; simulated by
+ * writing them back through /proc/PID/mem): the site is forgotten, its
+ * record says restored, lp_has_probe no longer counts it live, and it
+ * is patched afresh (not merged into the old one); one still patched
+ * stays. */
+static void test_refresh(void)
+{
+	pid_t pid = start(target, "1", NULL, NULL);
+	if (pid <= 0) {
+		CHECK(0, "the refresh target runs");
+		return;
+	}
+	struct elf_file *ef;
+	uint64_t bias = 0;
+	struct elf_map *maps;
+	size_t nm;
+	elf_open(target, &ef);
+	elf_proc_maps(pid, &maps, &nm);
+	for (size_t i = 0; i < nm; i++)
+		if (strcmp(maps[i].path, target) == 0 && elf_map_bias(ef, &maps[i], &bias) == 0)
+			break;
+	elf_maps_free(maps, nm);
+	uint64_t hammer = sym_addr(ef, bias, "hammer");
+	char why[512] = "";
+	struct held h = { 0 };
+	struct livepatch *lp = NULL;
+	uint32_t probes[1] = { 0 };
+	struct lp_site site = { .name = "hammer", .addr = hammer, .kind = FPROBE_PROBES,
+				.nentry = 1, .probes = probes };
+	uint8_t orig[16];
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	int mem = open(path, O_RDWR);
+	bool ok = mem >= 0 && pread(mem, orig, sizeof(orig), (off_t)hammer) == sizeof(orig) &&
+		  hold(pid, &h) == 0 && lp_begin(h.t, &h.ag, &lp, why, sizeof(why)) == 0 &&
+		  lp_add(lp, h.t, &site, why, sizeof(why)) == 0 &&
+		  lp_commit(lp, h.t, why, sizeof(why)) == 0;
+	CHECK(ok, "a function patched");
+	if (!ok) {
+		printf("# %s\n", why);
+		goto out;
+	}
+	CHECK(lp_refresh(lp, h.t) == 0 && lp_nsites(lp) == 1 &&
+	      lp_has_probe(lp, hammer, 0, mem) && !lp_has_probe(lp, hammer, 1, mem),
+	      "refreshed while patched: nothing forgotten, the probe live there");
+	/* its library "loaded again": the file's bytes back */
+	ok = pwrite(mem, orig, sizeof(orig), (off_t)hammer) == sizeof(orig);
+	CHECK(ok && !lp_has_probe(lp, hammer, 0, mem) && lp_has_probe(lp, hammer, 0, -1),
+	      "the file's bytes back: not live (by its code), still planned (by the records)");
+	CHECK(lp_refresh(lp, h.t) == 1 && lp_nsites(lp) == 0 &&
+	      !lp_has_probe(lp, hammer, 0, -1), "lp_refresh forgets it");
+	ok = lp_add(lp, h.t, &site, why, sizeof(why)) == 0 &&
+	     lp_commit(lp, h.t, why, sizeof(why)) == 0;
+	CHECK(ok && lp_nsites(lp) == 1 && lp_has_probe(lp, hammer, 0, mem) &&
+	      !mem_equals(pid, hammer, orig, 5), "patched afresh at the same address");
+	if (!ok)
+		printf("# %s\n", why);
+	CHECK(lp_restore(lp, h.t, why, sizeof(why)) == 0 &&
+	      mem_equals(pid, hammer, orig, sizeof(orig)), "and put back byte for byte");
+	tracee_detach(h.t);
+	h.t = NULL;
+out:
+	if (h.t)
+		tracee_detach(h.t);
+	lp_free(lp);
+	if (mem >= 0)
+		close(mem);
+	CHECK(finish(pid) == 0, "the target ran on right");
+	elf_close(ef);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -579,5 +653,6 @@ int main(void)
 	test_stale();
 	test_cxx();
 	test_cxx_detach_inside();
+	test_refresh();
 	return UNIT_DONE();
 }

@@ -6,7 +6,6 @@
  * agent.h. */
 #include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -15,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -65,34 +63,6 @@ static void fd_close(int fd, uint64_t ino)
 	if (fd_is(fd, ino))
 		close(fd);
 }
-
-static void raw_futex_wake(uint32_t *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-}
-
-static void raw_futex_wait(uint32_t *word, uint32_t val,
-			   const struct timespec *rel)
-{
-	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, rel, NULL, 0);
-}
-
-/* ---- asking sonde to patch a library loaded later ----
- *
- * The thread that called dlopen() asks (PROTO_MAPPED) and waits for the
- * answer, which the session's thread receives (it owns the socket's
- * reading) and hands over through ask_done, a futex word: the last
- * number answered, or ASK_CLOSED once that thread ended. One question
- * at a time (ask_lock); the wait is bounded, and a question not answered
- * in time leaves the sites to the agent's own patches, as before. */
-#define ASK_WAIT_MS 5000
-#define ASK_CLOSED UINT32_MAX
-static pthread_mutex_t ask_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t ask_seq, ask_done;
-static bool ask_gave_up;          /* one question went unanswered */
-/* the session's thread's own question (watch_loads), 0 if none */
-static uint32_t watch_seq;
-static uint64_t watch_asked_ns;
 
 struct agent_live *agent_live;
 /* The session for bookkeeping (the fork child undoes it): not in the
@@ -158,13 +128,7 @@ static void drop_parent_session(struct agent_session *s)
 static void at_fork_child(void)
 {
 	agent_patch_unlock();
-	/* one thread now: a question its parent's thread was asking is
-	 * not this process's */
-	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-	memcpy(&ask_lock, &fresh, sizeof(fresh));
-	ask_done = 0;
-	watch_seq = 0;
-	ask_gave_up = false;
+	agent_loads_child();
 	struct agent_session *s = current;
 	current = NULL;
 	if (agent_live)
@@ -699,82 +663,8 @@ void agent_unmapped(void)
 	agent_patch_unlock();
 }
 
-
-static void ask_answered(uint32_t seq)
+void agent_scan_new(void)
 {
-	__atomic_store_n(&ask_done, seq, __ATOMIC_RELEASE);
-	raw_futex_wake(&ask_done);
-}
-
-static void ask_sonde(void)
-{
-	agent_patch_lock();
-	struct agent_session *s = current;
-	bool ask = s && agent_live->session == s && s->late && !ask_gave_up;
-	int fd = ask ? s->sock : -1;
-	uint64_t ino = ask ? s->sock_ino : 0;
-	agent_patch_unlock();
-	if (!ask)
-		return;
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ASK_WAIT_MS / 1000;
-	if (pthread_mutex_timedlock(&ask_lock, &until) != 0)
-		return;
-	uint32_t seq = ++ask_seq;
-	if (seq == ASK_CLOSED || seq == 0)
-		seq = ask_seq = 1;
-	if (__atomic_load_n(&ask_done, __ATOMIC_ACQUIRE) != ASK_CLOSED &&
-	    fd_is(fd, ino)) {
-		struct proto_mapped m = { .type = PROTO_MAPPED, .seq = seq };
-		send_msg(fd, &m, sizeof(m));
-		struct timespec t0, now;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		for (;;) {
-			uint32_t v = __atomic_load_n(&ask_done, __ATOMIC_ACQUIRE);
-			if (v == seq || v == ASK_CLOSED)
-				break;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			int64_t left = ASK_WAIT_MS * 1000000ll -
-				((now.tv_sec - t0.tv_sec) * 1000000000ll +
-				 (now.tv_nsec - t0.tv_nsec));
-			if (left <= 0) {
-				/* sonde stopped (SIGSTOP, a debugger): the
-				 * program's next dlopen() does not wait */
-				ask_gave_up = true;
-				break;
-			}
-			struct timespec ts = { left / 1000000000, left % 1000000000 };
-			raw_futex_wait(&ask_done, v, &ts);
-		}
-	}
-	pthread_mutex_unlock(&ask_lock);
-}
-
-/* After the program loaded a library: its sites, if it has any. */
-/* How many objects the loader has loaded in this process's life (its
- * dlpi_adds): a change says a library came, however it was loaded. */
-static int adds_of(struct dl_phdr_info *info, size_t size, void *data)
-{
-	*(unsigned long long *)data = info->dlpi_adds;
-	return 1;
-}
-
-static unsigned long long loaded_adds(void)
-{
-	unsigned long long v = 0;
-	dl_iterate_phdr(adds_of, &v);
-	return v;
-}
-
-/* dlpi_adds when the sites were last looked for */
-static unsigned long long seen_adds;
-
-/* Look for the session's sites not patched yet in what the process maps
- * now (after sonde patched what is its to patch). */
-static void rescan_sites(void)
-{
-	__atomic_store_n(&seen_adds, loaded_adds(), __ATOMIC_RELAXED);
 	agent_patch_lock();
 	struct agent_session *s = current;
 	struct section sec;
@@ -797,59 +687,22 @@ static void rescan_sites(void)
 	agent_patch_unlock();
 }
 
-void agent_rescan(void)
+bool agent_channel(int *fd, uint64_t *ino, bool *late)
 {
-	if (!agent_live || !__atomic_load_n(&agent_live->session, __ATOMIC_ACQUIRE))
-		return;
-	/* sonde's patches first (stock sites, functions), then the agent's
-	 * for what sonde left: sites it finds sonde's jump after run there */
-	ask_sonde();
-	rescan_sites();
+	agent_patch_lock();
+	struct agent_session *s = current;
+	bool ok = s && agent_live && agent_live->session == s;
+	*fd = ok ? s->sock : -1;
+	*ino = ok ? s->sock_ino : 0;
+	*late = ok && s->late;
+	agent_patch_unlock();
+	return ok;
 }
 
-/* The session's thread, between messages: a library loaded without the
- * agent's dlopen() (an agent injected with -p comes after the C
- * library's, and a library may call the loader's own), seen by the
- * loader's count. It asks sonde (the answer comes to this thread, which
- * then scans: control_main) unless a dlopen() is asking now; without a
- * question to ask, it scans at once. */
-
-static uint64_t mono_ns(void)
+void agent_send(int fd, uint64_t ino, const void *m, size_t n)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void watch_loads(struct agent_session *s)
-{
-	if (watch_seq) {
-		/* unanswered in time: the agent's own patches, as before */
-		if (mono_ns() - watch_asked_ns > ASK_WAIT_MS * 1000000ull) {
-			watch_seq = 0;
-			ask_gave_up = true;
-			rescan_sites();
-		}
-		return;
-	}
-	if (loaded_adds() == __atomic_load_n(&seen_adds, __ATOMIC_RELAXED))
-		return;
-	if (!s->late || ask_gave_up) {
-		rescan_sites();
-		return;
-	}
-	if (pthread_mutex_trylock(&ask_lock) != 0)
-		return;           /* a dlopen() asks: it scans after */
-	uint32_t seq = ++ask_seq;
-	if (seq == ASK_CLOSED || seq == 0)
-		seq = ask_seq = 1;
-	struct proto_mapped m = { .type = PROTO_MAPPED, .seq = seq };
-	if (fd_is(s->sock, s->sock_ino)) {
-		send_msg(s->sock, &m, sizeof(m));
-		watch_seq = seq;
-		watch_asked_ns = mono_ns();
-	}
-	pthread_mutex_unlock(&ask_lock);
+	if (fd_is(fd, ino))
+		send_msg(fd, m, n);
 }
 
 /* Undo a session: code, semaphores, then (once no thread is inside it)
@@ -957,20 +810,14 @@ static void *control_main(void *arg)
 		memcpy(&m, &u, sizeof(m));
 		if (n == (ssize_t)sizeof(u.d) && u.d.type == PROTO_MAPPED_DONE &&
 		    fd_is(s->sock, s->sock_ino)) {
-			if (watch_seq && u.d.seq == watch_seq) {
-				watch_seq = 0;
-				rescan_sites();
-			} else {
-				ask_answered(u.d.seq);
-			}
+			agent_loads_answered(u.d.seq);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			agent_watch(s, watch_seq || loaded_adds() !=
-				    __atomic_load_n(&seen_adds, __ATOMIC_RELAXED));
-			watch_loads(s);
+			agent_watch(s, agent_loads_untold());
+			agent_loads_watch();
 			if (!watching) {
 				recv_timeout(s, AGENT_WATCH_MS);
 				watching = true;
@@ -985,7 +832,7 @@ static void *control_main(void *arg)
 			break;
 	}
 	session_end(s, n > 0);
-	ask_answered(ASK_CLOSED);     /* a thread waiting for sonde goes on */
+	agent_loads_closed();     /* a thread waiting for sonde goes on */
 	return NULL;
 }
 
@@ -1122,13 +969,12 @@ static int attach_to(const char *name, uint32_t hello_flags)
 	s->slot_count = m.slot_count;
 	s->follow = m.flags & PROTO_F_FOLLOW_FORKS;
 	s->late = m.flags & PROTO_F_LATE;
-	__atomic_store_n(&ask_done, 0, __ATOMIC_RELEASE);
 	if (name != channel)
 		snprintf(channel, sizeof(channel), "%s", name);
 	struct proto_attached a = { .type = PROTO_ATTACHED };
 	/* what is loaded now is scanned now (before the patch lock: the
 	 * loader's lock is never taken under it) */
-	__atomic_store_n(&seen_adds, loaded_adds(), __ATOMIC_RELAXED);
+	agent_loads_session();
 	agent_patch_lock();
 	int r = session_build(s, &m, a.text, sizeof(a.text));
 	agent_patch_unlock();

@@ -79,10 +79,29 @@ void agent_patch_register(void);
 void agent_patch_restore_all_child(void);
 void agent_patch_forget_unmapped(void);
 
-/* agent.c: after dlopen(), patch the sites of what it mapped; after
+/* agent.c: patch the session's sites found in what the process maps
+ * now and not patched yet (after dlopen(), sonde's patches made); after
  * dlclose(), forget the patches it took away */
-void agent_rescan(void);
+void agent_scan_new(void);
 void agent_unmapped(void);
+/* agent.c: the current session's channel (its socket and what it is),
+ * and whether sonde wants to hear of libraries loaded (PROTO_F_LATE);
+ * false without a session. agent_send sends on it while it is still
+ * that socket. */
+bool agent_channel(int *fd, uint64_t *ino, bool *late);
+void agent_send(int fd, uint64_t ino, const void *m, size_t n);
+
+/* agent_dl.c: libraries loaded later (see there). A session starts
+ * (before the patch lock: the loader's lock is never taken under it);
+ * the session's thread got sonde's answer; it ended (a thread waiting
+ * goes on); in a fork()ed child; a library loaded that sonde has not
+ * been told of; the session's thread between messages. */
+void agent_loads_session(void);
+void agent_loads_answered(uint32_t seq);
+void agent_loads_closed(void);
+void agent_loads_child(void);
+bool agent_loads_untold(void);
+void agent_loads_watch(void);
 
 /* agent_hit.c */
 int agent_threads_init(void);

@@ -291,11 +291,22 @@ bool proc_fprobes_late_any(const struct engine *e)
 	return false;
 }
 
+/* Failures of late probes said as warnings, at most (a program that
+ * loads a library again and again, or undoes sonde's patch each time). */
+#define LATE_WARNED_MAX 16
+
 /* Say what became of a late probe's site (after the commit). */
-static void say_late(const struct proc_probe *pp, int pid, int r,
-		     const char *why)
+static void say_late(struct engine *e, const struct proc_probe *pp, int pid,
+		     int r, const char *why)
 {
 	const char *name = pp->probe->name;
+	if (r < 0 && pp->req.how != PROCESS_USDT &&
+	    ++e->late_warned > LATE_WARNED_MAX) {
+		if (e->late_warned == LATE_WARNED_MAX + 1)
+			log_warn("process engine: process %d: more probes cannot be "
+				 "patched in libraries it loads (not said)", pid);
+		return;
+	}
 	if (pp->req.how == PROCESS_USDT && r == 0)
 		log_info("probe %s: process %d: its sys/sdt.h site, in a library "
 			 "it loaded after start, is patched with a jump after the "
@@ -340,10 +351,11 @@ void proc_fprobes_late(struct engine *e, int pid, uint32_t *patched,
 	tracee_cancellable(true);
 	int r = pattach_hold(pa, why, sizeof(why));
 	if (r < 0) {
-		log_warn("process engine: process %d loaded a library with probes' "
-			 "sites, and cannot be stopped to patch them: %s (its USDT "
-			 "sites there are taken with a breakpoint, its function "
-			 "probes there do not fire)", pid, why);
+		if (++e->late_warned <= LATE_WARNED_MAX)
+			log_warn("process engine: process %d loaded a library with "
+				 "probes' sites, and cannot be stopped to patch them: "
+				 "%s (its USDT sites there are taken with a breakpoint, "
+				 "its function probes there do not fire)", pid, why);
 		*failed = nwant;
 		goto out;
 	}
@@ -373,7 +385,7 @@ void proc_fprobes_late(struct engine *e, int pid, uint32_t *patched,
 			res[k] = r;
 			snprintf(whys[k], sizeof(whys[k]), "%s", why);
 		}
-		say_late(pp, pid, res[k], whys[k]);
+		say_late(e, pp, pid, res[k], whys[k]);
 		if (res[k] == 0) {
 			(*patched)++;
 			if (pp->req.how == PROCESS_FUNC)

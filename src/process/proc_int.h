@@ -99,6 +99,7 @@ struct engine {
 	bool failed;               /* an agent could not attach: say so once */
 	uint32_t traced;           /* agents that attached to the command */
 	bool any_patched;          /* a site or function patched somewhere */
+	uint32_t late_warned;      /* late probes that failed, said (bounded) */
 	char cmd_ran[256];         /* -c: the program it ran last (its agent's
 				    * hello), for cmdcheck_report */
 	/* events */

@@ -161,11 +161,17 @@ static void lower(struct as *as, const struct ir_insn *in, int32_t *labels)
 		put(as, BPF_ALU64_IMM_(BPF_NEG, rd, 0));
 		commit(as, in->d, rd);
 		break;
+	case IR_ARGSAVE:
+		put(as, bpf_raw(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_10,
+				(uint8_t)in->imm, in->off, 0));
+		break;
 	case IR_LDIMM64:
 	case IR_LDMAP:
+	case IR_LDFUNC:
 		rd = def_reg(as, in->d);
 		put(as, bpf_raw(BPF_LD | BPF_DW | BPF_IMM, rd,
-				in->op == IR_LDMAP ? BPF_PSEUDO_MAP_FD : 0, 0,
+				in->op == IR_LDMAP ? BPF_PSEUDO_MAP_FD :
+				in->op == IR_LDFUNC ? BPF_PSEUDO_FUNC : 0, 0,
 				(int32_t)(uint32_t)in->imm));
 		put(as, bpf_raw(0, 0, 0, 0,
 				(int32_t)(uint32_t)((uint64_t)in->imm >> 32)));

@@ -84,6 +84,30 @@ struct cg {
 				      * for -k's reports (cg_check_helper) */
 	struct cg_loop loops[32];
 	uint32_t nloops;
+
+	/* for ($kv : @m) (cg_formap.c) */
+	struct cg_subs *subs;
+	int sub;                     /* this callback's index, -1: the probe */
+	vreg root_fp;                /* the probe's frame: VR_FP in the probe,
+				      * its address (r4) in a callback */
+	int32_t spill;               /* from root_fp: the integer variables,
+				      * ctx and the return flag while a
+				      * callback runs; 0: no for loop */
+};
+
+/* The callbacks of one probe's program (bpf_for_each_map_elem's), each
+ * generated into its own instructions and appended after the probe's
+ * own by codegen.c, which resolves the IR_LDFUNC references. */
+struct cg_sub {
+	struct bpf_insn *insns;
+	uint32_t n;
+	uint32_t stack;       /* its frame, rounded up as the verifier does */
+	int parent;           /* the callback that calls it, -1: the probe */
+};
+
+struct cg_subs {
+	VEC(struct cg_sub) v;
+	int len_cb;           /* len()'s callback (returns 0), or -1 */
 };
 
 struct cg_mark {
@@ -194,6 +218,10 @@ void cg_json_to(struct cg *cg, const struct node *n, struct cmem dst,
 
 /* cg_map.c */
 struct cval cg_map_read(struct cg *cg, const struct node *map);
+/* count()/sum()/min()/max() of map map_id at key, merged over the CPUs,
+ * as type t. */
+struct cval cg_agg_read_at(struct cg *cg, int map_id, struct cmem key,
+			   const struct type *t);
 void cg_map_read_to(struct cg *cg, const struct node *map, struct cmem dst,
 		    const struct type *to);
 void cg_map_assign(struct cg *cg, const struct node *stmt);
@@ -241,5 +269,11 @@ void cg_call_stmt(struct cg *cg, const struct node *n);
 /* cg_stmt.c */
 void cg_stmt(struct cg *cg, const struct node *n);
 void cg_block(struct cg *cg, const struct node *n);
+
+/* cg_formap.c: for ($kv : @m) and len(@m), over bpf_for_each_map_elem */
+/* The spill area's size for a probe with nvars variable slots. */
+uint32_t cg_spill_size(uint32_t nvars);
+void cg_for_map(struct cg *cg, const struct node *n);
+struct cval cg_map_len(struct cg *cg, const struct node *map);
 
 #endif

@@ -150,14 +150,13 @@ static int64_t percpu_read_slots(void)
  * 0 when none is. bpftrace 0.17 reads the current CPU's slot alone. One
  * bounded loop over bpf_map_lookup_percpu_elem (5.19+), which returns
  * NULL past the last CPU and for a key that is not there. */
-static struct cval agg_read(struct cg *cg, const struct node *m,
-			    const struct map_spec *s)
+struct cval cg_agg_read_at(struct cg *cg, int map_id, struct cmem key,
+			   const struct type *t)
 {
 	struct ir *ir = cg->ir;
+	const struct map_spec *s = &cg->prog->maps[map_id];
 	enum type_kind k = s->value_type->kind;
 	bool extreme = k == TYPE_MIN || k == TYPE_MAX;
-	struct cg_mark mk = cg_mark(cg);
-	struct cmem key = build_key(cg, m, s);
 	vreg acc = ir_vreg(ir), set = ir_vreg(ir), cpu = ir_vreg(ir);
 	ir_movi(ir, acc, 0);
 	ir_movi(ir, set, 0);
@@ -166,7 +165,7 @@ static struct cval agg_read(struct cg *cg, const struct node *m,
 	ir_place(ir, top);
 	ir_jcci(ir, BPF_JGE, cpu, percpu_read_slots(), done);
 	vreg p = cg_call(cg, BPF_FUNC_map_lookup_percpu_elem,
-			 (struct ir_arg[]){ IR_MAP(m->u.map.map_id), cg_arg(key),
+			 (struct ir_arg[]){ IR_MAP(map_id), cg_arg(key),
 					    IR_ARG(cpu) }, 3);
 	ir_jcci(ir, BPF_JEQ, p, 0, next);
 	vreg v = ir_vreg(ir);
@@ -190,8 +189,17 @@ static struct cval agg_read(struct cg *cg, const struct node *m,
 	ir_alui(ir, BPF_ADD, cpu, cpu, 1);
 	ir_ja(ir, top);
 	ir_place(ir, done);
+	return cg_regval(acc, t);
+}
+
+static struct cval agg_read(struct cg *cg, const struct node *m,
+			    const struct map_spec *s)
+{
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem key = build_key(cg, m, s);
+	struct cval v = cg_agg_read_at(cg, m->u.map.map_id, key, m->type);
 	cg_release(cg, mk);
-	return cg_regval(acc, m->type);
+	return v;
 }
 
 struct cval cg_map_read(struct cg *cg, const struct node *m)

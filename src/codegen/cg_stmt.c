@@ -125,6 +125,9 @@ void cg_stmt(struct cg *cg, const struct node *n)
 	case N_BLOCK:
 		cg_block(cg, n);
 		break;
+	case N_FOR_MAP:
+		cg_for_map(cg, n);
+		break;
 	default:
 		cg_error(cg, n->pos, "statement cannot be compiled");
 	}

@@ -54,6 +54,14 @@ static void prologue(struct cg *cg)
 		ir_jcci(cg->ir, BPF_JEQ, cg->scratch, 0, cg->l_exit);
 	}
 	uint32_t nvars = pn->u.probe.nvars;
+	cg->root_fp = VR_FP;
+	if (ast_has_kind(pn->u.probe.body, N_FOR_MAP)) {
+		/* cg_formap.c's spill area, on the stack whatever the
+		 * budget: it holds the context pointer */
+		cg->frame += cg_spill_size(nvars);
+		cg->frame_max = cg->frame;
+		cg->spill = -(int32_t)cg->frame;
+	}
 	cg->var_reg = arena_array(cg->a, vreg, nvars ? nvars : 1);
 	cg->var_mem = arena_array(cg->a, struct cmem, nvars ? nvars : 1);
 	for (uint32_t i = 0; i < nvars; i++) {
@@ -67,6 +75,76 @@ static void prologue(struct cg *cg)
 			cg_zero(cg, cg->var_mem[i], t->size);
 		}
 	}
+}
+
+static void subs_free(struct cg_subs *subs)
+{
+	for (size_t i = 0; i < subs->v.n; i++)
+		free(subs->v.v[i].insns);
+	vec_free(&subs->v);
+}
+
+/* The deepest chain of frames, as the verifier counts them (each frame
+ * rounded up to 32 bytes): the probe's, then its callbacks'. */
+static uint32_t stack_depth(uint32_t main, const struct cg_subs *subs)
+{
+	uint32_t top = (main ? main + 31 : 32) & ~31u, deepest = top;
+	for (size_t i = 0; i < subs->v.n; i++) {
+		uint32_t d = top;
+		for (int k = (int)i; k >= 0; k = subs->v.v[k].parent)
+			d += subs->v.v[k].stack;
+		if (d > deepest)
+			deepest = d;
+	}
+	return subs->len_cb >= 0 ? deepest + 32 : deepest;
+}
+
+/* Append the callbacks after the probe's program and point each
+ * BPF_PSEUDO_FUNC load at its callback (imm: relative to the next
+ * instruction, as the kernel reads it). */
+static int link_subs(const struct cg_subs *subs, struct bpf_insn **insns,
+		     uint32_t *n)
+{
+	if (!subs->v.n)
+		return 0;
+	uint32_t *start = calloc(subs->v.n, sizeof(*start));
+	if (!start)
+		return -ENOMEM;
+	uint64_t total = *n;
+	for (size_t i = 0; i < subs->v.n; i++) {
+		start[i] = (uint32_t)total;
+		total += subs->v.v[i].n;
+	}
+	if (total > BPF_INSNS_MAX) {
+		free(start);
+		return -E2BIG;
+	}
+	struct bpf_insn *all = realloc(*insns, total * sizeof(*all));
+	if (!all) {
+		free(start);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < subs->v.n; i++)
+		memcpy(all + start[i], subs->v.v[i].insns,
+		       subs->v.v[i].n * sizeof(*all));
+	int err = 0;
+	for (uint32_t pc = 0; pc + 1 < total; pc++) {
+		struct bpf_insn *in = &all[pc];
+		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
+			continue;
+		if (in->src_reg == BPF_PSEUDO_FUNC) {
+			if (in->imm < 0 || (size_t)in->imm >= subs->v.n)
+				err = -EINVAL;
+			else
+				in->imm = (int32_t)start[in->imm] -
+					(int32_t)pc - 1;
+		}
+		pc++;
+	}
+	free(start);
+	*insns = all;
+	*n = (uint32_t)total;
+	return err;
 }
 
 struct attempt {
@@ -83,11 +161,13 @@ static int gen_probe(struct program *prog, struct probe *p,
 {
 	struct ir ir;
 	struct ra ra;
+	struct cg_subs subs = { .len_cb = -1 };
 	struct cg cg = {
 		.prog = prog, .probe = p, .pnode = pn, .ir = &ir,
 		.a = prog->arena, .d = d, .frame_limit = at->limit,
 		.use_scratch = at->scratch, .scratch_map = -1,
 		.mapfail_map = program_find_map(prog, SONDE_MAPFAIL_MAP),
+		.subs = &subs, .sub = -1,
 	};
 	int err;
 
@@ -107,11 +187,12 @@ static int gen_probe(struct program *prog, struct probe *p,
 	err = cg.need_scratch ? -EAGAIN : cg.err ? cg.err : ir.err;
 	if (err) {
 		ir_free(&ir);
+		subs_free(&subs);
 		return err;
 	}
 	ir_prune(&ir);
 	err = regalloc(&ir, cg.frame_max, at->nregs, &ra);
-	if (!err && ra.stack > BPF_STACK_MAX)
+	if (!err && stack_depth(ra.stack, &subs) > BPF_STACK_MAX)
 		err = -EAGAIN;
 	struct bpf_insn *insns = NULL;
 	uint32_t n = 0;
@@ -119,6 +200,9 @@ static int gen_probe(struct program *prog, struct probe *p,
 		err = asm_lower(&ir, &ra, &insns, &n);
 	ra_free(&ra);
 	ir_free(&ir);
+	if (!err)
+		err = link_subs(&subs, &insns, &n);
+	subs_free(&subs);
 	if (err == -E2BIG) {
 		diag_error(d, pn->pos, "CODEGEN",
 			   "%s: program too large (a jump spans more than "

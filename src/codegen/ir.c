@@ -37,6 +37,18 @@ void ir_emit(struct ir *ir, struct ir_insn in)
 		ir->err = -ENOMEM;
 }
 
+void ir_ldfunc(struct ir *ir, vreg d, int sub)
+{
+	ir_emit(ir, (struct ir_insn){ .op = IR_LDFUNC, .d = d, .imm = sub,
+				      .has_imm = true });
+}
+
+void ir_argsave(struct ir *ir, int reg, int16_t off)
+{
+	ir_emit(ir, (struct ir_insn){ .op = IR_ARGSAVE, .imm = reg,
+				      .off = off, .has_imm = true });
+}
+
 void ir_entry(struct ir *ir, vreg d)
 {
 	ir_emit(ir, (struct ir_insn){ .op = IR_ENTRY, .d = d });
@@ -214,6 +226,7 @@ vreg ir_def(const struct ir_insn *in)
 	switch (in->op) {
 	case IR_ENTRY: case IR_MOV: case IR_ALU: case IR_NEG:
 	case IR_LDIMM64: case IR_LDMAP: case IR_LDX: case IR_CALL:
+	case IR_LDFUNC:
 		return in->d >= VR_FIRST ? in->d : VR_NONE;
 	default:
 		return VR_NONE;
@@ -374,6 +387,14 @@ void ir_dump(FILE *out, const struct ir *ir)
 			break;
 		case IR_LDMAP:
 			fprintf(out, "%s = map[%lld]\n", vr(d, 16, in->d),
+				(long long)in->imm);
+			break;
+		case IR_LDFUNC:
+			fprintf(out, "%s = func[%lld]\n", vr(d, 16, in->d),
+				(long long)in->imm);
+			break;
+		case IR_ARGSAVE:
+			fprintf(out, "*(u64 *)(fp %+d) = r%lld\n", in->off,
 				(long long)in->imm);
 			break;
 		case IR_LDX:

@@ -51,6 +51,11 @@ enum ir_op {
 	IR_CALL,     /* d = helper imm (args) ; d may be VR_NONE */
 	IR_LABEL,    /* label: */
 	IR_RET,      /* return a|imm (r0 = ...; exit) */
+	IR_LDFUNC,   /* d = &subprogram imm (BPF_PSEUDO_FUNC; imm indexes
+		      * the probe's callbacks until codegen links them) */
+	IR_ARGSAVE,  /* *(u64 *)(r10 + off) = r<imm>: a callback's incoming
+		      * argument (r2..r5), first instructions only, before
+		      * anything can clobber the argument registers */
 };
 
 #define IR_MAX_ARGS 5
@@ -114,6 +119,8 @@ void ir_jcci(struct ir *ir, uint8_t code, vreg a, int64_t imm, uint32_t label);
 void ir_call(struct ir *ir, vreg d, int helper, const struct ir_arg *args,
 	     int nargs);
 void ir_place(struct ir *ir, uint32_t label);
+void ir_ldfunc(struct ir *ir, vreg d, int sub);
+void ir_argsave(struct ir *ir, int reg, int16_t off);
 void ir_ret(struct ir *ir, vreg a);
 void ir_reti(struct ir *ir, int64_t imm);
 

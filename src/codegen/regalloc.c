@@ -273,7 +273,10 @@ static int init_live_at_entry(struct ir *ir, const vreg *entry, size_t count)
 {
 	if (!count)
 		return 0;
-	size_t at = ir->insns.v[0].op == IR_ENTRY ? 1 : 0;
+	size_t at = 0;
+	while (at < ir->insns.n && (ir->insns.v[at].op == IR_ENTRY ||
+				    ir->insns.v[at].op == IR_ARGSAVE))
+		at++;
 	if (vec_reserve(&ir->insns, ir->insns.n + count))
 		return -ENOMEM;
 	memmove(&ir->insns.v[at + count], &ir->insns.v[at],

@@ -189,6 +189,30 @@ static const struct type *check_zero(struct sema *s, struct node *n)
 	return check_map_event(s, n, EV_ZERO_MAP);
 }
 
+/* len(@m), bpftrace 0.22's: the map's entries (an int64), counted by
+ * bpf_for_each_map_elem in the kernel (cg_formap.c). len(kstack) and
+ * len(ustack), the frames of a stack, are not there yet. */
+static const struct type *check_len(struct sema *s, struct node *n)
+{
+	struct node *m = arg(n, 0);
+	if (m->kind != N_MAP) {
+		const struct type *t = sema_expr(s, m);
+		if (t)
+			sema_error(s, m->pos, "ARG_TYPE", "len() counts the "
+				   "entries of a map: len(@m)%s",
+				   t->kind == TYPE_KSTACK || t->kind == TYPE_USTACK ?
+				   " (the frames of a stack are not supported "
+				   "yet)" : "");
+		return NULL;
+	}
+	return sema_map_arg(s, n, false) ? type_s64() : NULL;
+}
+
+static struct cval gen_len(struct cg *cg, const struct node *n)
+{
+	return cg_map_len(cg, arg(n, 0));
+}
+
 const struct func funcs_maps[] = {
 	/* name, arguments min max, flags, needs, check, code */
 	{ "count", 0, 0, FUNC_AGG, 0, check_count },
@@ -201,6 +225,7 @@ const struct func funcs_maps[] = {
 	{ "lhist", 4, 4, FUNC_AGG, 0, check_lhist },
 	{ "delete", 1, 2, 0, 0, check_delete, gen_delete },
 	{ "has_key", 2, 2, 0, 0, check_has_key, gen_has_key },
+	{ "len", 1, 1, 0, 0, check_len, gen_len },
 	{ "clear", 1, 1, 0, 0, check_clear, funcs_gen_event },
 	{ "zero", 1, 1, 0, 0, check_zero, funcs_gen_event },
 	{ NULL },

@@ -22,7 +22,7 @@
  * Every jump inside a program is relative and its map references are
  * indexes patched at load, so a program moved down still works; the
  * prologue leaves r1 (the context) as the program expects it. Programs
- * with bpf-to-bpf calls are left alone (the verifier reads subprogram
+ * with bpf-to-bpf calls or callbacks are left alone (the verifier reads subprogram
  * bounds from calls). A number two probes share (two blocks on one
  * syscall) keeps its later probes on their own tracepoints, since a
  * dispatch runs one program. Jumps reach 32767 instructions (and the
@@ -43,10 +43,15 @@
 
 bool engine_has_calls(const struct probe *p)
 {
-	for (uint32_t i = 0; i < p->ninsns; i++)
+	for (uint32_t i = 0; i < p->ninsns; i++) {
 		if (p->insns[i].code == (BPF_JMP | BPF_CALL) &&
 		    p->insns[i].src_reg == BPF_PSEUDO_CALL)
 			return true;
+		/* a callback's address (for ($kv : @m), len(@m)) */
+		if (p->insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    p->insns[i].src_reg == BPF_PSEUDO_FUNC)
+			return true;
+	}
 	return false;
 }
 

@@ -219,6 +219,12 @@ static void dump(FILE *out, const struct node *n, struct arena *a, int depth)
 		kids[0] = n->u.loop.cond;
 		kids[1] = n->u.loop.body;
 		break;
+	case N_FOR_MAP:
+		fputs("for_map", out);
+		kids[0] = n->u.loop.step;
+		kids[1] = n->u.loop.cond;
+		kids[2] = n->u.loop.body;
+		break;
 	case N_RETURN: fputs("return", out); break;
 	case N_BREAK: fputs("break", out); break;
 	case N_CONTINUE: fputs("continue", out); break;
@@ -349,6 +355,7 @@ static bool node_kids(const struct node *n, const struct node *kids[3],
 		break;
 	case N_UNROLL: kids[0] = n->u.loop.body; break;
 	case N_WHILE:
+	case N_FOR_MAP:
 		kids[0] = n->u.loop.cond;
 		kids[1] = n->u.loop.body;
 		kids[2] = n->u.loop.step;
@@ -378,6 +385,25 @@ bool ast_uses_builtin(const struct node *n, enum builtin_id id)
 			return true;
 	for (uint32_t i = 0; kidlist && i < kidlist->n; i++)
 		if (ast_uses_builtin(kidlist->v[i], id))
+			return true;
+	return false;
+}
+
+bool ast_has_kind(const struct node *n, enum node_kind k)
+{
+	if (!n)
+		return false;
+	if (n->kind == k)
+		return true;
+	const struct node *kids[3];
+	const struct node_list *kidlist;
+	if (!node_kids(n, kids, &kidlist))
+		return false;
+	for (int i = 0; i < 3; i++)
+		if (ast_has_kind(kids[i], k))
+			return true;
+	for (uint32_t i = 0; kidlist && i < kidlist->n; i++)
+		if (ast_has_kind(kidlist->v[i], k))
 			return true;
 	return false;
 }

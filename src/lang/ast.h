@@ -106,6 +106,9 @@ enum node_kind {
 	N_MACRO,        /* `macro NAME(PARAMS) { ... }` at top level:
 			 * u.macro; expanded where it is called and taken
 			 * out of the program by macro.c, before sema */
+	N_FOR_MAP,      /* `for ($kv : @m) { ... }` (bpftrace 0.21): u.loop,
+			 * cond the N_MAP (no keys), step the N_VAR $kv
+			 * (sema: a tuple (key, value)), body the N_BLOCK */
 };
 
 /* What the semantic pass (sema.c) guarantees codegen, beyond the fields
@@ -276,7 +279,8 @@ struct node {
 			struct node *els;   /* N_BLOCK, N_IF (else if) or NULL */
 		} if_;
 		struct {
-			struct node *cond;  /* N_WHILE; N_UNROLL: a $N count */
+			struct node *cond;  /* N_WHILE; N_UNROLL: a $N count;
+					     * N_FOR_MAP: the map */
 			uint64_t count;     /* N_UNROLL */
 			struct node *body;  /* N_BLOCK */
 			struct node *step;  /* N_WHILE from a for loop: run
@@ -305,6 +309,8 @@ void ast_dump(FILE *out, const struct node *n, struct arena *a);
 /* Whether the builtin appears anywhere under n (a probe: its predicate
  * and body). */
 bool ast_uses_builtin(const struct node *n, enum builtin_id id);
+/* Whether a node of kind k appears anywhere under n. */
+bool ast_has_kind(const struct node *n, enum node_kind k);
 
 /* How many nodes N holds once every unroll under it is unrolled (its
  * body copied count times), or CAP + 1 when that is more than CAP. */

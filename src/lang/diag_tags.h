@@ -51,6 +51,7 @@
 	X(AGG_READ, "avg/stats/hist/lhist map used as a value") \
 	X(AGG_CONTEXT, "aggregation function not assigned to a map") \
 	X(BAD_CONTROL, "break/continue outside a while loop") \
+	X(BAD_FOR, "a for loop over a map that has no keys or holds aggregations it cannot read") \
 	X(UNKNOWN_TYPE, "struct/union/enum/type name that neither the script, its headers nor the kernel's BTF defines (or only declares)") \
 	X(BAD_CAST, "cast to a struct by value, or of a value that is not an integer or pointer") \
 	X(BAD_INDEX, "[] on what is not an array or pointer, or a constant index out of bounds") \

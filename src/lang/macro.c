@@ -265,6 +265,7 @@ static struct node *xform(struct expander *x, const struct binding *b,
 		return c;
 	case N_UNROLL:
 	case N_WHILE:
+	case N_FOR_MAP:
 		c->u.loop.cond = xform(x, b, n->u.loop.cond);
 		c->u.loop.body = xform(x, b, n->u.loop.body);
 		c->u.loop.step = xform(x, b, n->u.loop.step);

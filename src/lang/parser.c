@@ -250,6 +250,35 @@ static struct node *parse_let(struct parser *p)
 	return as;
 }
 
+/* forstat -> FOR '(' $var ':' @map ')' block   (bpftrace 0.21)
+ * An N_FOR_MAP: codegen makes the body a callback of
+ * bpf_for_each_map_elem. */
+static struct node *parse_for_map(struct parser *p, struct pos at,
+				  struct pos open, struct node *var)
+{
+	struct node *m = node_new(p->a, N_MAP, p->tok.pos);
+	m->u.map.name = p->tok.sval;
+	m->u.map.map_id = -1;
+	next(p);
+	if (p->tok.kind == T_LBRACKET) {
+		error_at(p, p->tok.pos, "SYNTAX", "a for loop goes over a "
+			 "whole map: for ($kv : %s), $kv.0 the key and $kv.1 "
+			 "the value", m->u.map.name);
+		return NULL;
+	}
+	span_end(p, m);
+	if (!expect_close(p, T_RPAREN, T_LPAREN, open))
+		return NULL;
+	struct node *body = parse_block(p, false);
+	if (p->panic)
+		return NULL;
+	struct node *f = node_new(p->a, N_FOR_MAP, at);
+	f->u.loop.cond = m;
+	f->u.loop.step = var;
+	f->u.loop.body = body;
+	return f;
+}
+
 /* forstat -> FOR '(' $var ':' unary '..' unary ')' block   (bpftrace 0.24)
  *
  * Becomes, with hidden variables no script can name ("for.K.i"):
@@ -276,11 +305,8 @@ static struct node *parse_for(struct parser *p)
 		expected(p, "':' (for ($i : 0..10))");
 		return NULL;
 	}
-	if (p->tok.kind == T_MAP) {
-		error_at(p, p->tok.pos, "UNSUPPORTED", "for loops over a map "
-			 "are not supported yet (a range is: for ($i : 0..10))");
-		return NULL;
-	}
+	if (p->tok.kind == T_MAP)
+		return parse_for_map(p, at, open, var);
 	struct node *start = parse_unary(p);
 	if (!start)
 		return NULL;

@@ -1017,6 +1017,74 @@ static void assign(struct sema *s, struct node *n)
 		sema_map_assign(s, tg, vt, n->pos);
 }
 
+/* The type of for ($kv : @m)'s $kv: (key, value), the key a tuple when
+ * the map has several (language.md "For"); count() and sum() values
+ * read as integers, summed over the CPUs, as @m[k] reads them. NULL
+ * while the map is not typed yet. */
+static const struct type *for_map_type(struct sema *s, struct node *mn,
+				       const struct sema_map *m)
+{
+	if (!m->value || !m->keys_known)
+		return NULL;
+	if (!m->nkeys) {
+		sema_error(s, mn->pos, "BAD_FOR", "%s has no keys: a for loop "
+			   "goes over a map's keys (@m[k] = v)", m->name);
+		return NULL;
+	}
+	const struct type *v = m->value;
+	switch (v->kind) {
+	case TYPE_COUNT:
+	case TYPE_SUM:
+		v = type_int(s->a, 64, v->kind == TYPE_SUM && v->is_signed);
+		break;
+	default:
+		if (type_is_agg(v)) {
+			sema_error(s, mn->pos, "BAD_FOR", "%s holds %s() values, "
+				   "which a for loop cannot read (count() and "
+				   "sum() it can)", m->name,
+				   type_kind_name(v->kind));
+			return NULL;
+		}
+	}
+	const struct type *f[2] = {
+		m->nkeys == 1 ? m->key->fields[0] : m->key, v
+	};
+	return type_tuple(s->a, 2, f);
+}
+
+/* for ($kv : @m) { body }: $kv is the loop's own (bpftrace 0.23 fixed
+ * "for-loop variable scope causing type merging across loops"): a
+ * hidden variable named after the loop's node takes the name for the
+ * body, and the name's outer meaning (unset if none) comes back after. */
+static void for_map(struct sema *s, struct node *n)
+{
+	struct node *mn = n->u.loop.cond, *var = n->u.loop.step;
+	struct sema_map *m = sema_map_whole(s, mn);
+	const struct type *kv = m ? for_map_type(s, mn, m) : NULL;
+	struct sema_block *b = &s->blocks[s->block];
+	const char *name = var->u.var.name;
+	int64_t outer = strmap_get(&b->var_index, name);
+	if (outer < 0) {
+		struct sema_var nv = { .name = name };
+		if (vec_push(&b->vars, nv) ||
+		    strmap_put(&b->var_index, name,
+			       (uint32_t)(b->vars.n - 1)) < 0)
+			return;
+		outer = (int64_t)(b->vars.n - 1);
+	}
+	struct node hidden = *var;
+	hidden.u.var.name = arena_printf(s->a, "%s#for%p", name, (void *)n);
+	var_assign(s, &hidden, kv, var->pos);
+	var->u.var.slot = hidden.u.var.slot;
+	var->type = hidden.type;
+	if (strmap_put(&b->var_index, name, (uint32_t)hidden.u.var.slot) < 0)
+		return;
+	s->loops++;
+	block(s, n->u.loop.body);
+	s->loops--;
+	strmap_put(&b->var_index, name, (uint32_t)outer);
+}
+
 static void stmt(struct sema *s, struct node *n)
 {
 	switch (n->kind) {
@@ -1083,6 +1151,9 @@ static void stmt(struct sema *s, struct node *n)
 		s->loops--;
 		if (n->u.loop.step)
 			stmt(s, n->u.loop.step);
+		break;
+	case N_FOR_MAP:
+		for_map(s, n);
 		break;
 	case N_BLOCK:   /* a for loop's setup and loop (parser.c) */
 		block(s, n);

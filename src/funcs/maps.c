@@ -205,7 +205,13 @@ static const struct type *check_len(struct sema *s, struct node *n)
 				   "yet)" : "");
 		return NULL;
 	}
-	return sema_map_arg(s, n, false) ? type_s64() : NULL;
+	struct sema_map *sm = sema_map_arg(s, n, false);
+	if (sm && sm->keys_known && !sm->nkeys) {
+		sema_error(s, m->pos, "ARG_TYPE", "len() counts the keys of a "
+			   "map, and %s has none (@m[k] = v)", sm->name);
+		return NULL;
+	}
+	return sm ? type_s64() : NULL;
 }
 
 static struct cval gen_len(struct cg *cg, const struct node *n)

@@ -96,6 +96,21 @@ static struct sema_map *map_entry(struct sema *s, struct node *n)
 	return m;
 }
 
+/* A map key's type as stored: integers are int64 whatever their source
+ * (bpftrace 0.17 prints @k[(uint64)-1] as @k[-1]), in tuples too. */
+static const struct type *key_type(struct sema *s, const struct type *t)
+{
+	if (is_int(t) && !is_typed_ptr(t) && !t->is_bool)
+		return type_s64();
+	if (t->kind != TYPE_TUPLE)
+		return t;
+	const struct type **f = arena_array(s->a, const struct type *,
+					    t->nfields ? t->nfields : 1);
+	for (uint32_t i = 0; i < t->nfields; i++)
+		f[i] = key_type(s, t->fields[i]);
+	return type_tuple(s->a, t->nfields, f);
+}
+
 struct sema_map *sema_map_ref(struct sema *s, struct node *n)
 {
 	/* Keys first: they may mention other maps, which can grow the
@@ -109,14 +124,21 @@ struct sema_map *sema_map_ref(struct sema *s, struct node *n)
 		kt[i] = sema_expr(s, k);
 		if (!kt[i]) {
 			known = false;
-		} else if (!sema_storable(kt[i]) || kt[i]->kind == TYPE_TUPLE) {
+		} else if (!sema_storable(kt[i]) ||
+			   type_has_kind(kt[i], TYPE_RECORD)) {
 			sema_error(s, k->pos, "MAP_KEY_MISMATCH",
-				   "a value of type '%s' cannot be a map key%s",
-				   sema_tname(s, kt[i]),
-				   kt[i]->kind == TYPE_TUPLE ?
-				   " (use several keys: @m[a, b])" : "");
+				   "a value of type '%s' cannot be a map key",
+				   sema_tname(s, kt[i]));
 			known = false;
 		}
+	}
+	/* @m[(a, b)] is @m[a, b] (bpftrace 0.2x: the keys of a map are one
+	 * tuple), so a tuple value can name an entry of a map of several
+	 * keys; codegen stores it field by field as the key type. */
+	if (known && nk == 1 && kt[0]->kind == TYPE_TUPLE &&
+	    kt[0]->nfields > 1) {
+		nk = kt[0]->nfields;
+		kt = (const struct type **)kt[0]->fields;
 	}
 
 	struct sema_map *m = map_entry(s, n);
@@ -131,11 +153,11 @@ struct sema_map *sema_map_ref(struct sema *s, struct node *n)
 	}
 	if (!known)
 		return m;
-	/* integer keys are int64 whatever their source (bpftrace 0.17 prints
-	 * @k[(uint64)-1] as @k[-1]) */
+	const struct type **norm = arena_array(s->a, const struct type *,
+					       nk ? nk : 1);
 	for (uint32_t i = 0; i < nk; i++)
-		if (is_int(kt[i]) && !is_typed_ptr(kt[i]) && !kt[i]->is_bool)
-			kt[i] = type_s64();
+		norm[i] = key_type(s, kt[i]);
+	kt = norm;
 	if (!m->keys_known) {
 		m->keys_known = true;
 		m->nkeys = nk;

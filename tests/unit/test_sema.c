@@ -190,8 +190,15 @@ int main(void)
 	      "key count mismatch");
 	CHECK(fails("BEGIN { @m = 1; @m[1] = 2 }", "MAP_KEY_MISMATCH"),
 	      "scalar then keyed");
-	CHECK(fails("BEGIN { @m[(1, 2)] = 1 }", "MAP_KEY_MISMATCH"),
-	      "tuple key");
+	/* bpftrace 0.2x: @m[(a, b)] is @m[a, b]; tuples nest in keys */
+	CHECK(passes("BEGIN { @m[(1, 2)] = 1; @m[3, 4] = 2; "
+		     "@n[1, ((uint8)2, \"s\")] = 3 }"), "tuple key");
+	CHECK_STR(tn(map("@m")->key_type), "(int64, int64)",
+		  "a tuple key is the map's keys");
+	CHECK_STR(tn(map("@n")->key_type), "(int64, (int64, string[2]))",
+		  "nested tuple key, its integers int64");
+	CHECK(fails("BEGIN { @m[(1, 2)] = 1; @m[1] = 2 }", "MAP_KEY_MISMATCH"),
+	      "tuple key then one key");
 	CHECK(passes("BEGIN { @k[\"a\"] = 1; @k[comm] = 2 }"),
 	      "string keys unify");
 	CHECK_STR(tn(map("@k")->key_type), "(string[16])", "key widened");

@@ -226,7 +226,8 @@ void cg_map_read_to(struct cg *cg, const struct node *map, struct cmem dst,
 		    const struct type *to);
 void cg_map_assign(struct cg *cg, const struct node *stmt);
 struct cval cg_map_incdec(struct cg *cg, const struct node *n);
-void cg_map_delete(struct cg *cg, const struct node *call);
+/* delete(): whether the entry was there (a bool) */
+struct cval cg_map_delete(struct cg *cg, const struct node *call);
 struct cval cg_map_has_key(struct cg *cg, const struct node *m,
 			   const struct type *t);
 

@@ -528,27 +528,35 @@ struct cval cg_map_has_key(struct cg *cg, const struct node *m,
 	return cg_regval(d, t);
 }
 
-void cg_map_delete(struct cg *cg, const struct node *call)
+struct cval cg_map_delete(struct cg *cg, const struct node *call)
 {
 	const struct node *m = call->u.call.args.v[0];
 	const struct map_spec *s = spec_of(cg, m);
 	if (!s)
-		return;
+		return cg_imm(0, call->type);
 	struct cg_mark mk = cg_mark(cg);
 	struct cmem key = build_key(cg, m, s);
 	if (s->kind == MAP_ARRAY || s->kind == MAP_PERCPU_ARRAY) {
 		/* An array's slot cannot go: zero it (bpftrace 0.17 prints
 		 * a deleted keyless count() as 0). The value is at most a
-		 * count's 8 bytes, for this CPU's slot. */
+		 * count's 8 bytes, for this CPU's slot. It was there. */
 		struct cmem zero = cg_alloc(cg, s->value_size);
 		cg_zero(cg, zero, s->value_size);
 		update(cg, m->u.map.map_id, key, zero);
 		cg_release(cg, mk);
-		return;
+		return cg_imm(1, call->type);
 	}
 	vreg r = cg_call(cg, BPF_FUNC_map_delete_elem,
 			 (struct ir_arg[]){ IR_MAP(m->u.map.map_id),
 					    cg_arg(key) }, 2);
 	cg_check_helper(cg, r, BPF_FUNC_map_delete_elem);
 	cg_release(cg, mk);
+	/* 0 when deleted, -ENOENT when not there: bpftrace 0.26's bool */
+	vreg b = ir_vreg(cg->ir);
+	uint32_t done = ir_label(cg->ir);
+	ir_movi(cg->ir, b, 1);
+	ir_jcci(cg->ir, BPF_JEQ, r, 0, done);
+	ir_movi(cg->ir, b, 0);
+	ir_place(cg->ir, done);
+	return cg_regval(b, call->type);
 }

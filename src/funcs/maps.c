@@ -100,18 +100,19 @@ static const struct type *check_lhist(struct sema *s, struct node *n)
 static struct node *map_key_element(struct sema *s, struct node *n,
 				    const char *fn);
 
-/* delete(@m[KEY]), or delete(@m, KEY) as bpftrace 0.20 writes it */
+/* delete(@m[KEY]), or delete(@m, KEY) as bpftrace 0.20 writes it: a
+ * bool from 0.26, whether the entry was there (0.17 gave no value, so
+ * no 0.17 script sees the difference) */
 static const struct type *check_delete(struct sema *s, struct node *n)
 {
 	if (nargs(n) == 2)
-		return map_key_element(s, n, "delete") ? type_none() : NULL;
-	return sema_map_arg(s, n, true) ? type_none() : NULL;
+		return map_key_element(s, n, "delete") ? type_bool() : NULL;
+	return sema_map_arg(s, n, true) ? type_bool() : NULL;
 }
 
 static struct cval gen_delete(struct cg *cg, const struct node *n)
 {
-	cg_map_delete(cg, n);
-	return cg_imm(0, n->type);
+	return cg_map_delete(cg, n);
 }
 
 /* f(@m, KEY), bpftrace 0.2x's form of a map and a key (has_key, and

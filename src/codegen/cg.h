@@ -84,6 +84,8 @@ struct cg {
 				      * for -k's reports (cg_check_helper) */
 	struct cg_loop loops[32];
 	uint32_t nloops;
+	const struct node *stmt_call; /* the call whose value a statement
+				       * drops (delete() makes none then) */
 
 	/* for ($kv : @m) (cg_formap.c) */
 	struct cg_subs *subs;

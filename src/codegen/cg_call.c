@@ -267,6 +267,9 @@ void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 void cg_call_stmt(struct cg *cg, const struct node *n)
 {
 	struct cg_mark mk = cg_mark(cg);
+	const struct node *outer = cg->stmt_call;
+	cg->stmt_call = n;
 	cg_call_expr(cg, n);
+	cg->stmt_call = outer;
 	cg_release(cg, mk);
 }

@@ -551,7 +551,9 @@ struct cval cg_map_delete(struct cg *cg, const struct node *call)
 					    cg_arg(key) }, 2);
 	cg_check_helper(cg, r, BPF_FUNC_map_delete_elem);
 	cg_release(cg, mk);
-	/* 0 when deleted, -ENOENT when not there: bpftrace 0.26's bool */
+	if (cg->stmt_call == call)
+		return cg_imm(0, call->type);
+	/* 0 when deleted, -ENOENT when not there: bpftrace 0.24's bool */
 	vreg b = ir_vreg(cg->ir);
 	uint32_t done = ir_label(cg->ir);
 	ir_movi(cg->ir, b, 1);

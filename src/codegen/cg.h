@@ -172,6 +172,7 @@ struct cval cg_str_compare(struct cg *cg, const struct node *n);
 struct cval cg_mem_compare(struct cg *cg, const struct node *n);
 struct cval cg_strncmp(struct cg *cg, const struct node *n);
 struct cval cg_strcontains(struct cg *cg, const struct node *n);
+struct cval cg_strlen(struct cg *cg, const struct node *n);
 void cg_str_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		    const struct type *to);
 void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst);

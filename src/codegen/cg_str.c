@@ -176,6 +176,27 @@ struct cval cg_strncmp(struct cg *cg, const struct node *n)
 /* strcontains(h, s): a real (bounded) loop; unrolling it would cost
  * size(h) * size(s) comparisons. Offsets are kept below the buffer
  * sizes by explicit checks so the verifier can bound every access. */
+/* strlen(s) (bpftrace 0.2x): the bytes before the first NUL, at most
+ * the string's size. */
+struct cval cg_strlen(struct cg *cg, const struct node *n)
+{
+	struct cval v = str_operand(cg, n->u.call.args.v[0]);
+	struct ir *ir = cg->ir;
+	vreg i = ir_vreg(ir), p = cg_addr(cg, v.m);
+	uint32_t top = ir_label(ir), done = ir_label(ir);
+	ir_movi(ir, i, 0);
+	ir_place(ir, top);
+	ir_jcci(ir, BPF_JGE, i, v.t->size, done);
+	vreg a = ir_vreg(ir), c = ir_vreg(ir);
+	ir_alu(ir, BPF_ADD, a, p, i);
+	ir_ldx(ir, BPF_B, c, a, 0);
+	ir_jcci(ir, BPF_JEQ, c, 0, done);
+	ir_alui(ir, BPF_ADD, i, i, 1);
+	ir_ja(ir, top);
+	ir_place(ir, done);
+	return cg_regval(i, n->type);
+}
+
 struct cval cg_strcontains(struct cg *cg, const struct node *n)
 {
 	struct cval h = str_operand(cg, n->u.call.args.v[0]);

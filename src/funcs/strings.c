@@ -129,6 +129,12 @@ static const struct type *check_strcontains(struct sema *s, struct node *n)
 	return a && b ? type_u64() : NULL;
 }
 
+/* strlen(s) (bpftrace 0.2x): a string's length, a uint64 */
+static const struct type *check_strlen(struct sema *s, struct node *n)
+{
+	return sema_str_arg(s, n, 0, "its argument") ? type_u64() : NULL;
+}
+
 /* json(document, "a.b[2].c"), the path a literal compiled into the
  * scan (cg_json.c). */
 static const struct type *check_json(struct sema *s, struct node *n)
@@ -183,6 +189,7 @@ const struct func funcs_strings[] = {
 	{ "buf", 1, 2, 0, 0, check_buf, NULL, gen_buf },
 	{ "strncmp", 3, 3, 0, 0, check_strncmp, cg_strncmp },
 	{ "strcontains", 2, 2, 0, 0, check_strcontains, cg_strcontains },
+	{ "strlen", 1, 1, 0, 0, check_strlen, cg_strlen },
 	{ "json", 2, 2, 0, 0, check_json, NULL, cg_json_to },
 	{ "path", 1, 1, 0, PROBE_TRACING, check_path, NULL, gen_path },
 	{ NULL },

@@ -105,11 +105,6 @@ static int process_check(const struct program *prog,
 			    "process engine cannot read it (use the kernel "
 			    "engine)", p->name);
 			bad++;
-		} else if (h == BPF_FUNC_for_each_map_elem) {
-			say("probe %s: for loops over maps and len(@map) are not "
-			    "supported by the process engine yet (use the kernel "
-			    "engine)", p->name);
-			bad++;
 		} else if (h >= 0) {
 			say("probe %s: the program calls bpf_%s, which the process "
 			    "engine does not provide", p->name,

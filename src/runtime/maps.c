@@ -278,6 +278,36 @@ uint64_t rt_helper_map_delete(uint64_t map, uint64_t key, uint64_t a3,
 						(const void *)key);
 }
 
+/* bpf_for_each_map_elem(map, callback, ctx, flags): the callback is
+ * the VM's (vm.h struct vm_callback), called through its first member
+ * with (map, key, value, ctx); a non-zero return stops the walk. The
+ * value is the first slot's for a per-CPU map (codegen reads count()
+ * and sum() values through map_lookup_percpu_elem instead). Returns
+ * the entries visited, the last included, as the kernel counts. */
+struct each_elem {
+	uint64_t map, cb, ctx, n;
+};
+
+static int each_elem(void *arg, const void *key, const void *values)
+{
+	struct each_elem *e = arg;
+	rt_callback_fn call = *(const rt_callback_fn *)(uintptr_t)e->cb;
+	e->n++;
+	return call((const void *)(uintptr_t)e->cb, e->map,
+		    (uint64_t)(uintptr_t)key, (uint64_t)(uintptr_t)values,
+		    e->ctx) != 0;
+}
+
+uint64_t rt_helper_for_each_map_elem(uint64_t map, uint64_t cb, uint64_t ctx,
+				     uint64_t flags, uint64_t a5)
+{
+	if (flags || !cb)
+		return (uint64_t)-EINVAL;
+	struct each_elem e = { .map = map, .cb = cb, .ctx = ctx };
+	int r = rt_map_walk((const struct rt_map *)map, each_elem, &e);
+	return r < 0 ? (uint64_t)(int64_t)r : e.n;
+}
+
 void *rt_map_array_value(const struct rt_map *m, uint32_t index)
 {
 	if (m->kind != MAP_ARRAY && m->kind != MAP_PERCPU_ARRAY)

@@ -185,6 +185,11 @@ void rt_process_init(bool nofault);
 typedef uint64_t (*rt_helper_fn)(uint64_t, uint64_t, uint64_t, uint64_t,
 				 uint64_t);
 extern const rt_helper_fn rt_helpers[];
+/* How bpf_for_each_map_elem calls a callback: the VM's callback object
+ * (vm.h, struct vm_callback) begins with this function, called with the
+ * object and r1..r4. */
+typedef uint64_t (*rt_callback_fn)(const void *cb, uint64_t, uint64_t,
+				   uint64_t, uint64_t);
 extern const uint32_t rt_nhelpers;
 
 /* ---- memory (mem.c) ---- */

@@ -92,6 +92,21 @@ struct vm_env {
 
 struct vm_prog;
 
+/* A callback (bpf_for_each_map_elem's, src/codegen/cg_formap.c): what
+ * `LD_IMM64 rD, func` (src_reg BPF_PSEUDO_FUNC, imm: its first
+ * instruction relative to the next) loads is the address of one of
+ * these, owned by the program. A helper calls it through its first
+ * member, `call`, with r1..r4, and gets its r0 (0 when the budget ran
+ * out): the callback runs in the interpreter on a stack of its own.
+ * src/runtime sees only that first member (rt.h), not the VM. */
+typedef uint64_t (*vm_callback_fn)(const void *cb, uint64_t r1, uint64_t r2,
+				   uint64_t r3, uint64_t r4);
+struct vm_callback {
+	vm_callback_fn call;
+	const struct vm_prog *prog;
+	uint32_t pc;
+};
+
 /* Checks and prepares `n` instructions (copied: the caller may free
  * them) and compiles them to native code unless env->no_jit; a JIT that
  * cannot compile the program leaves it interpreted (vm_prog_jit_error

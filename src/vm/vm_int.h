@@ -76,10 +76,15 @@ struct vm_prog {
 	size_t image_size, native_size;
 	const char *jit_error;
 	bool has_back_edges;
+	struct vm_callback *callbacks;   /* PSEUDO_FUNC targets */
+	uint32_t ncallbacks;
 };
 
 /* vm_interp.c */
 int vm_interp_run(const struct vm_prog *p, void *ctx, uint64_t *ret);
+/* From instruction pc with r1..r4 = args[0..3] (a callback). */
+int vm_interp_run_at(const struct vm_prog *p, uint32_t pc,
+		     const uint64_t *args, uint64_t *ret);
 /* vm_jit.c: compiles p into p->native, or returns -errno with the reason
  * in p->jit_error. */
 int vm_jit_compile(struct vm_prog *p);

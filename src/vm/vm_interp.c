@@ -68,6 +68,13 @@ static inline u32 smod32(u32 a, u32 b)
 
 int vm_interp_run(const struct vm_prog *p, void *ctx, uint64_t *ret)
 {
+	uint64_t args[4] = { (u64)(uintptr_t)ctx, 0, 0, 0 };
+	return vm_interp_run_at(p, 0, args, ret);
+}
+
+int vm_interp_run_at(const struct vm_prog *p, uint32_t pc,
+		     const uint64_t *args, uint64_t *ret)
+{
 #define ALU_LABELS(o) &&L_##o##64_K, &&L_##o##64_X, &&L_##o##32_K, &&L_##o##32_X,
 #define JMP_LABELS(o) &&L_##o##_K, &&L_##o##_X, &&L_##o##32_K, &&L_##o##32_X,
 #define ATOMIC_LABELS(o) &&L_##o##_W, &&L_##o##_DW,
@@ -81,9 +88,12 @@ int vm_interp_run(const struct vm_prog *p, void *ctx, uint64_t *ret)
 	u64 stack[VM_STACK_SIZE / 8];
 	u64 R[11] = { 0 };
 	s64 budget = (s64)p->budget;
-	const struct vm_insn *I = p->insns;
+	const struct vm_insn *I = p->insns + pc;
 
-	R[1] = (u64)(uintptr_t)ctx;
+	R[1] = args[0];
+	R[2] = args[1];
+	R[3] = args[2];
+	R[4] = args[3];
 	R[10] = (u64)(uintptr_t)(stack + VM_STACK_SIZE / 8);
 	goto *labels[I->op];
 

@@ -16,6 +16,8 @@ struct loader {
 	const struct vm_env *env;
 	struct vm_insn *out;
 	bool *second;          /* [pc]: the second slot of an LD_IMM64 */
+	uint32_t *cb_pc;       /* PSEUDO_FUNC targets, in order of the loads */
+	uint32_t ncb;
 	char *err;
 	size_t errlen;
 };
@@ -238,6 +240,17 @@ static int decode_ld(struct loader *l, uint32_t pc)
 		o->imm = (int64_t)(env->map_values[in->imm] +
 				   (uint32_t)hi->imm);
 		return 0;
+	case BPF_PSEUDO_FUNC: {
+		/* a callback: its address is filled in once the program
+		 * object exists (o->imm: its index until then) */
+		int64_t t = (int64_t)pc + 1 + in->imm;
+		if (hi->imm || t < 0 || t >= l->n || l->second[t])
+			return fail(l, pc, "callback at %lld is not an "
+				    "instruction of the program", (long long)t);
+		l->cb_pc[l->ncb] = (uint32_t)t;
+		o->imm = l->ncb++;
+		return 0;
+	}
 	default:
 		return fail(l, pc, "ld_imm64 of kind %u is not supported",
 			    in->src_reg);
@@ -405,6 +418,15 @@ static int check_regs(struct loader *l, bool *back_edges)
 	uint32_t nwork = 0;
 	work[nwork++] = 0;
 	queued[0] = true;
+	/* each callback starts with r1..r4 (map, key, value, context) */
+	for (uint32_t k = 0; k < l->ncb; k++) {
+		uint32_t c = l->cb_pc[k];
+		in[c] = REG(1) | REG(2) | REG(3) | REG(4) | REG(10);
+		if (!queued[c]) {
+			queued[c] = true;
+			work[nwork++] = c;
+		}
+	}
 	*back_edges = false;
 	while (nwork && !err) {
 		uint32_t pc = work[--nwork];
@@ -453,6 +475,18 @@ out:
 
 /* ---- the program object ---- */
 
+/* struct vm_callback's call: the callback in the interpreter, from its
+ * first instruction, with a stack and a budget of its own. */
+static uint64_t run_callback(const void *cb, uint64_t r1, uint64_t r2,
+			     uint64_t r3, uint64_t r4)
+{
+	const struct vm_callback *c = cb;
+	uint64_t args[4] = { r1, r2, r3, r4 }, ret = 0;
+	if (vm_interp_run_at(c->prog, c->pc, args, &ret) < 0)
+		return 0;
+	return ret;
+}
+
 struct vm_prog *vm_prog_load(const struct bpf_insn *insns, uint32_t n,
 			     const struct vm_env *env, char *err,
 			     size_t errlen)
@@ -475,7 +509,8 @@ struct vm_prog *vm_prog_load(const struct bpf_insn *insns, uint32_t n,
 	p = calloc(1, sizeof(*p));
 	l.out = p ? calloc(n, sizeof(*l.out)) : NULL;
 	l.second = calloc(n, sizeof(*l.second));
-	if (!l.out || !l.second)
+	l.cb_pc = calloc(n, sizeof(*l.cb_pc));
+	if (!l.out || !l.second || !l.cb_pc)
 		goto fail;
 	p->insns = l.out;
 	p->ninsns = n;
@@ -495,7 +530,20 @@ struct vm_prog *vm_prog_load(const struct bpf_insn *insns, uint32_t n,
 	rc = check_regs(&l, &p->has_back_edges);
 	if (rc)
 		goto fail;
+	rc = -ENOMEM;
+	if (l.ncb && !(p->callbacks = calloc(l.ncb, sizeof(*p->callbacks))))
+		goto fail;
+	p->ncallbacks = l.ncb;
+	for (uint32_t k = 0; k < l.ncb; k++)
+		p->callbacks[k] = (struct vm_callback){ .call = run_callback,
+			.prog = p, .pc = l.cb_pc[k] };
+	for (uint32_t pc = 0; pc < n; pc++)
+		if (!l.second[pc] && insns[pc].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    insns[pc].src_reg == BPF_PSEUDO_FUNC)
+			l.out[pc].imm = (int64_t)(uintptr_t)
+				&p->callbacks[l.out[pc].imm];
 	free(l.second);
+	free(l.cb_pc);
 	if (env->no_jit)
 		p->jit_error = "disabled";
 	else
@@ -503,6 +551,7 @@ struct vm_prog *vm_prog_load(const struct bpf_insn *insns, uint32_t n,
 	return p;
 fail:
 	free(l.second);
+	free(l.cb_pc);
 	vm_prog_free(p);
 	errno = -rc;
 	return NULL;
@@ -514,6 +563,7 @@ void vm_prog_free(struct vm_prog *p)
 		return;
 	vm_jit_free(p);
 	free(p->insns);
+	free(p->callbacks);
 	free(p);
 }
 

@@ -36,7 +36,18 @@ static uint64_t h_first(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
 	return a;
 }
 
-static const vm_helper_fn helpers[] = { [1] = h_sum, [2] = h_first };
+/* #4: calls the callback (r1) with (100, x, 10 * x, 1000), as
+ * bpf_for_each_map_elem calls its callback */
+static uint64_t h_callback(uint64_t cb, uint64_t x, uint64_t c, uint64_t d,
+			   uint64_t e)
+{
+	h_calls++;
+	const struct vm_callback *f = (const void *)(uintptr_t)cb;
+	return f->call(f, 100, x, 10 * x, 1000);
+}
+
+static const vm_helper_fn helpers[] = { [1] = h_sum, [2] = h_first,
+					[4] = h_callback };
 static const uint64_t maps[] = { 0x1111222233334444ull, 0xabcdull };
 static uint8_t buf[64] __attribute__((aligned(8)));
 static uint64_t map_values[2];
@@ -45,7 +56,7 @@ static struct vm_env env(void)
 {
 	map_values[0] = (uint64_t)(uintptr_t)buf;
 	map_values[1] = 0;
-	return (struct vm_env){ .helpers = helpers, .nhelpers = 3,
+	return (struct vm_env){ .helpers = helpers, .nhelpers = 5,
 				.maps = maps, .nmaps = 2,
 				.map_values = map_values };
 }
@@ -468,6 +479,26 @@ static void test_calls(void)
 	       EXIT());
 }
 
+/* A callback: LD_IMM64 of a BPF_PSEUDO_FUNC gives the address of the
+ * program's struct vm_callback, which a helper calls with r1..r4; it
+ * runs (in the interpreter) on a stack of its own. */
+static void test_callbacks(void)
+{
+	EXPECT("callback: r1..r4 and its own stack", 100 + 5 + 50 + 1000,
+	       LD_IMM64_RAW(1, BPF_PSEUDO_FUNC, 4), MOV64_IMM(2, 5), CALL(4),
+	       EXIT(),
+	       STX(BPF_DW, 10, 2, -8), LDX(BPF_DW, 0, 10, -8),
+	       ALU64_REG(BPF_ADD, 0, 1), ALU64_REG(BPF_ADD, 0, 3),
+	       ALU64_REG(BPF_ADD, 0, 4), EXIT());
+	/* the caller's stack, through a pointer (cg_formap.c's context) */
+	EXPECT("callback: the caller's stack", 1055 + 42,
+	       ST(BPF_DW, 10, -8, 42), LD_IMM64_RAW(1, BPF_PSEUDO_FUNC, 5),
+	       MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -8), CALL(4), EXIT(),
+	       LDX(BPF_DW, 0, 2, 0), ALU64_REG(BPF_ADD, 0, 2),
+	       ALU64_REG(BPF_SUB, 0, 2), ALU64_REG(BPF_ADD, 0, 4),
+	       ALU64_IMM(BPF_ADD, 0, 55), EXIT());
+}
+
 /* ---- the JIT's code: memory, size, threads ---- */
 
 /* The permissions of the mapping holding addr, from /proc/self/maps. */
@@ -639,6 +670,13 @@ static void test_refused(void)
 	REFUSE("bpf-to-bpf call", "BPF functions",
 	       vi_raw(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 1), EXIT(),
 	       MOV64_IMM(0, 0), EXIT());
+	REFUSE("callback past the end", "callback at 9 is not an instruction",
+	       LD_IMM64_RAW(1, BPF_PSEUDO_FUNC, 8), MOV64_IMM(0, 0), EXIT());
+	REFUSE("callback into ld_imm64", "callback at 1 is not",
+	       LD_IMM64_RAW(1, BPF_PSEUDO_FUNC, 0), MOV64_IMM(0, 0), EXIT());
+	REFUSE("callback reads r5", "insn 4 (code 0xbf): r5 is read before",
+	       LD_IMM64_RAW(1, BPF_PSEUDO_FUNC, 3), MOV64_IMM(0, 0), EXIT(),
+	       MOV64_REG(0, 5), EXIT());
 	REFUSE("kfunc call", "kernel function",
 	       vi_raw(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, 1), EXIT());
 	REFUSE("map out of range", "map 2 does not exist", LD_MAP(0, 2), EXIT());
@@ -687,6 +725,7 @@ int main(void)
 	test_memory();
 	test_atomics();
 	test_calls();
+	test_callbacks();
 	test_native();
 	test_refused();
 	vm_prog_free(NULL);

@@ -48,6 +48,12 @@ static const struct {
 	{ "send_signal", BPF_FUNC_send_signal },
 	{ "override_return", BPF_FUNC_override_return },
 	{ "get_boot_ns", BPF_FUNC_ktime_get_boot_ns },
+	/* what bpftrace 0.2x's --info adds and sonde uses: func, jiffies,
+	 * aggregation reads (count() as a value, for over count() maps) */
+	{ "get_func_ip", BPF_FUNC_get_func_ip },
+	{ "jiffies64", BPF_FUNC_jiffies64 },
+	{ "lookup_percpu_elem", BPF_FUNC_map_lookup_percpu_elem },
+	{ "for_each_map_elem", BPF_FUNC_for_each_map_elem },
 };
 
 static const struct {

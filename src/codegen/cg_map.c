@@ -126,7 +126,8 @@ static bool int_valued(const struct type *t)
 static bool word_valued(const struct type *t)
 {
 	return int_valued(t) || (t && (t->kind == TYPE_MIN ||
-				       t->kind == TYPE_MAX));
+				       t->kind == TYPE_MAX ||
+				       t->kind == TYPE_AVG));
 }
 
 /* The jump that keeps CUR against a new value X (min/max). */
@@ -150,6 +151,54 @@ static int64_t percpu_read_slots(void)
  * 0 when none is. bpftrace 0.17 reads the current CPU's slot alone. One
  * bounded loop over bpf_map_lookup_percpu_elem (5.19+), which returns
  * NULL past the last CPU and for a key that is not there. */
+/* avg() read as a value (bpftrace 0.2x): the totals of every CPU's slot
+ * ({ s64 count; s64 total }) over their counts, 0 when none counted;
+ * the division truncates toward zero, done on magnitudes (BPF's signed
+ * division is a 6.6 instruction). */
+static struct cval avg_read_at(struct cg *cg, int map_id, struct cmem key,
+			       const struct type *t)
+{
+	struct ir *ir = cg->ir;
+	bool sgn = cg->prog->maps[map_id].value_type->is_signed;
+	vreg total = ir_vreg(ir), count = ir_vreg(ir), cpu = ir_vreg(ir);
+	ir_movi(ir, total, 0);
+	ir_movi(ir, count, 0);
+	ir_movi(ir, cpu, 0);
+	uint32_t top = ir_label(ir), next = ir_label(ir), done = ir_label(ir);
+	ir_place(ir, top);
+	ir_jcci(ir, BPF_JGE, cpu, percpu_read_slots(), done);
+	vreg p = cg_call(cg, BPF_FUNC_map_lookup_percpu_elem,
+			 (struct ir_arg[]){ IR_MAP(map_id), cg_arg(key),
+					    IR_ARG(cpu) }, 3);
+	ir_jcci(ir, BPF_JEQ, p, 0, next);
+	vreg v = ir_vreg(ir);
+	ir_ldx(ir, BPF_DW, v, p, 0);
+	ir_alu(ir, BPF_ADD, count, count, v);
+	vreg w = ir_vreg(ir);
+	ir_ldx(ir, BPF_DW, w, p, 8);
+	ir_alu(ir, BPF_ADD, total, total, w);
+	ir_place(ir, next);
+	ir_alui(ir, BPF_ADD, cpu, cpu, 1);
+	ir_ja(ir, top);
+	ir_place(ir, done);
+	vreg r = ir_vreg(ir);
+	uint32_t out = ir_label(ir);
+	ir_movi(ir, r, 0);
+	ir_jcci(ir, BPF_JEQ, count, 0, out);
+	if (sgn) {
+		uint32_t pos = ir_label(ir);
+		ir_jcci(ir, BPF_JSGE, total, 0, pos);
+		ir_neg(ir, total, total);
+		ir_alu(ir, BPF_DIV, r, total, count);
+		ir_neg(ir, r, r);
+		ir_ja(ir, out);
+		ir_place(ir, pos);
+	}
+	ir_alu(ir, BPF_DIV, r, total, count);
+	ir_place(ir, out);
+	return cg_regval(r, t);
+}
+
 struct cval cg_agg_read_at(struct cg *cg, int map_id, struct cmem key,
 			   const struct type *t)
 {
@@ -157,6 +206,8 @@ struct cval cg_agg_read_at(struct cg *cg, int map_id, struct cmem key,
 	const struct map_spec *s = &cg->prog->maps[map_id];
 	enum type_kind k = s->value_type->kind;
 	bool extreme = k == TYPE_MIN || k == TYPE_MAX;
+	if (k == TYPE_AVG)
+		return avg_read_at(cg, map_id, key, t);
 	vreg acc = ir_vreg(ir), set = ir_vreg(ir), cpu = ir_vreg(ir);
 	ir_movi(ir, acc, 0);
 	ir_movi(ir, set, 0);

@@ -251,8 +251,11 @@ const struct type *sema_map_read(struct sema *s, struct node *n)
 	case TYPE_SUM:
 	case TYPE_MIN:
 	case TYPE_MAX:
+	case TYPE_AVG:
 		/* as in bpftrace 0.17, an integer; codegen merges the
-		 * per-CPU values (bpftrace reads this CPU's alone) */
+		 * per-CPU values (bpftrace reads this CPU's alone); avg()
+		 * as bpftrace 0.21 reads it ("Enable count, sum, min, and
+		 * max map reads in kernel space"; 0.26 reads avg too) */
 		return n->type = type_int(s->a, 64, m->value->kind != TYPE_COUNT &&
 					  m->value->is_signed);
 	default:

@@ -169,8 +169,10 @@ int main(void)
 	      "two aggregations");
 	CHECK(fails("BEGIN { @x = count(); @x++ }", "TYPE_MISMATCH"),
 	      "++ on an aggregation");
-	CHECK(fails("BEGIN { @a = avg(1); $x = @a + 1 }", "AGG_READ"),
-	      "avg() as a value");
+	/* bpftrace 0.22 reads avg() as an integer (0.17 refused it) */
+	CHECK(passes("BEGIN { @a = avg(1); $x = @a + 1 }"), "avg() as a value");
+	CHECK(fails("BEGIN { @a = stats(1); $x = @a + 1 }", "AGG_READ"),
+	      "stats() as a value");
 	CHECK(fails("BEGIN { @h = hist(1); $x = @h }", "AGG_READ"),
 	      "hist() as a value");
 	CHECK(passes("BEGIN { @c = count(); @s = sum(-1); @m = min(2); "

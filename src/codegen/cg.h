@@ -274,7 +274,9 @@ void cg_call_stmt(struct cg *cg, const struct node *n);
 void cg_stmt(struct cg *cg, const struct node *n);
 void cg_block(struct cg *cg, const struct node *n);
 
-/* cg_formap.c: for ($kv : @m) and len(@m), over bpf_for_each_map_elem */
+/* cg_formap.c: for ($kv : @m) and len(@m), over bpf_for_each_map_elem;
+ * for ($i : a..b) (an N_WHILE with a step, parser.c) over bpf_loop */
+#define CG_LOOP_MAX (1 << 23)   /* bpf_loop's most iterations (BPF_MAX_LOOPS) */
 /* The spill area's size for a probe with nvars variable slots. */
 uint32_t cg_spill_size(uint32_t nvars);
 void cg_for_map(struct cg *cg, const struct node *n);

@@ -1,5 +1,7 @@
 /* cg_formap.c - for ($kv : @m) { body } (bpftrace 0.21) and len(@m):
- * bpf_for_each_map_elem (5.13+) with the body as a callback subprogram.
+ * bpf_for_each_map_elem (5.13+) with the body as a callback subprogram;
+ * for ($i : a..b) (bpftrace 0.24) likewise through bpf_loop (5.17+), as
+ * the verifier cannot bound a loop whose end it does not know.
  *
  * The callback is generated into its own IR (own vregs, own frame) and
  * appended after the probe's program by codegen.c. It reaches the
@@ -97,9 +99,40 @@ static void finish_sub(struct cg *cg, struct ir *ir, uint32_t frame, int idx)
 	s->stack = (ra.stack ? ra.stack + 31 : 32) & ~31u;
 }
 
-/* The callback of `n` (its body), as subprogram idx. */
+/* A callback's ends, after its body (at its continue label): go on
+ * (0), stop at break (1), or stop at return, the probe too (the flag);
+ * the integer variables go back to the spill area on each. */
+static void finish_body(struct cg *parent, struct cg *c, struct ir *ir,
+			int idx, uint32_t l_brk)
+{
+	move_ints(c, true);
+	ir_reti(ir, 0);
+	ir_place(ir, l_brk);
+	move_ints(c, true);
+	ir_reti(ir, 1);
+	ir_place(ir, c->l_exit);         /* return: stop, and the probe too */
+	move_ints(c, true);
+	ir_st(ir, BPF_DW, c->root_fp, (int16_t)spill_flag(c), 1);
+	ir_reti(ir, 1);
+
+	if (c->scr_max > parent->scr_max)
+		parent->scr_max = c->scr_max;
+	if (c->need_scratch)
+		parent->need_scratch = true;
+	if (c->err && !parent->err)
+		parent->err = c->err;
+	if (!c->err && !c->need_scratch)
+		finish_sub(parent, ir, c->frame_max, idx);
+	ir_free(ir);
+}
+
+/* The callback of `n` (its body), as subprogram idx: for over a map
+ * (bpf_for_each_map_elem: r2 key, r3 value, r4 the frame), or a for
+ * loop's range as a while loop (bpf_loop: r2 the frame; each call tests
+ * the condition, runs the body and the step). */
 static void gen_body(struct cg *parent, const struct node *n, int idx)
 {
+	bool range = n->kind == N_WHILE;
 	struct ir ir;
 	ir_init(&ir);
 	struct cg c = *parent;
@@ -115,15 +148,21 @@ static void gen_body(struct cg *parent, const struct node *n, int idx)
 
 	/* r2 key, r3 value, r4 the probe's frame: saved before anything
 	 * can clobber them */
-	c.frame = c.frame_max = 24;
-	ir_argsave(&ir, BPF_REG_2, -8);
-	ir_argsave(&ir, BPF_REG_3, -16);
-	ir_argsave(&ir, BPF_REG_4, -24);
 	vreg key = ir_vreg(&ir), val = ir_vreg(&ir);
 	c.root_fp = ir_vreg(&ir);
-	ir_ldx(&ir, BPF_DW, key, VR_FP, -8);
-	ir_ldx(&ir, BPF_DW, val, VR_FP, -16);
-	ir_ldx(&ir, BPF_DW, c.root_fp, VR_FP, -24);
+	if (range) {
+		c.frame = c.frame_max = 8;
+		ir_argsave(&ir, BPF_REG_2, -8);
+		ir_ldx(&ir, BPF_DW, c.root_fp, VR_FP, -8);
+	} else {
+		c.frame = c.frame_max = 24;
+		ir_argsave(&ir, BPF_REG_2, -8);
+		ir_argsave(&ir, BPF_REG_3, -16);
+		ir_argsave(&ir, BPF_REG_4, -24);
+		ir_ldx(&ir, BPF_DW, key, VR_FP, -8);
+		ir_ldx(&ir, BPF_DW, val, VR_FP, -16);
+		ir_ldx(&ir, BPF_DW, c.root_fp, VR_FP, -24);
+	}
 	c.ctx = ir_vreg(&ir);
 	ir_ldx(&ir, BPF_DW, c.ctx, c.root_fp, (int16_t)spill_ctx(&c));
 	if (c.use_scratch) {
@@ -152,6 +191,17 @@ static void gen_body(struct cg *parent, const struct node *n, int idx)
 	}
 	move_ints(&c, false);
 
+	if (range) {
+		c.loops[0] = (struct cg_loop){ l_brk, l_cont };
+		c.nloops = 1;
+		cg_cond_jump(&c, n->u.loop.cond, false, l_brk);
+		cg_block(&c, n->u.loop.body);
+		ir_place(&ir, l_cont);
+		cg_stmt(&c, n->u.loop.step);
+		finish_body(parent, &c, &ir, idx, l_brk);
+		return;
+	}
+
 	/* $kv = (key, value) */
 	const struct node *var = n->u.loop.step, *mn = n->u.loop.cond;
 	const struct type *kv = c.pnode->u.probe.var_types[var->u.var.slot];
@@ -171,34 +221,16 @@ static void gen_body(struct cg *parent, const struct node *n, int idx)
 	c.loops[0] = (struct cg_loop){ l_brk, l_cont };
 	c.nloops = 1;
 	cg_block(&c, n->u.loop.body);
-
 	ir_place(&ir, l_cont);
-	move_ints(&c, true);
-	ir_reti(&ir, 0);
-	ir_place(&ir, l_brk);
-	move_ints(&c, true);
-	ir_reti(&ir, 1);
-	ir_place(&ir, c.l_exit);         /* return: stop, and the probe too */
-	move_ints(&c, true);
-	ir_st(&ir, BPF_DW, c.root_fp, (int16_t)spill_flag(&c), 1);
-	ir_reti(&ir, 1);
-
-	if (c.scr_max > parent->scr_max)
-		parent->scr_max = c.scr_max;
-	if (c.need_scratch)
-		parent->need_scratch = true;
-	if (c.err && !parent->err)
-		parent->err = c.err;
-	if (!c.err && !c.need_scratch)
-		finish_sub(parent, &ir, c.frame_max, idx);
-	ir_free(&ir);
+	finish_body(parent, &c, &ir, idx, l_brk);
 }
 
 void cg_for_map(struct cg *cg, const struct node *n)
 {
+	bool range = n->kind == N_WHILE;
 	const struct node *mn = n->u.loop.cond;
-	if (!cg->spill || mn->u.map.map_id < 0 ||
-	    !cg->pnode->u.probe.var_types[n->u.loop.step->u.var.slot]) {
+	if (!cg->spill || (!range && (mn->u.map.map_id < 0 ||
+	    !cg->pnode->u.probe.var_types[n->u.loop.step->u.var.slot]))) {
 		cg_error(cg, n->pos, "for loop cannot be compiled");
 		return;
 	}
@@ -216,9 +248,14 @@ void cg_for_map(struct cg *cg, const struct node *n)
 	vreg fn = ir_vreg(cg->ir);
 	ir_ldfunc(cg->ir, fn, idx);
 	struct ir_arg frame = cg->sub < 0 ? IR_STK(0) : IR_ARG(cg->root_fp);
-	cg_callv(cg, BPF_FUNC_for_each_map_elem,
-		 (struct ir_arg[]){ IR_MAP(mn->u.map.map_id), IR_ARG(fn), frame,
-				    IR_IMM(0) }, 4);
+	if (range)   /* each call tests the condition: nr is a bound only */
+		cg_callv(cg, BPF_FUNC_loop,
+			 (struct ir_arg[]){ IR_IMM(CG_LOOP_MAX), IR_ARG(fn), frame,
+					    IR_IMM(0) }, 4);
+	else
+		cg_callv(cg, BPF_FUNC_for_each_map_elem,
+			 (struct ir_arg[]){ IR_MAP(mn->u.map.map_id), IR_ARG(fn),
+					    frame, IR_IMM(0) }, 4);
 	move_ints(cg, false);
 	vreg flag = ir_vreg(cg->ir);
 	ir_ldx(cg->ir, BPF_DW, flag, cg->root_fp, (int16_t)spill_flag(cg));

@@ -85,6 +85,10 @@ void cg_stmt(struct cg *cg, const struct node *n)
 		break;
 	}
 	case N_WHILE: {
+		if (n->u.loop.step) {   /* for ($i : a..b), cg_formap.c */
+			cg_for_map(cg, n);
+			break;
+		}
 		uint32_t top = ir_label(cg->ir), done = ir_label(cg->ir);
 		uint32_t next = n->u.loop.step ? ir_label(cg->ir) : top;
 		ir_place(cg->ir, top);

@@ -55,7 +55,8 @@ static void prologue(struct cg *cg)
 	}
 	uint32_t nvars = pn->u.probe.nvars;
 	cg->root_fp = VR_FP;
-	if (ast_has_kind(pn->u.probe.body, N_FOR_MAP)) {
+	if (ast_has_kind(pn->u.probe.body, N_FOR_MAP) ||
+	    ast_has_for_range(pn->u.probe.body)) {
 		/* cg_formap.c's spill area, on the stack whatever the
 		 * budget: it holds the context pointer */
 		cg->frame += cg_spill_size(nvars);

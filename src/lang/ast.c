@@ -408,6 +408,25 @@ bool ast_has_kind(const struct node *n, enum node_kind k)
 	return false;
 }
 
+bool ast_has_for_range(const struct node *n)
+{
+	if (!n)
+		return false;
+	if (n->kind == N_WHILE && n->u.loop.step)
+		return true;
+	const struct node *kids[3];
+	const struct node_list *kidlist;
+	if (!node_kids(n, kids, &kidlist))
+		return false;
+	for (int i = 0; i < 3; i++)
+		if (ast_has_for_range(kids[i]))
+			return true;
+	for (uint32_t i = 0; kidlist && i < kidlist->n; i++)
+		if (ast_has_for_range(kidlist->v[i]))
+			return true;
+	return false;
+}
+
 uint64_t ast_unrolled_size(const struct node *n, uint64_t cap)
 {
 	if (!n)

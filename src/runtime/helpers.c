@@ -277,6 +277,7 @@ const rt_helper_fn rt_helpers[__BPF_FUNC_MAX_ID] = {
 	[BPF_FUNC_map_update_elem] = rt_helper_map_update,
 	[BPF_FUNC_map_delete_elem] = rt_helper_map_delete,
 	[BPF_FUNC_for_each_map_elem] = rt_helper_for_each_map_elem,
+	[BPF_FUNC_loop] = rt_helper_loop,
 	[BPF_FUNC_probe_read] = probe_read,
 	[BPF_FUNC_probe_read_user] = probe_read,
 	[BPF_FUNC_probe_read_kernel] = probe_read,

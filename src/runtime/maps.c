@@ -308,6 +308,25 @@ uint64_t rt_helper_for_each_map_elem(uint64_t map, uint64_t cb, uint64_t ctx,
 	return r < 0 ? (uint64_t)(int64_t)r : e.n;
 }
 
+/* bpf_loop(nr, callback, ctx, flags): the callback (as above) with
+ * (i, ctx) for i from 0 until it returns non-zero, at most nr times (the
+ * kernel's limit, 1 << 23). Returns the calls made. */
+uint64_t rt_helper_loop(uint64_t nr, uint64_t cb, uint64_t ctx, uint64_t flags,
+			uint64_t a5)
+{
+	if (flags || !cb || nr > (1u << 23))
+		return (uint64_t)-EINVAL;
+	rt_callback_fn call = *(const rt_callback_fn *)(uintptr_t)cb;
+	uint64_t i = 0;
+	while (i < nr) {
+		uint64_t r = call((const void *)(uintptr_t)cb, i, ctx, 0, 0);
+		i++;
+		if (r)
+			break;
+	}
+	return i;
+}
+
 void *rt_map_array_value(const struct rt_map *m, uint32_t index)
 {
 	if (m->kind != MAP_ARRAY && m->kind != MAP_PERCPU_ARRAY)

@@ -59,5 +59,6 @@ uint64_t rt_helper_map_update(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
 uint64_t rt_helper_map_delete(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
 uint64_t rt_helper_for_each_map_elem(uint64_t, uint64_t, uint64_t, uint64_t,
 				     uint64_t);
+uint64_t rt_helper_loop(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
 
 #endif

@@ -52,17 +52,25 @@ static bool int_slot(const struct cg *cg, uint32_t slot)
 	return !t || type_is_int(t);
 }
 
-/* Store (to_spill) or load the integer variables. */
+/* Store (to_spill) or load the integer variables. A value is stored as
+ * two 32-bit halves so that the verifier sees the slot as unknown bytes,
+ * not a spilled constant: kernels before 6.7 verify a callback once, with
+ * the values of its first call, and would drop as dead the branches
+ * those values never take (a range loop's end test, `if ($n == 0)`). */
 static void move_ints(struct cg *cg, bool to_spill)
 {
 	for (uint32_t i = 0; i < cg->pnode->u.probe.nvars; i++) {
 		if (!int_slot(cg, i))
 			continue;
 		int16_t off = (int16_t)spill_var(cg, i);
-		if (to_spill)
-			ir_stx(cg->ir, BPF_DW, cg->root_fp, off, cg->var_reg[i]);
-		else
+		if (to_spill) {
+			vreg hi = ir_vreg(cg->ir);
+			ir_stx(cg->ir, BPF_W, cg->root_fp, off, cg->var_reg[i]);
+			ir_alui(cg->ir, BPF_RSH, hi, cg->var_reg[i], 32);
+			ir_stx(cg->ir, BPF_W, cg->root_fp, (int16_t)(off + 4), hi);
+		} else {
 			ir_ldx(cg->ir, BPF_DW, cg->var_reg[i], cg->root_fp, off);
+		}
 	}
 }
 

@@ -208,8 +208,8 @@ static const struct type *check_len(struct sema *s, struct node *n)
 	}
 	struct sema_map *sm = sema_map_arg(s, n, false);
 	if (sm && sm->keys_known && !sm->nkeys) {
-		sema_error(s, m->pos, "ARG_TYPE", "len() counts the keys of a "
-			   "map, and %s has none (@m[k] = v)", sm->name);
+		sema_error(s, n->pos, "ARG_TYPE", "call to len() expects a "
+			   "map with explicit keys (non-scalar map)");
 		return NULL;
 	}
 	return sm ? type_s64() : NULL;

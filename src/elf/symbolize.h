@@ -69,6 +69,18 @@ void usym_process_forget(struct usyms *u, pid_t pid);
  * Dwfl: symbol tables, CFI): an exited process is sampled no more, and
  * its stacks still print (the Dwfl is rebuilt if they are). */
 void usym_process_unload(struct usyms *u, pid_t pid);
+/* Name ADDRS[0..N) in PID once, as usyms_lookup, usyms_module and
+ * usyms_mapping answer now, and keep only that: PID's mappings, files,
+ * Dwfl and JIT names are let go. For a process that has exited whose
+ * stacks are still printed: they cost their names, not the process.
+ * Lookups of other addresses in PID find nothing afterwards; freezing
+ * it again keeps only the addresses given (those still referred to).
+ * 1, 0 (frozen already with these addresses), -ESRCH (PID not
+ * remembered) or -ENOMEM (nothing changed). */
+int usym_process_freeze(struct usyms *u, pid_t pid, const uint64_t *addrs,
+			size_t n);
+/* Processes frozen (for tests and -v). */
+size_t usyms_nfrozen(const struct usyms *u);
 /* Free the interned names no remembered process holds (symbol names of
  * processes forgotten, paths of files no longer mapped), once the table
  * has doubled since the last trim. Every name handed out before is

@@ -222,6 +222,8 @@ static void uproc_free(struct usyms *u, struct uproc *p)
 	free(p->maps_text);
 	free(p->maps);
 	free(p->jit);
+	free(p->cache);
+	free(p->fmaps);
 	free(p);
 }
 
@@ -320,6 +322,19 @@ size_t usyms_trim(struct usyms *u)
 					goto out;
 			for (size_t i = 0; i < p->njit; i++)
 				if (vec_push(&keep, p->jit[i].name) < 0)
+					goto out;
+			for (size_t i = 0; i < p->cap_cache; i++) {
+				const struct uaddr *a = &p->cache[i];
+				if (!a->used)
+					continue;
+				if ((a->name && vec_push(&keep, a->name) < 0) ||
+				    (a->module && vec_push(&keep, a->module) < 0) ||
+				    (a->mpath && vec_push(&keep, a->mpath) < 0))
+					goto out;
+			}
+			for (size_t i = 0; i < p->nfmaps; i++)
+				if (p->fmaps[i].path &&
+				    vec_push(&keep, p->fmaps[i].path) < 0)
 					goto out;
 		}
 	if (keep.n)
@@ -530,7 +545,7 @@ static int usyms_remember_text(struct usyms *u, pid_t pid, char *text,
 	struct uproc **pp = usyms_slot(u, pid), *p = *pp;
 	int err;
 
-	if (p && p->maps_len == len && memcmp(p->maps_text, text, len) == 0) {
+	if (p && p->maps_text && p->maps_len == len && memcmp(p->maps_text, text, len) == 0) {
 		free(text);
 		return 0;
 	}
@@ -869,6 +884,82 @@ static int dwfl_symbol(struct usyms *u, Dwfl *dwfl, uint64_t addr,
 	return 0;
 }
 
+/* ---- addresses named once ------------------------------------------------ */
+
+static size_t uaddr_hash(uint64_t addr, size_t cap)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static struct uaddr *uaddr_find(const struct uproc *p, uint64_t addr)
+{
+	if (!p->cap_cache)
+		return NULL;
+	for (size_t i = uaddr_hash(addr, p->cap_cache); p->cache[i].used;
+	     i = (i + 1) & (p->cap_cache - 1))
+		if (p->cache[i].addr == addr)
+			return &p->cache[i];
+	return NULL;
+}
+
+/* A table of CAP slots holding the used entries of OLD (OLDCAP slots). */
+static struct uaddr *uaddr_table(const struct uaddr *old, size_t oldcap,
+				 size_t cap)
+{
+	struct uaddr *v = calloc(cap, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < oldcap; i++) {
+		if (!old[i].used)
+			continue;
+		size_t j = uaddr_hash(old[i].addr, cap);
+		while (v[j].used)
+			j = (j + 1) & (cap - 1);
+		v[j] = old[i];
+	}
+	return v;
+}
+
+/* A new slot for ADDR in a live process's table (NULL: no memory). Past
+ * USYM_CACHE_MAX the table starts over: what it forgets is named again
+ * when asked. */
+static struct uaddr *uaddr_add(struct uproc *p, uint64_t addr)
+{
+	if (2 * (p->ncache + 1) > p->cap_cache) {
+		size_t cap = p->cap_cache ? p->cap_cache * 2 : 64;
+		struct uaddr *v;
+		if (cap > USYM_CACHE_MAX) {
+			cap = p->cap_cache;
+			v = calloc(cap, sizeof(*v));
+			p->ncache = 0;
+		} else {
+			v = uaddr_table(p->cache, p->cap_cache, cap);
+		}
+		if (!v)
+			return NULL;
+		free(p->cache);
+		p->cache = v;
+		p->cap_cache = cap;
+	}
+	size_t i = uaddr_hash(addr, p->cap_cache);
+	while (p->cache[i].used)
+		i = (i + 1) & (p->cap_cache - 1);
+	p->ncache++;
+	p->cache[i] = (struct uaddr){ .addr = addr, .used = 1, .fmap = -1 };
+	return &p->cache[i];
+}
+
+static int uaddr_answer(const struct uaddr *a, struct sym *out)
+{
+	out->name = a->name;
+	out->module = a->module;
+	out->offset = a->offset;
+	out->start = a->rc == 0 ? a->addr - a->offset : 0;
+	return a->rc;
+}
+
+/* ---- lookups (continued) ------------------------------------------------------- */
+
 int usyms_lookup(struct usyms *u, pid_t pid, uint64_t addr, struct sym *out)
 {
 	struct uproc *p;
@@ -881,19 +972,36 @@ int usyms_lookup(struct usyms *u, pid_t pid, uint64_t addr, struct sym *out)
 	p = usyms_proc(u, pid);
 	if (!p)
 		return errno == ENOMEM ? -ENOMEM : -ESRCH;
+	const struct uaddr *a = uaddr_find(p, addr);
+	if (a)
+		return uaddr_answer(a, out);
+	if (p->frozen)
+		return -ENOENT;         /* named nothing when it was frozen */
 	m = uproc_map(p, addr);
+	/* JIT code is not kept: its perf map may name it anew */
 	if (!m || !m->file)
 		return uproc_jit_lookup(u, p, addr, out);
 	out->module = m->path;
 	dwfl = uproc_dwfl(u, p);
-	if (!dwfl)
-		return -ENOENT;
-	return dwfl_symbol(u, dwfl, addr, out);
+	int r = dwfl ? dwfl_symbol(u, dwfl, addr, out) : -ENOENT;
+	struct uaddr *n = r == -ENOMEM ? NULL : uaddr_add(p, addr);
+	if (n) {
+		n->name = out->name;
+		n->module = out->module;
+		n->mpath = m->path;
+		n->offset = out->offset;
+		n->rc = (int16_t)r;
+	}
+	return r;
 }
 
 const char *usyms_module(struct usyms *u, pid_t pid, uint64_t addr)
 {
 	struct uproc *p = usyms_proc(u, pid);
+	if (p && p->frozen) {
+		const struct uaddr *a = uaddr_find(p, addr);
+		return a ? a->mpath : NULL;
+	}
 	const struct umap *m = p ? uproc_map(p, addr) : NULL;
 
 	return m ? m->path : NULL;
@@ -908,6 +1016,19 @@ int usyms_mapping(struct usyms *u, pid_t pid, uint64_t addr,
 	memset(out, 0, sizeof(*out));
 	if (!p)
 		return -ESRCH;
+	if (p->frozen) {
+		const struct uaddr *a = uaddr_find(p, addr);
+		if (!a || a->fmap < 0 || (size_t)a->fmap >= p->nfmaps)
+			return -ENOENT;
+		const struct ufmap *f = &p->fmaps[a->fmap];
+		out->start = f->start;
+		out->end = f->end;
+		out->pgoff = f->pgoff;
+		out->path = f->path;
+		out->build_id = f->build_id_len ? f->build_id : NULL;
+		out->build_id_len = f->build_id_len;
+		return 0;
+	}
 	if (!m || !m->file)
 		return -ENOENT;
 	out->start = m->start;
@@ -923,6 +1044,131 @@ int usyms_mapping(struct usyms *u, pid_t pid, uint64_t addr,
 	out->build_id = m->file->build_id_len ? m->file->build_id : NULL;
 	out->build_id_len = m->file->build_id_len;
 	return 0;
+}
+
+/* ---- freezing an exited process ------------------------------------------------ */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The index in FMAPS[0..*N) of the mapping UM, added when new. */
+static int32_t fmap_of(struct ufmap *fmaps, size_t *n,
+		       const struct umapping *um)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (fmaps[i].start == um->start && fmaps[i].end == um->end)
+			return (int32_t)i;
+	struct ufmap *f = &fmaps[(*n)++];
+	memset(f, 0, sizeof(*f));
+	f->start = um->start;
+	f->end = um->end;
+	f->pgoff = um->pgoff;
+	f->path = um->path;
+	if (um->build_id && um->build_id_len <= sizeof(f->build_id)) {
+		memcpy(f->build_id, um->build_id, um->build_id_len);
+		f->build_id_len = (uint8_t)um->build_id_len;
+	}
+	return (int32_t)(*n - 1);
+}
+
+int usym_process_freeze(struct usyms *u, pid_t pid, const uint64_t *addrs,
+			size_t n)
+{
+	struct uproc *p = u ? *usyms_slot(u, pid) : NULL;
+	if (!p)
+		return -ESRCH;
+	uint64_t *v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (n)
+		memcpy(v, addrs, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_u64);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || v[i] != v[k - 1])
+			v[k++] = v[i];
+	if (p->frozen && k == p->ncache) {
+		free(v);        /* nothing let go since it was frozen */
+		return 0;
+	}
+	size_t cap = 16;
+	while (cap < 2 * (k + 1))
+		cap *= 2;
+	struct uaddr *cache = calloc(cap, sizeof(*cache));
+	struct ufmap *fmaps = calloc(k ? k : 1, sizeof(*fmaps));
+	size_t nf = 0;
+	int err = cache && fmaps ? 0 : -ENOMEM;
+	for (size_t i = 0; i < k && !err; i++) {
+		struct sym s;
+		struct umapping um;
+		int r = usyms_lookup(u, pid, v[i], &s);
+		if (r == -ENOMEM) {
+			err = r;
+			break;
+		}
+		size_t j = uaddr_hash(v[i], cap);
+		while (cache[j].used)
+			j = (j + 1) & (cap - 1);
+		struct uaddr *a = &cache[j];
+		*a = (struct uaddr){
+			.addr = v[i], .used = 1, .fmap = -1,
+			.name = s.name, .module = s.module,
+			.mpath = usyms_module(u, pid, v[i]),
+			.offset = s.offset,
+			.rc = (int16_t)(r == -ESRCH ? -ENOENT : r),
+		};
+		if (usyms_mapping(u, pid, v[i], &um) == 0)
+			a->fmap = fmap_of(fmaps, &nf, &um);
+	}
+	free(v);
+	if (err) {
+		free(cache);
+		free(fmaps);
+		return err;
+	}
+	/* what it was read from goes: the Dwfl, the files (closed with
+	 * the last process mapping them), the snapshot and JIT names */
+	uproc_drop_dwfl(u, p);
+	for (size_t i = 0; i < p->nmaps; i++)
+		ufile_put(u, p->maps[i].file);
+	free(p->maps);
+	p->maps = NULL;
+	p->nmaps = 0;
+	free(p->maps_text);
+	p->maps_text = NULL;
+	p->maps_len = 0;
+	free(p->jit);
+	p->jit = NULL;
+	p->njit = 0;
+	if (nf < k) {
+		struct ufmap *f = realloc(fmaps, (nf ? nf : 1) * sizeof(*f));
+		if (f)
+			fmaps = f;
+	}
+	free(p->cache);
+	free(p->fmaps);
+	p->cache = cache;
+	p->cap_cache = cap;
+	p->ncache = k;
+	p->fmaps = fmaps;
+	p->nfmaps = nf;
+	p->frozen = true;
+	p->dwfl_err = -ENOENT;  /* nothing to build one from */
+	return 1;
+}
+
+size_t usyms_nfrozen(const struct usyms *u)
+{
+	size_t n = 0;
+	if (!u)
+		return 0;
+	for (size_t b = 0; b < UPROC_BUCKETS; b++)
+		for (const struct uproc *p = u->procs[b]; p; p = p->next)
+			n += p->frozen;
+	return n;
 }
 
 /* PATH's Dwfl with the file reported at its link-time addresses. */

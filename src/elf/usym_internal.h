@@ -33,6 +33,31 @@ struct umap {
 	const char *path;       /* interned; "[vdso]" for the vDSO */
 };
 
+/* An address of a process named once (usyms_lookup's answer), so that
+ * the frames of every scrape are not named again by libdwfl's linear
+ * scan, and so that a process that has exited can be frozen: named for
+ * the addresses its kept stacks hold, then its mappings, files and
+ * symbol tables let go (usym_process_freeze). */
+struct uaddr {
+	uint64_t addr;
+	const char *name;       /* interned; NULL: no symbol */
+	const char *module;     /* usyms_lookup's out->module */
+	const char *mpath;      /* usyms_module's answer */
+	uint64_t offset;
+	int32_t fmap;           /* frozen: index into fmaps, or -1 */
+	int16_t rc;             /* usyms_lookup's result */
+	uint8_t used;
+};
+
+/* A mapping a frozen process's addresses lie in, as usyms_mapping
+ * names it. */
+struct ufmap {
+	uint64_t start, end, pgoff;
+	const char *path;       /* interned */
+	uint8_t build_id[USYM_BUILD_ID_MAX];
+	uint8_t build_id_len;
+};
+
 struct jitsym {
 	uint64_t start, size;
 	const char *name;       /* interned */
@@ -58,6 +83,13 @@ struct uproc {
 	struct jitsym *jit;
 	size_t njit;
 	long long jit_size;
+	/* addresses named: open addressing, power-of-two size; once
+	 * frozen, the only thing known of the process */
+	struct uaddr *cache;
+	size_t ncache, cap_cache;
+	struct ufmap *fmaps;
+	size_t nfmaps;
+	bool frozen;
 	struct uproc *next;
 };
 
@@ -65,6 +97,9 @@ struct uproc {
  * every mapped file's descriptor and the symbol tables and CFI it has
  * read; past this many the least recently used is dropped. */
 #define USYM_DWFL_MAX 16
+/* Addresses a live process keeps named at most (the table is started
+ * over past it): a full map of 4096 stacks holds some 60,000 frames. */
+#define USYM_CACHE_MAX (1u << 17)
 
 /* The process PID, remembering it now if it was not yet (NULL, errno
  * set, if that fails). */

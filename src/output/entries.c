@@ -167,168 +167,16 @@ static void kernel_file(struct kmod_ids *k, const char *module,
 
 /* ---- names of user frames, remembered -------------------------------- */
 
-/*
- * libdw names an address by scanning the whole symbol table of its file
- * (dwfl_module_addrinfo is linear), which for a big binary costs tens
- * of microseconds a frame: fine once at exit, not for every frame of
- * every scrape. So the names of user frames are remembered per (pid,
- * address), with the file that was mapped there: a pid reused by another
- * program maps another file and misses. The table grows with what the
- * maps hold (a full map of 4096 stacks is some 60,000 frames) up to
- * SYMCACHE_MAX slots, and is emptied (between two walks) when that is
- * half full; names and files are kept once each.
- */
-#define SYMCACHE_MIN (1u << 12)
-#define SYMCACHE_MAX (1u << 21)
-
-struct symcache_ent {
-	int32_t pid;            /* 0: empty */
-	uint32_t name;          /* string + 1, 0: nothing names it */
-	uint32_t module;        /* string + 1, 0: no file */
-	uint64_t addr;
-};
-
-struct symcache {
-	struct symcache_ent *v;
-	size_t n, cap;
-	char **strs;            /* names and files, each once */
-	size_t nstrs, cap_strs;
-	uint32_t *sidx;         /* string + 1, by hash */
-	size_t cap_sidx;
-};
-
-static void symcache_clear(struct symcache *c)
-{
-	for (size_t i = 0; i < c->nstrs; i++)
-		free(c->strs[i]);
-	free(c->strs);
-	free(c->sidx);
-	free(c->v);
-	memset(c, 0, sizeof(*c));
-}
-
-void output_symcache_free(struct symcache *c)
-{
-	if (!c)
-		return;
-	symcache_clear(c);
-	free(c);
-}
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-/* S interned: its index + 1, or 0 (S NULL, or out of memory). */
-static uint32_t symcache_str(struct symcache *c, const char *s)
-{
-	if (!s)
-		return 0;
-	if (2 * (c->nstrs + 1) > c->cap_sidx) {
-		size_t cap = c->cap_sidx ? c->cap_sidx * 2 : 256;
-		uint32_t *ix = calloc(cap, sizeof(*ix));
-		if (!ix)
-			return 0;
-		for (size_t i = 0; i < c->nstrs; i++) {
-			size_t j = str_hash(c->strs[i]) & (cap - 1);
-			while (ix[j])
-				j = (j + 1) & (cap - 1);
-			ix[j] = (uint32_t)i + 1;
-		}
-		free(c->sidx);
-		c->sidx = ix;
-		c->cap_sidx = cap;
-	}
-	size_t j = str_hash(s) & (c->cap_sidx - 1);
-	for (; c->sidx[j]; j = (j + 1) & (c->cap_sidx - 1))
-		if (strcmp(c->strs[c->sidx[j] - 1], s) == 0)
-			return c->sidx[j];
-	if (c->nstrs == c->cap_strs) {
-		size_t cap = c->cap_strs ? c->cap_strs * 2 : 256;
-		char **v = realloc(c->strs, cap * sizeof(*v));
-		if (!v)
-			return 0;
-		c->strs = v;
-		c->cap_strs = cap;
-	}
-	if (!(c->strs[c->nstrs] = strdup(s)))
-		return 0;
-	c->sidx[j] = (uint32_t)++c->nstrs;
-	return c->sidx[j];
-}
-
-static size_t symcache_slot(const struct symcache *c, int32_t pid,
-			    uint64_t addr)
-{
-	uint64_t h = (addr ^ ((uint64_t)(uint32_t)pid << 40)) *
-		0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 32) & (c->cap - 1);
-}
-
-/* Room for one more entry: false at the ceiling (the walk goes on
- * uncached; the next one starts the cache over, see output_walk_begin:
- * names handed out must stay valid until the walk ends). */
-static bool symcache_room(struct symcache *c)
-{
-	if (2 * (c->n + 1) <= c->cap)
-		return true;
-	if (c->cap >= SYMCACHE_MAX)
-		return false;
-	size_t cap = c->cap ? c->cap * 2 : SYMCACHE_MIN;
-	struct symcache_ent *v = calloc(cap, sizeof(*v));
-	if (!v)
-		return false;
-	struct symcache old = *c;
-	c->v = v;
-	c->cap = cap;
-	for (size_t i = 0; i < old.cap; i++) {
-		if (!old.v[i].pid)
-			continue;
-		size_t j = symcache_slot(c, old.v[i].pid, old.v[i].addr);
-		while (v[j].pid)
-			j = (j + 1) & (cap - 1);
-		v[j] = old.v[i];
-	}
-	free(old.v);
-	return true;
-}
-
-/* The name of ADDR in PID (NULL: none), valid until the cache is
- * emptied (not during one entry's frames: at most a walk's worth of
- * frames come in between). */
+/* The name of ADDR in PID (NULL: none), valid until the next sweep.
+ * Named once per process and address (elf/usym.c keeps them: libdw's
+ * own lookup scans a file's whole symbol table, too slow for every
+ * frame of every scrape), and kept after the process exits for as long
+ * as its stacks are. */
 static const char *user_name(struct output *o, int32_t pid, uint64_t addr)
 {
-	struct usyms *u = stacks_usyms(o->stacks);
-	const char *module = usyms_module(u, pid, addr);
-	struct symcache *c = o->symcache;
 	struct sym s;
-	if (!c)
-		c = o->symcache = calloc(1, sizeof(*c));
-	if (!c || !symcache_room(c))
-		return usyms_lookup(u, pid, addr, &s) == 0 ? s.name : NULL;
-	size_t i = symcache_slot(c, pid, addr);
-	for (; c->v[i].pid; i = (i + 1) & (c->cap - 1))
-		if (c->v[i].pid == pid && c->v[i].addr == addr)
-			break;
-	if (c->v[i].pid) {
-		const char *m = c->v[i].module ? c->strs[c->v[i].module - 1] : NULL;
-		if ((!m && !module) || (m && module && strcmp(m, module) == 0))
-			return c->v[i].name ? c->strs[c->v[i].name - 1] : NULL;
-	} else {
-		c->n++;
-	}
-	/* new, or another file is mapped there now */
-	const char *name = usyms_lookup(u, pid, addr, &s) == 0 && s.name &&
-		*s.name ? s.name : NULL;
-	c->v[i].pid = pid;
-	c->v[i].addr = addr;
-	c->v[i].name = symcache_str(c, name);
-	c->v[i].module = symcache_str(c, module);
-	return c->v[i].name ? c->strs[c->v[i].name - 1] : name;
+	return usyms_lookup(stacks_usyms(o->stacks), pid, addr, &s) == 0 &&
+		s.name && *s.name ? s.name : NULL;
 }
 
 struct walk {
@@ -509,9 +357,6 @@ struct output_walk *output_walk_begin(struct output *o, uint32_t map_id,
 	/* The canonical stacks the snapshot names must stay what they are
 	 * until the walk has read them: a sweep meanwhile keeps them
 	 * (output_walks_keys). */
-	struct symcache *c = o->symcache;
-	if (c && !o->walks && c->cap >= SYMCACHE_MAX && 2 * c->n >= c->cap)
-		symcache_clear(c);     /* no name of it is held now */
 	wk->next = o->walks;
 	o->walks = wk;
 	return wk;

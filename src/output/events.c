@@ -50,7 +50,6 @@ void output_free(struct output *o)
 	sbuf_free(&o->scratch_line);
 	stacks_free(o->stacks);
 	resolve_cache_free(o->cgroups);
-	output_symcache_free(o->symcache);
 	free(o);
 }
 

@@ -65,7 +65,6 @@ struct output_hooks {
 
 struct stacks;
 struct cgroup_cache;
-struct symcache;
 struct output;
 /* One map being printed (maps.c) and one entry of it, merged over
  * CPUs: what a format's `map` hook gets. */
@@ -161,7 +160,6 @@ struct output {
 	struct timespec boottime;   /* wall clock when nsecs was 0 */
 	bool boottime_ok;
 	struct cgroup_cache *cgroups; /* cgroup_path()'s found paths */
-	struct symcache *symcache;  /* user frames named (entries.c) */
 	struct output_walk *walks;  /* entries.c walks under way */
 	bool no_commands;           /* output_stop_commands */
 	uint64_t commands_skipped;  /* ... system() calls not run since */
@@ -302,13 +300,23 @@ int stacks_canon_of(struct stacks *s, uint64_t sample_id, uint64_t *canon_id,
 uint32_t stacks_gen(struct stacks *s);
 /* How many samples arrived in the current generation. */
 uint32_t stacks_gen_samples(const struct stacks *s);
+/* A usym value a map holds: the address and its process. */
+struct usym_ref {
+	int32_t pid;
+	uint64_t addr;
+};
 /* Let go of the canonical stacks that neither CANON_REFS (ids found in
  * maps) nor a sample names, and of the processes that have exited, were
- * not seen for a few seconds, and are neither in PID_REFS (pids found in
- * maps) nor the owners of a stack kept. Returns how many were let go, or
- * -ENOMEM (nothing freed). */
+ * not seen for a few seconds, and are neither in PID_REFS (pids of
+ * stacks found in maps that are not canonical: read from the kernel's
+ * stack maps when printed), nor named by USYM_REFS, nor the owners of a
+ * stack kept. Such an exited process that only kept stacks and USYM_REFS
+ * refer to is frozen (usym_process_freeze): named for those addresses,
+ * its mappings and files let go. Returns how many were let go or
+ * frozen, or -ENOMEM (nothing freed). USYM_REFS is sorted. */
 int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
-	      int32_t *pid_refs, size_t npid_refs);
+	      int32_t *pid_refs, size_t npid_refs, struct usym_ref *usym_refs,
+	      size_t nusym_refs);
 /* Processes remembered and canonical stacks kept (tests, -v); how long a
  * process is kept after it was last seen, and a sample after its record
  * came (default 5 s; tests shorten it). */
@@ -345,7 +353,6 @@ int stackmaps_canonicalize(struct output *o, const struct map_spec *m,
 
 /* ---- entries.c ----------------------------------------------------- */
 
-void output_symcache_free(struct symcache *c);
 /* FN for every key the open walks have yet to read (the sweep keeps
  * what they name). */
 void output_walks_keys(struct output *o,

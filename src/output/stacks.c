@@ -90,6 +90,7 @@ struct stacks {
 	uint64_t unwound, frames, unwind_ns;
 	uint64_t first_unwinds, first_ns;
 	uint64_t gc_stacks, gc_pids;    /* let go by stacks_gc */
+	uint64_t gc_frozen;             /* processes frozen (or shrunk) */
 	uint64_t grace_ns;              /* STACKS_GRACE_NS; tests shorten it */
 };
 
@@ -423,8 +424,74 @@ static bool process_gone(int32_t pid)
 	return kill(pid, 0) < 0 && errno == ESRCH;
 }
 
+struct owned {
+	int32_t pid;
+	uint32_t canon;
+};
+
+static int cmp_owned(const void *a, const void *b)
+{
+	const struct owned *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->canon < y->canon ? -1 : x->canon > y->canon;
+}
+
+/* The first of V[0..n) (sorted by pid) with PID, or n. */
+static size_t owned_from(const struct owned *v, size_t n, int32_t pid)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static size_t usym_refs_from(const struct usym_ref *v, size_t n, int32_t pid)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Freeze exited process PID, which only the stacks OWN[0..nown) and the
+ * usyms REFS[0..nrefs) still refer to: the addresses they hold are named
+ * once and the process is let go of. 1 if that changed anything, 0, or
+ * -errno. */
+static int freeze(struct stacks *s, int32_t pid, const struct owned *own,
+		  size_t nown, const struct usym_ref *refs, size_t nrefs)
+{
+	VEC(uint64_t) addrs = { 0 };
+	for (size_t i = 0; i < nown; i++) {
+		const struct ustk *u = &s->canon[own[i].canon];
+		for (uint32_t j = 0; j < u->n; j++)
+			if (vec_push(&addrs, u->ips[j]) < 0)
+				goto nomem;
+	}
+	for (size_t i = 0; i < nrefs; i++)
+		if (vec_push(&addrs, refs[i].addr) < 0)
+			goto nomem;
+	int r = usym_process_freeze(s->usyms, pid, addrs.v, addrs.n);
+	vec_free(&addrs);
+	return r;
+nomem:
+	vec_free(&addrs);
+	return -ENOMEM;
+}
+
 int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
-	      int32_t *pid_refs, size_t npid_refs)
+	      int32_t *pid_refs, size_t npid_refs, struct usym_ref *usym_refs,
+	      size_t nusym_refs)
 {
 	if (!s)
 		return 0;
@@ -439,9 +506,12 @@ int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 	for (size_t i = 0; i < s->cap_samples; i++)
 		if (s->samples[i].id && s->samples[i].canon < s->ncanon)
 			mark[s->samples[i].canon] = 1;
-	/* Processes still needed: those named by maps, and the owners of
-	 * the stacks kept. */
+	/* Processes kept whole: those whose stacks are read from the
+	 * kernel's stack maps when printed (their addresses are not known
+	 * here). Those of the stacks kept, and of usyms, are known by the
+	 * addresses they need. */
 	VEC(int32_t) keep = { 0 };
+	VEC(struct owned) own = { 0 };
 	for (size_t i = 0; i < npid_refs; i++)
 		vec_push(&keep, pid_refs[i]);
 	size_t freed = 0;
@@ -450,7 +520,9 @@ int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 		if (!u->ips)
 			continue;
 		if (mark[i]) {
-			vec_push(&keep, u->pid);
+			struct owned o = { u->pid, (uint32_t)i };
+			if (u->pid > 0 && vec_push(&own, o) < 0)
+				vec_push(&keep, u->pid);   /* kept whole */
 			continue;
 		}
 		free(u->ips);
@@ -467,12 +539,15 @@ int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 	s->gc_stacks += freed;
 	if (keep.n)
 		qsort(keep.v, keep.n, sizeof(*keep.v), cmp_i32);
+	if (own.n)
+		qsort(own.v, own.n, sizeof(*own.v), cmp_owned);
 
-	/* Known processes: let go of those that have exited, were not seen
-	 * for a while (records about them may still be on their way), and
-	 * nothing kept refers to. */
+	/* Known processes that have exited and were not seen for a while
+	 * (records about them may still be on their way): let go of those
+	 * nothing kept refers to, and freeze those only kept stacks and
+	 * usyms refer to. */
 	uint64_t now = now_ns();
-	size_t gone = 0;
+	size_t gone = 0, frozen = 0;
 	for (size_t i = 0; i < s->cap_pids; i++) {
 		struct known_pid *k = &s->pids[i];
 		if (!k->pid || !process_gone(k->pid))
@@ -484,11 +559,26 @@ int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 		if (keep.n && bsearch(&k->pid, keep.v, keep.n, sizeof(*keep.v),
 				      cmp_i32))
 			continue;
+		size_t o0 = owned_from(own.v, own.n, k->pid), o1 = o0;
+		while (o1 < own.n && own.v[o1].pid == k->pid)
+			o1++;
+		size_t u0 = usym_refs_from(usym_refs, nusym_refs, k->pid);
+		size_t u1 = u0;
+		while (u1 < nusym_refs && usym_refs[u1].pid == k->pid)
+			u1++;
+		if (o1 > o0 || u1 > u0) {
+			int r = freeze(s, k->pid, own.v + o0, o1 - o0,
+				       usym_refs + u0, u1 - u0);
+			if (r > 0)
+				frozen++;
+			continue;
+		}
 		usym_process_forget(s->usyms, k->pid);
 		k->pid = -k->pid;       /* dropped below */
 		gone++;
 	}
 	vec_free(&keep);
+	vec_free(&own);
 	if (gone) {
 		/* open addressing without tombstones: rebuild the table */
 		struct known_pid *old = s->pids;
@@ -505,10 +595,11 @@ int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 		free(old);
 	}
 	s->gc_pids += gone;
+	s->gc_frozen += frozen;
 	/* no name is held between event batches: the unused ones can go */
-	if (gone)
+	if (gone || frozen)
 		usyms_trim(s->usyms);
-	return (int)(freed + gone);
+	return (int)(freed + gone + frozen);
 }
 
 void stacks_set_grace(struct stacks *s, uint64_t ns)
@@ -717,11 +808,15 @@ void stacks_free(struct stacks *s)
 			 (unsigned long long)s->first_unwinds,
 			 s->first_unwinds ? (double)s->first_ns / 1e6 /
 				 (double)s->first_unwinds : 0.0);
-	if (s->gc_stacks || s->gc_pids)
+	if (s->gc_stacks || s->gc_pids || s->gc_frozen)
 		log_info("stacks: let go of %llu stacks and %llu processes no "
-			 "longer referred to; %zu processes remembered at the end",
+			 "longer referred to, froze %llu exited processes to the "
+			 "names their stacks hold; %zu processes remembered at "
+			 "the end (%zu of them frozen)",
 			 (unsigned long long)s->gc_stacks,
-			 (unsigned long long)s->gc_pids, s->npids);
+			 (unsigned long long)s->gc_pids,
+			 (unsigned long long)s->gc_frozen, s->npids,
+			 usyms_nfrozen(s->usyms));
 	for (size_t i = 0; i < s->ncanon; i++)
 		free(s->canon[i].ips);
 	free(s->canon);

@@ -25,7 +25,8 @@
 
 struct refs {
 	VEC(uint64_t) canon;
-	VEC(int32_t) pids;
+	VEC(int32_t) pids;          /* of stacks read from stack maps */
+	VEC(struct usym_ref) usyms;
 };
 
 static uint64_t ld64(const uint8_t *p)
@@ -46,16 +47,22 @@ static void collect(struct output *o, const struct type *t, const uint8_t *p,
 		 * (stacks.c's hook_sym) */
 		int64_t pid = t->kind == TYPE_USYM ?
 			(int64_t)(uint32_t)ld64(p + 8) : (int64_t)ld64(p + 8);
-		if (pid > 0 && pid <= INT32_MAX)
-			vec_push(&r->pids, (int32_t)pid);
-		if (t->kind == TYPE_USYM)
+		bool valid = pid > 0 && pid <= INT32_MAX;
+		if (t->kind == TYPE_USYM) {
+			struct usym_ref u = { (int32_t)pid, ld64(p) };
+			if (valid)
+				vec_push(&r->usyms, u);
 			return;
+		}
 		uint64_t id = ld64(p), canon;
 		if ((int64_t)id >= 0 && (id & USTACK_ID_SAMPLE) &&
 		    stacks_canon_of(o->stacks, id, &canon, NULL) == 0)
 			id = canon;
+		/* a canonical stack names its process itself */
 		if ((int64_t)id >= 0 && (id & USTACK_ID_CANON))
 			vec_push(&r->canon, id);
+		else if (valid)
+			vec_push(&r->pids, (int32_t)pid);
 		return;
 	}
 	if (t->kind == TYPE_TUPLE)
@@ -104,6 +111,14 @@ static void collect_key(void *ctx, struct output *o, const struct map_spec *m,
 		collect(o, m->key_type, key, size, ctx);
 }
 
+static int cmp_usym_ref(const void *a, const void *b)
+{
+	const struct usym_ref *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 int output_sweep(struct output *o, bool now)
 {
 	if (!o || !o->stacks || !o->have_maps || !o->maps.dump)
@@ -121,11 +136,14 @@ int output_sweep(struct output *o, bool now)
 	 * that the maps may have let go of since (entries.c) */
 	if (err == 0)
 		output_walks_keys(o, collect_key, &r);
+	if (err == 0 && r.usyms.n)
+		qsort(r.usyms.v, r.usyms.n, sizeof(*r.usyms.v), cmp_usym_ref);
 	if (err == 0)
 		err = stacks_gc(o->stacks, r.canon.v, r.canon.n, r.pids.v,
-				r.pids.n);
+				r.pids.n, r.usyms.v, r.usyms.n);
 	vec_free(&r.canon);
 	vec_free(&r.pids);
+	vec_free(&r.usyms);
 	/* What was let go is free in the heap but still resident: the
 	 * Dwfls of exited processes (megabytes each, python's) come and go
 	 * in between longer-lived blocks, and the soak's RssAnon climbed

@@ -4,6 +4,7 @@
  * stack no map holds), files are closed with the last process mapping
  * them, and at most USYM_DWFL_MAX processes keep a built Dwfl. */
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -119,6 +120,9 @@ static void t_forget_exited(void)
 	      "gc: an exited process is kept while a map holds its stack");
 	CHECK(usyms_ndwfl(u) == 1,
 	      "gc: but what was read of its files to unwind is dropped");
+	CHECK(usyms_nfrozen(u) == 1 && usyms_proc(u, a)->nmaps == 0 &&
+	      !usyms_proc(u, a)->maps_text,
+	      "gc: frozen: named for its stack, its mappings let go");
 	output_print_maps(o);
 	fflush(mem);
 	size_t mains = 0;
@@ -160,6 +164,76 @@ static void t_forget_exited(void)
 	fclose(mem);
 	free(text);
 	fake_fini(f);
+}
+
+static char *fake_maps_text(size_t n, const char *prefix, uint64_t base);
+
+/* A process frozen answers for the addresses it was frozen with as it
+ * did before, and knows nothing else; its files are closed. */
+static void t_freeze(void)
+{
+	extern int main(void);
+	uint64_t addr = (uint64_t)(uintptr_t)&main + 4;
+	uint64_t other = (uint64_t)(uintptr_t)&t_freeze;
+	int fds0 = count_fds();
+	struct usyms *u = usyms_new();
+	pid_t a = idle_child();
+	struct sym s0, s1;
+	struct umapping m0, m1;
+	CHECK(usyms_lookup(u, a, addr, &s0) == 0 && s0.name &&
+	      strcmp(s0.name, "main") == 0 && s0.offset == 4 &&
+	      usyms_mapping(u, a, addr, &m0) == 0,
+	      "freeze: a running process names main");
+	char *name = strdup(s0.name), *path = strdup(m0.path);
+	uint8_t bid[USYM_BUILD_ID_MAX];
+	size_t bid_len = m0.build_id_len;
+	if (bid_len)
+		memcpy(bid, m0.build_id, bid_len);
+	CHECK(count_fds() > fds0, "freeze: its files are open");
+	end_child(a);
+	uint64_t addrs[] = { addr, addr, 0x10 };
+	CHECK(usym_process_freeze(u, a, addrs, 3) == 1 && usyms_nfrozen(u) == 1,
+	      "freeze: an exited process is frozen");
+	CHECK(usym_process_freeze(u, a, addrs, 3) == 0,
+	      "freeze: again with the same addresses changes nothing");
+	CHECK(count_fds() <= fds0 + 1 && usyms_ndwfl(u) == 0,
+	      "freeze: its files are closed, its Dwfl dropped");
+	CHECK(usyms_lookup(u, a, addr, &s1) == 0 && s1.name &&
+	      strcmp(s1.name, name) == 0 && s1.offset == 4 &&
+	      s1.start == addr - 4 && s1.module &&
+	      strcmp(s1.module, path) == 0,
+	      "freeze: its address is named as before");
+	CHECK(usyms_module(u, a, addr) &&
+	      strcmp(usyms_module(u, a, addr), path) == 0 &&
+	      usyms_mapping(u, a, addr, &m1) == 0 && m1.start == m0.start &&
+	      m1.end == m0.end && m1.pgoff == m0.pgoff &&
+	      strcmp(m1.path, path) == 0 && m1.build_id_len == bid_len &&
+	      (!bid_len || memcmp(m1.build_id, bid, bid_len) == 0),
+	      "freeze: its mapping and build ID as before");
+	CHECK(usyms_lookup(u, a, 0x10, &s1) == -ENOENT && !s1.module &&
+	      !usyms_module(u, a, 0x10),
+	      "freeze: an address in nothing mapped stays unnamed");
+	CHECK(usyms_lookup(u, a, other, &s1) == -ENOENT &&
+	      usyms_mapping(u, a, other, &m1) == -ENOENT,
+	      "freeze: an address it was not frozen with is unknown");
+	char *gone = fake_maps_text(5000, "/gone/lib", 0x100000);
+	usym_process_remember_maps(u, 1000001, gone, strlen(gone));
+	usym_process_forget(u, 1000001);
+	free(gone);
+	CHECK(usyms_trim(u) >= 5000 && usyms_lookup(u, a, addr, &s1) == 0 &&
+	      strcmp(s1.name, name) == 0 && strcmp(s1.module, path) == 0 &&
+	      usyms_mapping(u, a, addr, &m1) == 0 &&
+	      strcmp(m1.path, path) == 0,
+	      "freeze: its names survive a trim");
+	CHECK(usym_process_freeze(u, a, NULL, 0) == 1 &&
+	      usyms_lookup(u, a, addr, &s1) == -ENOENT,
+	      "freeze: again with fewer addresses keeps only those");
+	usym_process_forget(u, a);
+	CHECK(usyms_nprocs(u) == 0 && usyms_nfrozen(u) == 0,
+	      "freeze: then forgotten");
+	free(name);
+	free(path);
+	usyms_free(u);
 }
 
 /* Many processes symbolized in turn: at most USYM_DWFL_MAX keep a Dwfl,
@@ -232,6 +306,7 @@ static void t_trim_names(void)
 int main(void)
 {
 	t_forget_exited();
+	t_freeze();
 	t_dwfl_lru();
 	t_trim_names();
 	return UNIT_DONE();

@@ -79,8 +79,9 @@ void usym_process_unload(struct usyms *u, pid_t pid);
  * remembered) or -ENOMEM (nothing changed). */
 int usym_process_freeze(struct usyms *u, pid_t pid, const uint64_t *addrs,
 			size_t n);
-/* Processes frozen (for tests and -v). */
+/* Processes frozen, and names interned (for tests and -v). */
 size_t usyms_nfrozen(const struct usyms *u);
+size_t usyms_nnames(const struct usyms *u);
 /* Free the interned names no remembered process holds (symbol names of
  * processes forgotten, paths of files no longer mapped), once the table
  * has doubled since the last trim. Every name handed out before is

@@ -1160,6 +1160,11 @@ int usym_process_freeze(struct usyms *u, pid_t pid, const uint64_t *addrs,
 	return 1;
 }
 
+size_t usyms_nnames(const struct usyms *u)
+{
+	return u ? u->nstrs : 0;
+}
+
 size_t usyms_nfrozen(const struct usyms *u)
 {
 	size_t n = 0;

@@ -45,6 +45,8 @@
 #include "stackfmt.h"
 
 #define MAX_FRAMES 1024
+/* Under -v, a sweep says what the tables hold at most this often. */
+#define STACKS_LOG_NS (10ull * 1000000000ull)
 /* A process is kept at least this long after it was last seen: records
  * about it may still be in the ring or between the ring and a map. */
 #define STACKS_GRACE_NS (5ull * 1000000000ull)
@@ -91,6 +93,7 @@ struct stacks {
 	uint64_t first_unwinds, first_ns;
 	uint64_t gc_stacks, gc_pids;    /* let go by stacks_gc */
 	uint64_t gc_frozen;             /* processes frozen (or shrunk) */
+	uint64_t logged_ns;             /* the last sweep said under -v */
 	uint64_t grace_ns;              /* STACKS_GRACE_NS; tests shorten it */
 };
 
@@ -596,6 +599,19 @@ int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 	}
 	s->gc_pids += gone;
 	s->gc_frozen += frozen;
+	if (log_verbose && now - s->logged_ns >= STACKS_LOG_NS) {
+		/* what the tables hold, for a long run's -v: each is bounded
+		 * by what the maps refer to */
+		s->logged_ns = now;
+		log_info("stacks: sweep: %zu stacks kept (index of %zu), %zu "
+			 "samples (of %zu slots), %zu processes known (%zu "
+			 "frozen, %u with symbol tables), %zu names; let go of "
+			 "%zu stacks and %zu processes, froze %zu",
+			 stacks_ncanon(s), s->cap_cindex, s->nsamples,
+			 s->cap_samples, s->npids, usyms_nfrozen(s->usyms),
+			 usyms_ndwfl(s->usyms), usyms_nnames(s->usyms), freed,
+			 gone, frozen);
+	}
 	/* no name is held between event batches: the unused ones can go */
 	if (gone || frozen)
 		usyms_trim(s->usyms);

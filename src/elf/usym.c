@@ -477,6 +477,8 @@ static struct ufile *usyms_vdso(struct usyms *u)
 
 /* ---- snapshots ----------------------------------------------------------- */
 
+static struct uaddr *uaddr_add(struct uproc *p, uint64_t addr);
+
 /* Parse the executable mappings of a maps text into P. */
 static int uproc_parse_maps(struct usyms *u, struct uproc *p, pid_t live_pid)
 {
@@ -539,20 +541,39 @@ static int uproc_parse_maps(struct usyms *u, struct uproc *p, pid_t live_pid)
 	return 0;
 }
 
+/* The names OLD knew that still hold in P: an address in the same file
+ * mapped at the same bias (a process's maps text changes with every
+ * mmap, and its names should not be looked up again for that). */
+static void uproc_keep_names(struct uproc *p, const struct uproc *old)
+{
+	if (old->frozen)
+		return;
+	for (size_t i = 0; i < old->cap_cache; i++) {
+		const struct uaddr *a = &old->cache[i];
+		if (!a->used)
+			continue;
+		const struct umap *m0 = uproc_map(old, a->addr);
+		const struct umap *m1 = uproc_map(p, a->addr);
+		if (!m0 || !m1 || !m0->file || m0->file != m1->file ||
+		    m0->start - m0->pgoff != m1->start - m1->pgoff)
+			continue;
+		struct uaddr *n = uaddr_add(p, a->addr);
+		if (!n)
+			return;
+		*n = *a;
+	}
+}
+
 static int usyms_remember_text(struct usyms *u, pid_t pid, char *text,
 			       size_t len, pid_t live_pid)
 {
-	struct uproc **pp = usyms_slot(u, pid), *p = *pp;
+	struct uproc **pp = usyms_slot(u, pid), *old = *pp, *p;
 	int err;
 
-	if (p && p->maps_text && p->maps_len == len && memcmp(p->maps_text, text, len) == 0) {
+	if (old && old->maps_text && old->maps_len == len &&
+	    memcmp(old->maps_text, text, len) == 0) {
 		free(text);
 		return 0;
-	}
-	if (p) {        /* mappings changed (dlopen, exec): start again */
-		*pp = p->next;
-		u->nprocs--;
-		uproc_free(u, p);
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
@@ -563,9 +584,16 @@ static int usyms_remember_text(struct usyms *u, pid_t pid, char *text,
 	p->maps_text = text;
 	p->maps_len = len;
 	p->jit_size = -1;
+	/* the new snapshot first: the files both map stay open */
 	if ((err = uproc_parse_maps(u, p, live_pid)) < 0) {
 		uproc_free(u, p);
 		return err;
+	}
+	if (old) {        /* mappings changed (mmap, dlopen, exec) */
+		uproc_keep_names(p, old);
+		*usyms_slot(u, pid) = old->next;
+		u->nprocs--;
+		uproc_free(u, old);
 	}
 	pp = usyms_slot(u, pid);
 	p->next = *pp;

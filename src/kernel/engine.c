@@ -266,6 +266,22 @@ int engine_some_probe_left(const struct engine *e)
  * fires on sonde's own work (its writes, its syscalls) could otherwise
  * keep the ring non-empty forever and starve signal and exit checks. */
 #define POLL_BUDGET 8192
+/* ... and the time they may take in one poll: records can cost
+ * milliseconds each (a user stack unwound, a new process's files read),
+ * and a poll of 8192 of them would hold off for seconds what the caller
+ * does between polls (a metrics scrape, the sweeps that bound memory).
+ * Past it the rest waits in the ring for the next poll, which does not
+ * sleep. */
+#define POLL_BUDGET_MS 50.0
+
+/* One more record handled: whether the poll's budget is spent. */
+static bool poll_spent(struct engine *e)
+{
+	if (++e->handled >= POLL_BUDGET ||
+	    (e->poll_deadline_ms > 0 && log_now_ms() >= e->poll_deadline_ms))
+		e->spent = true;
+	return e->spent;
+}
 
 /* The longest a record waits in the ring when nothing wakes the reader:
  * short enough that output looks immediate, long enough that an idle
@@ -286,7 +302,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 	/* the engine's own records (watch.c), even after exit(): a task a
 	 * setup program stopped must be let go */
 	if (engine_watch_record(e, data, size))
-		return ++e->handled >= POLL_BUDGET ? SAMPLE_BREAK : 0;
+		return poll_spent(e) ? SAMPLE_BREAK : 0;
 	/* Breaking out consumes the record in hand, so it is handled
 	 * first, whatever the reason to stop. */
 	if (!e->ignore_events && e->opts.on_event &&
@@ -295,7 +311,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 		e->ignore_events = true;
 		return SAMPLE_BREAK;
 	}
-	return ++e->handled >= POLL_BUDGET ? SAMPLE_BREAK : 0;
+	return poll_spent(e) ? SAMPLE_BREAK : 0;
 }
 
 int engine_ring_open(struct engine *e)
@@ -701,7 +717,7 @@ static int ring_result(struct engine *e, int r)
 		e->stopped = false;
 		return 1;
 	}
-	if (r == SAMPLE_BREAK && e->handled >= POLL_BUDGET)
+	if (r == SAMPLE_BREAK && e->spent)
 		return 0;
 	return r < 0 ? r : 0;
 }
@@ -746,8 +762,11 @@ int engine_poll(struct engine *e, int timeout_ms)
 	}
 	skb_consume(e);
 	e->handled = 0;
+	e->spent = false;
+	e->poll_deadline_ms = log_now_ms() + POLL_BUDGET_MS;
 	r = ring_result(e, ring_buffer__consume(e->rb));
-	e->backlog = e->handled >= POLL_BUDGET;
+	e->poll_deadline_ms = 0;
+	e->backlog = e->spent;
 	if (r == 0 && !e->backlog && exit_lost(e)) {
 		e->ignore_events = true;
 		return 1;
@@ -766,8 +785,9 @@ int engine_drain(struct engine *e)
 	/* Until empty, but not forever if probes keep firing. */
 	for (int round = 0; round < 64; round++) {
 		e->handled = 0;
+		e->spent = false;
 		r = ring_result(e, ring_buffer__consume(e->rb));
-		if (r != 0 || e->handled < POLL_BUDGET)
+		if (r != 0 || !e->spent)
 			return r;
 	}
 	return 0;

@@ -63,6 +63,8 @@ struct engine {
 	bool iters_done;            /* iter: the iterators ran; the run ends */
 	bool ignore_events;         /* after exit(), until END runs */
 	unsigned handled;           /* records seen in this poll */
+	double poll_deadline_ms;    /* when this poll's time is spent; 0: none */
+	bool spent;                 /* this poll's budget is spent */
 	struct map_reader reader;
 	/* mmapable arrays mapped into memory (NULL: read with syscalls) */
 	volatile struct sonde_globals *globals;

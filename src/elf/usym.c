@@ -18,6 +18,9 @@
  *
  * Names are interned in one table so each distinct string (demangled C++
  * names in particular) is stored once, however many frames use it.
+ * What each process's addresses were named is kept per process, and an
+ * exited process whose stacks are still printed is frozen to just that
+ * (usym_names.c).
  *
  * Bounded on long runs. A process is kept until its owner forgets it
  * (usym_process_forget: output forgets processes that have exited once
@@ -298,6 +301,28 @@ void usym_process_unload(struct usyms *u, pid_t pid)
 		uproc_drop_dwfl(u, p);
 }
 
+struct uproc *usyms_find(struct usyms *u, pid_t pid)
+{
+	return *usyms_slot(u, pid);
+}
+
+void uproc_release(struct usyms *u, struct uproc *p)
+{
+	uproc_drop_dwfl(u, p);
+	for (size_t i = 0; i < p->nmaps; i++)
+		ufile_put(u, p->maps[i].file);
+	free(p->maps);
+	p->maps = NULL;
+	p->nmaps = 0;
+	free(p->maps_text);
+	p->maps_text = NULL;
+	p->maps_len = 0;
+	free(p->jit);
+	p->jit = NULL;
+	p->njit = 0;
+	p->dwfl_err = -ENOENT;  /* nothing to build one from */
+}
+
 /* ---- trimming the interned strings ------------------------------------ */
 
 static int cmp_ptr(const void *a, const void *b)
@@ -477,7 +502,6 @@ static struct ufile *usyms_vdso(struct usyms *u)
 
 /* ---- snapshots ----------------------------------------------------------- */
 
-static struct uaddr *uaddr_add(struct uproc *p, uint64_t addr);
 
 /* Parse the executable mappings of a maps text into P. */
 static int uproc_parse_maps(struct usyms *u, struct uproc *p, pid_t live_pid)
@@ -539,29 +563,6 @@ static int uproc_parse_maps(struct usyms *u, struct uproc *p, pid_t live_pid)
 		line = nl ? nl + 1 : end;
 	}
 	return 0;
-}
-
-/* The names OLD knew that still hold in P: an address in the same file
- * mapped at the same bias (a process's maps text changes with every
- * mmap, and its names should not be looked up again for that). */
-static void uproc_keep_names(struct uproc *p, const struct uproc *old)
-{
-	if (old->frozen)
-		return;
-	for (size_t i = 0; i < old->cap_cache; i++) {
-		const struct uaddr *a = &old->cache[i];
-		if (!a->used)
-			continue;
-		const struct umap *m0 = uproc_map(old, a->addr);
-		const struct umap *m1 = uproc_map(p, a->addr);
-		if (!m0 || !m1 || !m0->file || m0->file != m1->file ||
-		    m0->start - m0->pgoff != m1->start - m1->pgoff)
-			continue;
-		struct uaddr *n = uaddr_add(p, a->addr);
-		if (!n)
-			return;
-		*n = *a;
-	}
 }
 
 static int usyms_remember_text(struct usyms *u, pid_t pid, char *text,
@@ -912,82 +913,6 @@ static int dwfl_symbol(struct usyms *u, Dwfl *dwfl, uint64_t addr,
 	return 0;
 }
 
-/* ---- addresses named once ------------------------------------------------ */
-
-static size_t uaddr_hash(uint64_t addr, size_t cap)
-{
-	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-static struct uaddr *uaddr_find(const struct uproc *p, uint64_t addr)
-{
-	if (!p->cap_cache)
-		return NULL;
-	for (size_t i = uaddr_hash(addr, p->cap_cache); p->cache[i].used;
-	     i = (i + 1) & (p->cap_cache - 1))
-		if (p->cache[i].addr == addr)
-			return &p->cache[i];
-	return NULL;
-}
-
-/* A table of CAP slots holding the used entries of OLD (OLDCAP slots). */
-static struct uaddr *uaddr_table(const struct uaddr *old, size_t oldcap,
-				 size_t cap)
-{
-	struct uaddr *v = calloc(cap, sizeof(*v));
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < oldcap; i++) {
-		if (!old[i].used)
-			continue;
-		size_t j = uaddr_hash(old[i].addr, cap);
-		while (v[j].used)
-			j = (j + 1) & (cap - 1);
-		v[j] = old[i];
-	}
-	return v;
-}
-
-/* A new slot for ADDR in a live process's table (NULL: no memory). Past
- * USYM_CACHE_MAX the table starts over: what it forgets is named again
- * when asked. */
-static struct uaddr *uaddr_add(struct uproc *p, uint64_t addr)
-{
-	if (2 * (p->ncache + 1) > p->cap_cache) {
-		size_t cap = p->cap_cache ? p->cap_cache * 2 : 64;
-		struct uaddr *v;
-		if (cap > USYM_CACHE_MAX) {
-			cap = p->cap_cache;
-			v = calloc(cap, sizeof(*v));
-			p->ncache = 0;
-		} else {
-			v = uaddr_table(p->cache, p->cap_cache, cap);
-		}
-		if (!v)
-			return NULL;
-		free(p->cache);
-		p->cache = v;
-		p->cap_cache = cap;
-	}
-	size_t i = uaddr_hash(addr, p->cap_cache);
-	while (p->cache[i].used)
-		i = (i + 1) & (p->cap_cache - 1);
-	p->ncache++;
-	p->cache[i] = (struct uaddr){ .addr = addr, .used = 1, .fmap = -1 };
-	return &p->cache[i];
-}
-
-static int uaddr_answer(const struct uaddr *a, struct sym *out)
-{
-	out->name = a->name;
-	out->module = a->module;
-	out->offset = a->offset;
-	out->start = a->rc == 0 ? a->addr - a->offset : 0;
-	return a->rc;
-}
-
-/* ---- lookups (continued) ------------------------------------------------------- */
-
 int usyms_lookup(struct usyms *u, pid_t pid, uint64_t addr, struct sym *out)
 {
 	struct uproc *p;
@@ -1072,120 +997,6 @@ int usyms_mapping(struct usyms *u, pid_t pid, uint64_t addr,
 	out->build_id = m->file->build_id_len ? m->file->build_id : NULL;
 	out->build_id_len = m->file->build_id_len;
 	return 0;
-}
-
-/* ---- freezing an exited process ------------------------------------------------ */
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The index in FMAPS[0..*N) of the mapping UM, added when new. */
-static int32_t fmap_of(struct ufmap *fmaps, size_t *n,
-		       const struct umapping *um)
-{
-	for (size_t i = 0; i < *n; i++)
-		if (fmaps[i].start == um->start && fmaps[i].end == um->end)
-			return (int32_t)i;
-	struct ufmap *f = &fmaps[(*n)++];
-	memset(f, 0, sizeof(*f));
-	f->start = um->start;
-	f->end = um->end;
-	f->pgoff = um->pgoff;
-	f->path = um->path;
-	if (um->build_id && um->build_id_len <= sizeof(f->build_id)) {
-		memcpy(f->build_id, um->build_id, um->build_id_len);
-		f->build_id_len = (uint8_t)um->build_id_len;
-	}
-	return (int32_t)(*n - 1);
-}
-
-int usym_process_freeze(struct usyms *u, pid_t pid, const uint64_t *addrs,
-			size_t n)
-{
-	struct uproc *p = u ? *usyms_slot(u, pid) : NULL;
-	if (!p)
-		return -ESRCH;
-	uint64_t *v = malloc((n ? n : 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (n)
-		memcpy(v, addrs, n * sizeof(*v));
-	qsort(v, n, sizeof(*v), cmp_u64);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (k == 0 || v[i] != v[k - 1])
-			v[k++] = v[i];
-	if (p->frozen && k == p->ncache) {
-		free(v);        /* nothing let go since it was frozen */
-		return 0;
-	}
-	size_t cap = 16;
-	while (cap < 2 * (k + 1))
-		cap *= 2;
-	struct uaddr *cache = calloc(cap, sizeof(*cache));
-	struct ufmap *fmaps = calloc(k ? k : 1, sizeof(*fmaps));
-	size_t nf = 0;
-	int err = cache && fmaps ? 0 : -ENOMEM;
-	for (size_t i = 0; i < k && !err; i++) {
-		struct sym s;
-		struct umapping um;
-		int r = usyms_lookup(u, pid, v[i], &s);
-		if (r == -ENOMEM) {
-			err = r;
-			break;
-		}
-		size_t j = uaddr_hash(v[i], cap);
-		while (cache[j].used)
-			j = (j + 1) & (cap - 1);
-		struct uaddr *a = &cache[j];
-		*a = (struct uaddr){
-			.addr = v[i], .used = 1, .fmap = -1,
-			.name = s.name, .module = s.module,
-			.mpath = usyms_module(u, pid, v[i]),
-			.offset = s.offset,
-			.rc = (int16_t)(r == -ESRCH ? -ENOENT : r),
-		};
-		if (usyms_mapping(u, pid, v[i], &um) == 0)
-			a->fmap = fmap_of(fmaps, &nf, &um);
-	}
-	free(v);
-	if (err) {
-		free(cache);
-		free(fmaps);
-		return err;
-	}
-	/* what it was read from goes: the Dwfl, the files (closed with
-	 * the last process mapping them), the snapshot and JIT names */
-	uproc_drop_dwfl(u, p);
-	for (size_t i = 0; i < p->nmaps; i++)
-		ufile_put(u, p->maps[i].file);
-	free(p->maps);
-	p->maps = NULL;
-	p->nmaps = 0;
-	free(p->maps_text);
-	p->maps_text = NULL;
-	p->maps_len = 0;
-	free(p->jit);
-	p->jit = NULL;
-	p->njit = 0;
-	if (nf < k) {
-		struct ufmap *f = realloc(fmaps, (nf ? nf : 1) * sizeof(*f));
-		if (f)
-			fmaps = f;
-	}
-	free(p->cache);
-	free(p->fmaps);
-	p->cache = cache;
-	p->cap_cache = cap;
-	p->ncache = k;
-	p->fmaps = fmaps;
-	p->nfmaps = nf;
-	p->frozen = true;
-	p->dwfl_err = -ENOENT;  /* nothing to build one from */
-	return 1;
 }
 
 size_t usyms_nnames(const struct usyms *u)

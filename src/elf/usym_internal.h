@@ -108,5 +108,18 @@ struct uproc *usyms_proc(struct usyms *u, pid_t pid);
 Dwfl *uproc_dwfl(struct usyms *u, struct uproc *p);
 /* The executable mapping containing ADDR, or NULL. */
 const struct umap *uproc_map(const struct uproc *p, uint64_t addr);
+/* PID if it is remembered (NULL if not: nothing is read). */
+struct uproc *usyms_find(struct usyms *u, pid_t pid);
+/* Let go of what P was read from: its Dwfl, files, snapshot, JIT names
+ * (its named addresses stay). */
+void uproc_release(struct usyms *u, struct uproc *p);
+
+/* usym_names.c: P's answer for ADDR (NULL: not asked yet); a new slot
+ * for ADDR (NULL: no memory); the answer as usyms_lookup gives it; the
+ * answers of OLD, P's previous snapshot, that still hold in P. */
+struct uaddr *uaddr_find(const struct uproc *p, uint64_t addr);
+struct uaddr *uaddr_add(struct uproc *p, uint64_t addr);
+int uaddr_answer(const struct uaddr *a, struct sym *out);
+void uproc_keep_names(struct uproc *p, const struct uproc *old);
 
 #endif

@@ -177,11 +177,20 @@ void cg_str_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		    const struct type *to);
 void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst);
 
-/* cg_probe.c: builtins and probe context */
+/* cg_probe.c: builtins (by their records' hooks) and probe context */
 struct cval cg_builtin(struct cg *cg, const struct node *n);
 void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
 		   const struct type *to);
 bool cg_builtin_is_mem(const struct node *n);
+/* "builtin 'NAME' is not supported in PROBE" */
+void cg_builtin_unsupported(struct cg *cg, const struct node *n);
+/* What a builtin reads from the probe's context: argN, sargN, retval,
+ * func (to memory, as KSYM or USYM). */
+struct cval cg_probe_arg(struct cg *cg, const struct node *n);
+struct cval cg_probe_sarg(struct cg *cg, const struct node *n);
+struct cval cg_probe_retval(struct cg *cg, const struct node *n);
+void cg_probe_func_to(struct cg *cg, const struct node *n, struct cmem dst,
+		      const struct type *to);
 struct cval cg_field(struct cg *cg, const struct node *n);
 void cg_field_to(struct cg *cg, const struct node *n, struct cmem dst,
 		 const struct type *to);

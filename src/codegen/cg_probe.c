@@ -1,11 +1,12 @@
-/* cg_probe.c - what depends on the probe: builtins (pid, comm, argN,
- * retval, probe ...) and tracepoint fields, read from the context or
- * through helpers. */
+/* cg_probe.c - what depends on the probe: the builtins' dispatch to
+ * their records (funcs/builtins.c), the probe's context as they read it
+ * (argN, sargN, retval, func), and tracepoint fields. */
 #include "cg.h"
 
 #include <stddef.h>
 #include <string.h>
 
+#include "../funcs/builtin.h"
 #include "../program.h"
 
 /* struct pt_regs on x86-64 (uprobes, kprobes, perf events: a perf
@@ -56,23 +57,12 @@ static vreg helper0(struct cg *cg, int id)
 	return cg_call(cg, id, NULL, 0);
 }
 
-/* The probe's name, its function name, etc.: strings known now. */
-static const char *const_string(const struct cg *cg, const struct node *n)
-{
-	if (n->u.builtin.id == BI_PROBE)
-		return cg->probe->name ? cg->probe->name : "";
-	if (n->u.builtin.id == BI_DPROBE && n->u.builtin.index < 5)
-		return cg->probe->dname[n->u.builtin.index] ?
-			cg->probe->dname[n->u.builtin.index] : "";
-	return NULL;
-}
-
 bool cg_builtin_is_mem(const struct node *n)
 {
 	return n->type && n->type->kind != TYPE_INT;
 }
 
-static struct cval arg_value(struct cg *cg, const struct node *n)
+struct cval cg_probe_arg(struct cg *cg, const struct node *n)
 {
 	uint32_t i = n->u.builtin.index;
 	if (cg->probe->uprobe && cg->probe->uprobe->usdt)
@@ -109,7 +99,7 @@ static struct cval arg_value(struct cg *cg, const struct node *n)
 }
 
 /* sargN: the N-th 8-byte word above the return address. */
-static struct cval sarg_value(struct cg *cg, const struct node *n)
+struct cval cg_probe_sarg(struct cg *cg, const struct node *n)
 {
 	if (!ctx_is_regs(cg)) {
 		cg_error(cg, n->pos, "sarg%u is not available in %s",
@@ -149,78 +139,36 @@ static struct cval tracing_retval(struct cg *cg, const struct node *n)
 	return cg_imm(0, n->type);
 }
 
+void cg_builtin_unsupported(struct cg *cg, const struct node *n)
+{
+	cg_error(cg, n->pos, "builtin '%s' is not supported in %s",
+		 builtins[n->u.builtin.id].name, cg->probe->name);
+}
+
+/* retval: the return register, or fexit's record field */
+struct cval cg_probe_retval(struct cg *cg, const struct node *n)
+{
+	if (ctx_is_regs(cg))
+		return cg_regval(ctx_load(cg, PT_AX), n->type);
+	if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING)
+		return tracing_retval(cg, n);
+	cg_builtin_unsupported(cg, n);
+	return cg_imm(0, n->type);
+}
+
+/* A builtin variable: its record's code hook (funcs/builtins.c). */
 struct cval cg_builtin(struct cg *cg, const struct node *n)
 {
-	vreg r;
 	const struct type *t = n->type;
 	if (cg_builtin_is_mem(n)) {
 		struct cmem m = cg_alloc(cg, t->size);
 		cg_builtin_to(cg, n, m, t);
 		return cg_memval(m, t);
 	}
-	switch (n->u.builtin.id) {
-	case BI_PID:
-	case BI_TID:
-		r = helper0(cg, BPF_FUNC_get_current_pid_tgid);
-		if (n->u.builtin.id == BI_PID)
-			ir_alui(cg->ir, BPF_RSH, r, r, 32);
-		else
-			cg_normalize(cg, r, type_int(cg->a, 32, false));
-		return cg_regval(r, t);
-	case BI_UID:
-	case BI_GID:
-		r = helper0(cg, BPF_FUNC_get_current_uid_gid);
-		if (n->u.builtin.id == BI_GID)
-			ir_alui(cg->ir, BPF_RSH, r, r, 32);
-		else
-			cg_normalize(cg, r, type_int(cg->a, 32, false));
-		return cg_regval(r, t);
-	case BI_NSECS:
-		return cg_regval(helper0(cg, BPF_FUNC_ktime_get_ns), t);
-	case BI_ELAPSED: {
-		vreg start = cg_global(cg, offsetof(struct sonde_globals,
-						    start_ns));
-		r = helper0(cg, BPF_FUNC_ktime_get_ns);
-		ir_alu(cg->ir, BPF_SUB, r, r, start);
-		return cg_regval(r, t);
-	}
-	case BI_CPU:
-		return cg_regval(helper0(cg, BPF_FUNC_get_smp_processor_id), t);
-	case BI_DPROBE:   /* index 5: the probe's number, from 1 */
-		return cg_imm((uint64_t)(cg->probe - cg->prog->probes) + 1, t);
-	case BI_NUMAID:
-		return cg_regval(helper0(cg, BPF_FUNC_get_numa_node_id), t);
-	case BI_JIFFIES:   /* bpftrace 0.2x's */
-		return cg_regval(helper0(cg, BPF_FUNC_jiffies64), t);
-	case BI_CURTASK:
-		return cg_regval(helper0(cg, BPF_FUNC_get_current_task), t);
-	case BI_CTX: {
-		vreg d = ir_vreg(cg->ir);
-		ir_mov(cg->ir, d, cg->ctx);
-		return cg_regval(d, t);
-	}
-	case BI_RAND:
-		return cg_regval(helper0(cg, BPF_FUNC_get_prandom_u32), t);
-	case BI_CGROUP:
-		return cg_regval(helper0(cg, BPF_FUNC_get_current_cgroup_id), t);
-	case BI_CPID:
-		return cg_regval(cg_global(cg, offsetof(struct sonde_globals,
-							cpid)), t);
-	case BI_ARG:
-		return arg_value(cg, n);
-	case BI_SARG:
-		return sarg_value(cg, n);
-	case BI_RETVAL:
-		if (ctx_is_regs(cg))
-			return cg_regval(ctx_load(cg, PT_AX), t);
-		if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING)
-			return tracing_retval(cg, n);
-		break;
-	default:
-		break;
-	}
-	cg_error(cg, n->pos, "builtin '%s' is not supported in %s",
-		 builtin_names[n->u.builtin.id], cg->probe->name);
+	const struct builtin *b = &builtins[n->u.builtin.id];
+	if (b->gen)
+		return b->gen(cg, n);
+	cg_builtin_unsupported(cg, n);
 	return cg_imm(0, t);
 }
 
@@ -247,71 +195,50 @@ static uint32_t usym_site(struct cg *cg)
 void cg_builtin_to(struct cg *cg, const struct node *n, struct cmem dst,
 		   const struct type *to)
 {
-	const char *s = const_string(cg, n);
+	const struct builtin *b = &builtins[n->u.builtin.id];
 	if (!to)
 		to = n->type;
-	if (s) {
-		cg_str_literal(cg, dst, s, (uint32_t)strlen(s), to->size);
+	if (b->gen_to) {
+		b->gen_to(cg, n, dst, to);
 		return;
 	}
-	switch (n->u.builtin.id) {
-	case BI_KSTACK:
-	case BI_USTACK:
-		cg_stack_to(cg, n->type, dst);
-		return;
-	case BI_COMM: {
-		uint32_t len = to->size < 16 ? to->size : 16;
-		if (to->size > len)
-			cg_zero(cg, cg_at(dst, (int32_t)len), to->size - len);
-		cg_callv(cg, BPF_FUNC_get_current_comm,
-			(struct ir_arg[]){ cg_arg(dst), IR_IMM((int32_t)len) }, 2);
-		return;
-	}
-	case BI_USERNAME: {
-		/* the uid, as a u64 that output prints as the user's name */
-		vreg uid = helper0(cg, BPF_FUNC_get_current_uid_gid);
-		cg_normalize(cg, uid, type_int(cg->a, 32, false));
-		cg_store_int(cg, dst, cg_regval(uid, type_u64()));
-		return;
-	}
-	case BI_FUNC:
-		/* fentry/fexit and kernel kprobes: the traced function's
-		 * address (a kretprobe's ip is where it returns to) */
-		if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING ||
-		    (cg->probe->prog_type == BPF_PROG_TYPE_KPROBE &&
-		     (cg->probe->caps & PROBE_KERNEL_MEM))) {
-			vreg ip = cg_call(cg, BPF_FUNC_get_func_ip,
-					  (struct ir_arg[]){ IR_ARG(cg->ctx) }, 1);
-			cg_store_int(cg, dst, cg_regval(ip, type_u64()));
-			return;
-		}
-		if (ctx_is_regs(cg)) {
-			/* KSYM: address; USYM: address, pid | site << 32 */
-			cg_store_int(cg, dst, cg_regval(ctx_load(cg, PT_IP),
-							type_u64()));
-			if (to->size >= 16) {
-				vreg pid = helper0(cg, BPF_FUNC_get_current_pid_tgid);
-				ir_alui(cg->ir, BPF_RSH, pid, pid, 32);
-				uint32_t site = usym_site(cg);
-				if (site) {
-					vreg h = ir_vreg(cg->ir);
-					ir_movi(cg->ir, h, site);
-					ir_alui(cg->ir, BPF_LSH, h, h, 32);
-					ir_alu(cg->ir, BPF_OR, pid, pid, h);
-				}
-				cg_store_int(cg, cg_at(dst, 8),
-					     cg_regval(pid, type_u64()));
-				cg_note_pid(cg);
-			}
-			return;
-		}
-		break;
-	default:
-		break;
-	}
-	cg_error(cg, n->pos, "builtin '%s' is not supported in %s",
-		 builtin_names[n->u.builtin.id], cg->probe->name);
+	cg_builtin_unsupported(cg, n);
 	cg_zero(cg, dst, to->size);
+}
+
+/* func: fentry/fexit and kernel kprobes: the traced function's address
+ * (a kretprobe's ip is where it returns to); probes with registers:
+ * KSYM the address, USYM the address then pid | site << 32. */
+void cg_probe_func_to(struct cg *cg, const struct node *n, struct cmem dst,
+		      const struct type *to)
+{
+	if (cg->probe->prog_type == BPF_PROG_TYPE_TRACING ||
+	    (cg->probe->prog_type == BPF_PROG_TYPE_KPROBE &&
+	     (cg->probe->caps & PROBE_KERNEL_MEM))) {
+		vreg ip = cg_call(cg, BPF_FUNC_get_func_ip,
+				  (struct ir_arg[]){ IR_ARG(cg->ctx) }, 1);
+		cg_store_int(cg, dst, cg_regval(ip, type_u64()));
+		return;
+	}
+	if (!ctx_is_regs(cg)) {
+		cg_builtin_unsupported(cg, n);
+		cg_zero(cg, dst, to->size);
+		return;
+	}
+	cg_store_int(cg, dst, cg_regval(ctx_load(cg, PT_IP), type_u64()));
+	if (to->size >= 16) {
+		vreg pid = helper0(cg, BPF_FUNC_get_current_pid_tgid);
+		ir_alui(cg->ir, BPF_RSH, pid, pid, 32);
+		uint32_t site = usym_site(cg);
+		if (site) {
+			vreg h = ir_vreg(cg->ir);
+			ir_movi(cg->ir, h, site);
+			ir_alui(cg->ir, BPF_LSH, h, h, 32);
+			ir_alu(cg->ir, BPF_OR, pid, pid, h);
+		}
+		cg_store_int(cg, cg_at(dst, 8), cg_regval(pid, type_u64()));
+		cg_note_pid(cg);
+	}
 }
 
 /* The record field of args->name in this probe (wildcard probes of one

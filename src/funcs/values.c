@@ -231,7 +231,7 @@ static const struct type *check_offsetof(struct sema *s, struct node *n)
 {
 	struct node *t = arg(n, 0), *f = arg(n, 1);
 	const char *fname = f->kind == N_IDENT ? f->u.str.s :
-		f->kind == N_BUILTIN ? builtin_names[f->u.builtin.id] : NULL;
+		f->kind == N_BUILTIN ? builtins[f->u.builtin.id].name : NULL;
 	if (t->kind != N_IDENT || !fname) {
 		sema_error(s, n->pos, "ARG_TYPE", "offsetof() takes a type and "
 			   "a field name: offsetof(struct task_struct, pid)");

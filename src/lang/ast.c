@@ -1,16 +1,10 @@
-/* ast.c - node construction, the builtin name table, operator
- * names, and the --dump=ast printer. */
+/* ast.c - node construction, operator names, and the --dump=ast
+ * printer. */
 #include "ast.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <string.h>
-
-const char *const builtin_names[BI_COUNT_] = {
-#define X(id, s) s,
-	BUILTINS(X)
-#undef X
-};
 
 #define OPS(X) \
 	X(OP_ADD, "+") X(OP_SUB, "-") X(OP_MUL, "*") X(OP_DIV, "/") \
@@ -124,10 +118,10 @@ static void dump(FILE *out, const struct node *n, struct arena *a, int depth)
 		break;
 	case N_BUILTIN:
 		if (n->u.builtin.id == BI_ARG || n->u.builtin.id == BI_SARG)
-			fprintf(out, "builtin %s%u", builtin_names[n->u.builtin.id],
+			fprintf(out, "builtin %s%u", builtins[n->u.builtin.id].name,
 				n->u.builtin.index);
 		else
-			fprintf(out, "builtin %s", builtin_names[n->u.builtin.id]);
+			fprintf(out, "builtin %s", builtins[n->u.builtin.id].name);
 		break;
 	case N_VAR:
 		fprintf(out, "var $%s", n->u.var.name);

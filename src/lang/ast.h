@@ -9,34 +9,9 @@
 
 #include "../base/arena.h"
 #include "../base/diag.h"
+#include "../funcs/builtin.h"   /* enum builtin_id: one record each */
 #include "../program.h"
 #include "../types.h"
-
-/* Builtin variables. One X-macro list so the name table, the semantic
- * pass and codegen stay in step. ARG covers arg0..argN (index in
- * node->u.builtin.index), SARG sarg0..N. */
-#define BUILTINS(X) \
-	X(PID, "pid") X(TID, "tid") X(UID, "uid") X(GID, "gid") \
-	X(NSECS, "nsecs") X(ELAPSED, "elapsed") X(CPU, "cpu") \
-	X(COMM, "comm") X(KSTACK, "kstack") X(USTACK, "ustack") \
-	X(ARG, "arg") X(SARG, "sarg") X(ARGS, "args") X(RETVAL, "retval") \
-	X(FUNC, "func") X(PROBE, "probe") X(CURTASK, "curtask") \
-	X(RAND, "rand") X(CGROUP, "cgroup") X(CPID, "cpid") \
-	X(USERNAME, "username") X(NUMAID, "numaid") X(CTX, "ctx") \
-	/* bpftrace 0.2x's: */ \
-	X(NCPUS, "ncpus") X(JIFFIES, "jiffies") \
-	/* D's probeprov, probemod, probefunc, probename (index 0..3), \
-	 * "FUNCTION:NAME" (4) and the probe's number (5): */ \
-	X(DPROBE, "__dtrace_probe")
-
-enum builtin_id {
-#define X(id, s) BI_##id,
-	BUILTINS(X)
-#undef X
-	BI_COUNT_
-};
-
-extern const char *const builtin_names[BI_COUNT_];
 
 enum op {
 	/* binary */

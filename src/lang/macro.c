@@ -55,7 +55,7 @@ static bool func_or_builtin_named(const char *name)
 	if (func_find(name))
 		return true;
 	for (int i = 0; i < BI_COUNT_; i++)
-		if (builtin_names[i] && !strcmp(builtin_names[i], name))
+		if (!strcmp(builtins[i].name, name))
 			return true;
 	return false;
 }

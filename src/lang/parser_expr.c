@@ -20,7 +20,6 @@ bool is_cast_type(const char *s)
 	return false;
 }
 
-static int builtin_lookup(const char *name, uint32_t *index);
 static struct node *parse_block_expr(struct parser *p);
 
 /* Does an operand start at s (after spaces)? `(NAME) x` is a cast to the
@@ -111,29 +110,6 @@ static void skip_raw(struct parser *p, size_t n)
 		p->lx.off++;
 	}
 	next(p);
-}
-
-/* The builtin NAME names (arg0..arg999 and sarg0.. included), or -1. */
-static int builtin_lookup(const char *name, uint32_t *index)
-{
-	for (int i = 0; i < BI_COUNT_; i++) {
-		if (i == BI_ARG || i == BI_SARG) {
-			size_t l = strlen(builtin_names[i]);
-			const char *d = name + l;
-			if (strncmp(name, builtin_names[i], l) == 0 && *d &&
-			    strspn(d, "0123456789") == strlen(d) &&
-			    strlen(d) < 4) {
-				*index = (uint32_t)atoi(d);
-				return i;
-			}
-			continue;
-		}
-		if (strcmp(name, builtin_names[i]) == 0) {
-			*index = 0;
-			return i;
-		}
-	}
-	return -1;
 }
 
 static struct node *new_ident_or_builtin(struct parser *p, const char *name,

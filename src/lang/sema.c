@@ -16,8 +16,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../funcs/builtin.h"
 #include "../funcs/func.h"
 
 #define MAX_PASSES 12
@@ -149,197 +149,27 @@ bool sema_require(struct sema *s, struct pos pos, uint32_t caps,
 	return false;
 }
 
-static bool block_is_user(struct sema *s)
-{
-	return sema_block_has(s, PROBE_USER_MEM);
-}
-
-static const struct type *record_field_type(struct sema *s,
-					    const struct record_field *f,
-					    bool bytes);
-
-/* retval: u64, except in fexit probes, whose args record ends with the
- * function's typed "retval" (int returns print signed, as bpftrace's
- * kretfunc does). All probes of the block must agree. */
-static const struct type *retval_type(struct sema *s)
-{
-	const struct type *t = NULL;
-	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
-		const struct probe *p = &s->prog->probes[i];
-		if (p->block != s->block)
-			continue;
-		const struct type *rec = p->args_type;
-		const struct type *ft = NULL;
-		if (rec && rec->kind == TYPE_RECORD && rec->nfields &&
-		    strcmp(rec->rfields[rec->nfields - 1].name, "retval") == 0 &&
-		    (p->caps & PROBE_TYPED_RET))
-			ft = record_field_type(s, &rec->rfields[rec->nfields - 1],
-					       false);
-		if (!ft)
-			return type_u64();
-		t = t ? type_unify(s->a, t, ft) : ft;
-		if (!t)
-			return type_u64();
-	}
-	return t ? t : type_u64();
-}
-
-/* ctx: a pointer to the struct the provider names (iter:task: struct
- * bpf_iter__task), from the kernel's BTF; the same for every probe of
- * the block. */
-/* `ctx`, by the program type as bpftrace 0.17 types it: what the
- * provider names (iter), else struct pt_regs * for kprobe-type programs
- * (kprobes, uprobes, USDT), the context's address as a number in perf
- * event programs (interval, profile, software, hardware: their context
- * is the kernel's, not struct bpf_perf_event_data's layout, so it is
- * only cast, `(struct x *)ctx`), else an error. */
-static const struct type *ctx_type(struct sema *s, struct node *n)
-{
-	const char *name = NULL;
-	bool raw = false;
-	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
-		const struct probe *p = &s->prog->probes[i];
-		if (p->block != s->block)
-			continue;
-		const char *st = p->ctx_struct ? p->ctx_struct :
-			p->prog_type == BPF_PROG_TYPE_KPROBE ?
-			"pt_regs" : NULL;
-		if (!st && p->prog_type == BPF_PROG_TYPE_PERF_EVENT) {
-			raw = true;
-			continue;
-		}
-		if (!st) {
-			sema_error(s, n->pos, "BAD_BUILTIN", "ctx is not "
-				   "available in %s probes",
-				   sema_probe_kind(s->a, p));
-			return NULL;
-		}
-		if (name && strcmp(name, st) != 0) {
-			sema_error(s, n->pos, "BAD_BUILTIN", "ctx is struct %s "
-				   "in one probe of this block and struct %s in "
-				   "another", name, st);
-			return NULL;
-		}
-		name = st;
-	}
-	if (raw && name) {
-		sema_error(s, n->pos, "BAD_BUILTIN", "ctx cannot be used in "
-			   "different BPF program types (struct %s and a perf "
-			   "event's)", name);
-		return NULL;
-	}
-	if (raw)
-		return type_u64();
-	if (!name)
-		return NULL;
-	const struct ctype *ct = ctypes_find_tag(s->prog->ctypes, CT_STRUCT,
-						 name);
-	const struct type *t = ct ? type_of_ctype(s->a, ctype_ptr(s->a, ct),
-						  AS_KERNEL) : NULL;
-	if (!t)
-		sema_error(s, n->pos, "BAD_BUILTIN", "ctx: the kernel's BTF has "
-			   "no struct %s", name);
-	return t;
-}
-
+/* A builtin variable: its record (funcs/builtins.c) says which probes
+ * may read it and types it. */
 static const struct type *builtin_type(struct sema *s, struct node *n)
 {
-	uint32_t need = 0;
-	switch (n->u.builtin.id) {
-	case BI_ARG: need = PROBE_ARGN; break;
-	case BI_SARG: need = PROBE_SARGN; break;
-	case BI_RETVAL: need = PROBE_RETVAL; break;
-	case BI_FUNC: need = PROBE_FUNC; break;
-	default: break;
-	}
-	if (need) {
-		const char *name = builtin_names[n->u.builtin.id];
-		if (n->u.builtin.id == BI_ARG || n->u.builtin.id == BI_SARG)
+	const struct builtin *b = &builtins[n->u.builtin.id];
+	if (b->needs) {
+		const char *name = b->name;
+		if (b->flags & BUILTIN_INDEXED)
 			name = arena_printf(s->a, "%s%u", name,
 					    n->u.builtin.index);
-		if (!sema_require(s, n->pos, need, name))
+		if (!sema_require(s, n->pos, b->needs, name))
 			return NULL;
 	}
-
-	if (n->u.builtin.id == BI_CPID && s->opts && s->opts->no_child) {
-		sema_error(s, n->pos, "BAD_BUILTIN",
-			   "cpid is the pid of the child started with -c, and "
-			   "there is no -c here");
-		return NULL;
-	}
-	switch (n->u.builtin.id) {
-	case BI_COMM:
-		return type_str(s->a, 16);
-	case BI_NCPUS: {   /* bpftrace 0.24: the CPUs of this machine */
-		long c = sysconf(_SC_NPROCESSORS_CONF);
-		if (s->final) {
-			n->kind = N_INT;
-			n->u.ival = c > 0 ? (uint64_t)c : 1;
-		}
-		return type_u64();
-	}
-	case BI_KSTACK:
-	case BI_USTACK: {
-		struct type *t = arena_new(s->a, struct type);
-		bool k = n->u.builtin.id == BI_KSTACK;
-		t->kind = k ? TYPE_KSTACK : TYPE_USTACK;
-		t->size = k ? 8 : 16;
-		t->stack_limit = 127;
-		t->stack_mode = s->prog->config.stack_mode;
-		return t;
-	}
-	case BI_FUNC:
-		return block_is_user(s) ? type_simple(s->a, TYPE_USYM, 16) :
-			type_simple(s->a, TYPE_KSYM, 8);
-	case BI_PROBE: {
-		/* a string: each probe's program stores its own name */
-		uint32_t len = 1;
-		for (uint32_t i = 0; i < s->prog->nprobes; i++) {
-			const struct probe *p = &s->prog->probes[i];
-			if (p->block == s->block && p->name &&
-			    strlen(p->name) + 1 > len)
-				len = (uint32_t)strlen(p->name) + 1;
-		}
-		return type_str(s->a, len);
-	}
-	case BI_DPROBE: {
-		/* D's probeprov ... "function:name": strings each probe's
-		 * program stores; 5 is the probe's number */
-		uint32_t k = n->u.builtin.index, len = 1;
-		if (k >= 5)
-			return type_u64();
-		for (uint32_t i = 0; i < s->prog->nprobes; i++) {
-			const struct probe *p = &s->prog->probes[i];
-			if (p->block == s->block && p->dname[k] &&
-			    strlen(p->dname[k]) + 1 > len)
-				len = (uint32_t)strlen(p->dname[k]) + 1;
-		}
-		return type_str(s->a, len);
-	}
-	case BI_CURTASK:
-		return sema_curtask(s);
-	case BI_CTX:
-		return ctx_type(s, n);
-	case BI_USERNAME:
-		return type_simple(s->a, TYPE_USERNAME, 8);
-	case BI_ARGS: {
-		/* only as the base of a field access: see field_type() */
-		sema_error(s, n->pos, "BAD_FIELD",
-			   "args must be followed by a field: args->name");
-		return NULL;
-	}
-	case BI_RETVAL:
-		return retval_type(s);
-	default:
-		return type_u64();
-	}
+	return b->check ? b->check(s, n) : type_u64();
 }
 
 /* The type a record field loads as; with `bytes`, an array of bytes
  * (__u8 saddr[4]) loads as its bytes, typed as a string of that size. */
-static const struct type *record_field_type(struct sema *s,
-					    const struct record_field *f,
-					    bool bytes)
+const struct type *sema_record_field_type(struct sema *s,
+					  const struct record_field *f,
+					  bool bytes)
 {
 	if (f->is_data_loc)
 		return type_str(s->a, s->prog->strlen);
@@ -415,7 +245,7 @@ static const struct type *field_type(struct sema *s, struct node *n,
 				   "the probe", n->u.field.name);
 			return NULL;
 		}
-		const struct type *ft = record_field_type(s, &rec->rfields[k],
+		const struct type *ft = sema_record_field_type(s, &rec->rfields[k],
 							  bytes);
 		if (!ft) {
 			sema_error(s, n->pos, "UNSUPPORTED",
@@ -861,8 +691,8 @@ static void block(struct sema *s, struct node *b);
 static bool builtin_called(struct node *n)
 {
 	for (int i = 0; i < BI_COUNT_; i++) {
-		if (i == BI_ARG || i == BI_SARG || !builtin_names[i] ||
-		    strcmp(builtin_names[i], n->u.call.name) != 0)
+		if ((builtins[i].flags & BUILTIN_INDEXED) ||
+		    strcmp(builtins[i].name, n->u.call.name) != 0)
 			continue;
 		n->kind = N_BUILTIN;
 		n->u.builtin.id = (enum builtin_id)i;

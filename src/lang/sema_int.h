@@ -169,6 +169,11 @@ const struct probe *sema_block_lacks(struct sema *s, uint32_t caps);
 bool sema_block_has(struct sema *s, uint32_t caps);
 bool sema_require(struct sema *s, struct pos pos, uint32_t caps,
 		  const char *what);
+/* The type a record field (args->f, fexit's retval) loads as; with
+ * `bytes`, an array of bytes loads as a string of its size. */
+const struct type *sema_record_field_type(struct sema *s,
+					  const struct record_field *f,
+					  bool bytes);
 
 /* sema_ctype.c: C types (see there) */
 enum addr_space sema_default_space(struct sema *s);

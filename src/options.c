@@ -298,17 +298,14 @@ int options_parse(int argc, char **argv, struct options *o)
 			break;
 		}
 		case 'f':
-			if (strcmp(optarg, "text") == 0)
-				o->format = OUTPUT_TEXT;
-			else if (strcmp(optarg, "json") == 0) {
-				o->format = OUTPUT_JSON;
-				log_json = 1;
-			}
-			else {
+			if (!output_format_exists(optarg)) {
 				log_error("Invalid output format \"%s\"\n"
-					  "Valid formats: 'text', 'json'", optarg);
+					  "Valid formats: %s", optarg,
+					  output_format_names());
 				return EXIT_SCRIPT;
 			}
+			o->format = optarg;
+			log_set_line(output_format_log_line(optarg));
 			break;
 		case 'd':
 			if (strcmp(optarg, "ast") && strcmp(optarg, "bpf")) {

@@ -48,7 +48,7 @@ struct options {
 	const char *cmd;            /* -c */
 	int pid;                    /* -p */
 	const char *out_file;       /* -o */
-	enum output_kind format;
+	const char *format;         /* -f: an output format's name */
 	enum buffering buffering;   /* -B */
 	bool quiet, dry_run, unsafe;
 	const char *dump;           /* ast | bpf */

@@ -336,29 +336,29 @@ static void render_line(FILE *out, const char *line, size_t len,
 	fputc('\n', out);
 }
 
-static void render_head(FILE *out, bool json, const char *lvl,
+static void render_head(FILE *out, log_line_fn *line, const char *lvl,
 			const char *head)
 {
-	if (json) {
-		fprintf(out, "{\"type\": \"%s\", \"data\": ", lvl);
-		log_json_str(out, head);
-		fputs("}\n", out);
+	if (line) {
+		line(out, lvl, head);
 		return;
 	}
 	put_shown(out, head, strlen(head));
 	fputc('\n', out);
 }
 
-static void diags_render(const struct diags *d, FILE *out, bool json);
+static void diags_render(const struct diags *d, FILE *out,
+			 log_line_fn *put);
 
 void diags_print(const struct diags *d, FILE *out)
 {
-	diags_render(d, out, log_json);
+	diags_render(d, out, log_line());
 }
 
-/* With -f json each diagnostic is one line, {"type": "error", "data":
- * "<the text's first line>"}, so a consumer of the stream can parse it. */
-static void diags_render(const struct diags *d, FILE *out, bool json)
+/* With an output format's line writer (-f json) each diagnostic is one
+ * line, {"type": "error", "data": "<the text's first line>"}, so a
+ * consumer of the stream can parse it. */
+static void diags_render(const struct diags *d, FILE *out, log_line_fn *put)
 {
 	size_t n = d->list.n;
 	struct diag *sorted = malloc(n * sizeof(*sorted) + 1);
@@ -393,8 +393,8 @@ static void diags_render(const struct diags *d, FILE *out, bool json)
 			snprintf(head, sizeof(head), "%s:%u:%u: %s: %s [%s]",
 				 gname, g->pos.line, g->pos.col, word, msg,
 				 g->tag);
-		render_head(out, json, lvl, head);
-		if (json || g->pos.line == 0)
+		render_head(out, put, lvl, head);
+		if (put || g->pos.line == 0)
 			continue;
 		size_t len;
 		const char *line = src && src->text ?
@@ -407,13 +407,13 @@ static void diags_render(const struct diags *d, FILE *out, bool json)
 		snprintf(head, sizeof(head), "%s: ERROR: too many errors: %d "
 			 "shown, %u more not shown [TOO_MANY_ERRORS]", name,
 			 DIAG_MAX_ERRORS, d->dropped_errors);
-		render_head(out, json, "error", head);
+		render_head(out, put, "error", head);
 	}
 	if (d->dropped_warnings) {
 		snprintf(head, sizeof(head), "%s: WARNING: too many warnings: "
 			 "%d shown, %u more not shown [TOO_MANY_WARNINGS]", name,
 			 DIAG_MAX_WARNINGS, d->dropped_warnings);
-		render_head(out, json, "warning", head);
+		render_head(out, put, "warning", head);
 	}
 }
 

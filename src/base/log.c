@@ -8,26 +8,18 @@
 #include <time.h>
 
 int log_verbose;
-int log_json;
 int log_no_warnings;
 
-void log_json_str(FILE *out, const char *s)
+static log_line_fn *line_fn;
+
+void log_set_line(log_line_fn *line)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
+	line_fn = line;
+}
+
+log_line_fn *log_line(void)
+{
+	return line_fn;
 }
 
 /* Bytes of the UTF-8 character starting at s (1 to 4), 0 if none does
@@ -106,10 +98,8 @@ static void log_v(const char *kind, const char *type, const char *fmt,
 {
 	char msg[LOG_LINE_MAX];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (log_json) {
-		fprintf(stderr, "{\"type\": \"%s\", \"data\": ", type);
-		log_json_str(stderr, msg);
-		fputs("}\n", stderr);
+	if (line_fn) {
+		line_fn(stderr, type, msg);
 		return;
 	}
 	fprintf(stderr, "%s%s\n", kind, msg);

@@ -6,14 +6,16 @@
 
 /* Process-wide verbosity, set once from -v. */
 extern int log_verbose;
-/* Process-wide, set once from -f json: messages (and diagnostics) become
- * {"type": "error"|"warning"|"info", "data": "..."} lines. */
-extern int log_json;
+/* How one message line of sonde's own (and a diagnostic's head) is
+ * written, when the output format chosen with -f has its own way (json:
+ * {"type": "error"|"warning"|"info", "data": "..."}); `type` is "error",
+ * "warning" or "info". Set once by the driver from the format
+ * (output_format_log_line); NULL, the default, is the text lines. */
+typedef void log_line_fn(FILE *out, const char *type, const char *msg);
+void log_set_line(log_line_fn *line);
+log_line_fn *log_line(void);
 /* Process-wide, set once from --no-warnings: log_warn() says nothing. */
 extern int log_no_warnings;
-
-/* s as a JSON string with its quotes: ", \ and control bytes escaped. */
-void log_json_str(FILE *out, const char *s);
 
 /* Text another process chose (a traced program's message, a path in
  * its mappings, its name), made safe to print on a terminal: control

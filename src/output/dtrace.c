@@ -658,6 +658,13 @@ static void d_value(struct output *o, struct sbuf *out, const struct type *t,
 	output_format_text.value(o, out, t, data);
 }
 
+static int d_script_message(struct output *o, struct sbuf *out,
+			    const struct event_spec *e, bool err,
+			    const char *msg, size_t n)
+{
+	return output_format_text.script_message(o, out, e, err, msg, n);
+}
+
 static void d_helper_error(struct output *o, struct sbuf *out,
 			   const struct event_spec *e, int64_t ret)
 {
@@ -669,6 +676,7 @@ const struct output_format output_format_dtrace = {
 	.attaching = d_attaching,
 	.lost = d_lost,
 	.message = d_message,
+	.script_message = d_script_message,
 	.text_event = d_text_event,
 	.print_value = d_print_value,
 	.value = d_value,

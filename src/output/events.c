@@ -25,8 +25,14 @@ struct output *output_new(const struct program *prog,
 	o->opts = *opts;
 	if (!o->opts.out)
 		o->opts.out = stdout;
-	o->fmt = o->opts.format == OUTPUT_JSON ? &output_format_json :
-		prog->dtrace.on ? &output_format_dtrace : &output_format_text;
+	o->fmt = output_format_find(o->opts.format ? o->opts.format : "text");
+	if (!o->fmt) {
+		free(o);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (prog->dtrace.on && o->fmt->d_layout)
+		o->fmt = o->fmt->d_layout;
 	if (maps) {
 		o->maps = *maps;
 		o->have_maps = true;
@@ -353,28 +359,12 @@ static int ev_errorf(struct output *o, const struct event_spec *e,
 		return r;
 	while (t->n && t->s[t->n - 1] == '\n')
 		t->n--;
-	struct sbuf b = { 0 };
-	if (o->opts.format == OUTPUT_JSON) {
-		sbuf_put(&b, t->s ? t->s : "", t->n);
-		sbuf_putc(&b, 0);
-		struct sbuf m = { 0 };
-		o->fmt->message(o, &m, err ? "error" : "warning", b.s);
+	struct sbuf m = { 0 };
+	r = o->fmt->script_message(o, &m, e, err, t->s ? t->s : "", t->n);
+	if (r >= 0 && m.n)
 		r = output_write(o, &m);
-		sbuf_free(&m);
-		sbuf_free(&b);
-		return r;
-	}
-	const struct program *p = o->prog;
-	sbuf_printf(&b, "%s:%u:%u-%u: %s: ", p->src_name ? p->src_name :
-		    "stdin", e->pos.line, e->pos.col, e->pos.col + e->pos.len,
-		    err ? "ERROR" : "WARNING");
-	sbuf_put(&b, t->s ? t->s : "", t->n);
-	sbuf_putc(&b, '\n');
-	output_source_excerpt(o, &b, e->pos);
-	fflush(o->opts.out);
-	fwrite(b.s, 1, b.n, stderr);
-	sbuf_free(&b);
-	return 0;
+	sbuf_free(&m);
+	return r < 0 ? r : 0;
 }
 
 int output_exit_code(const struct output *o)

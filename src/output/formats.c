@@ -1,6 +1,7 @@
 /* formats.c - the output formats (-f text, -f json): one table of
  * functions each (struct output_format in output_int.h), the only place
- * that knows how a kind of output looks in each format. */
+ * that knows how a kind of output looks in each format, and the list -f
+ * finds them in by name. */
 #include "output_int.h"
 
 #include <ctype.h>
@@ -124,11 +125,33 @@ void output_source_excerpt(struct output *o, struct sbuf *out, struct pos pos)
 	sbuf_putc(out, '\n');
 }
 
+/* errorf()/warnf(): "FILE:LINE:COL-END: ERROR: text", the script's line
+ * and a '~' underline, on stderr (bpftrace 0.24's words and place). */
+static int text_script_message(struct output *o, struct sbuf *out,
+			       const struct event_spec *e, bool err,
+			       const char *msg, size_t n)
+{
+	const struct program *p = o->prog;
+	struct sbuf b = { 0 };
+	sbuf_printf(&b, "%s:%u:%u-%u: %s: ", p->src_name ? p->src_name :
+		    "stdin", e->pos.line, e->pos.col, e->pos.col + e->pos.len,
+		    err ? "ERROR" : "WARNING");
+	sbuf_put(&b, msg, n);
+	sbuf_putc(&b, '\n');
+	output_source_excerpt(o, &b, e->pos);
+	fflush(o->opts.out);
+	fwrite(b.s, 1, b.n, stderr);
+	sbuf_free(&b);
+	return 0;
+}
+
 const struct output_format output_format_text = {
 	.name = "text",
+	.d_layout = &output_format_dtrace,
 	.attaching = text_attaching,
 	.lost = text_lost,
 	.message = text_message,
+	.script_message = text_script_message,
 	.text_event = text_text_event,
 	.print_value = text_print_value,
 	.value = text_value,
@@ -158,6 +181,16 @@ static void json_message_line(struct output *o, struct sbuf *out,
 			      const char *level, const char *msg)
 {
 	json_message(out, level, msg, strlen(msg));
+}
+
+/* errorf()/warnf(): bpftrace's error or warning record (up to a NUL in
+ * the text, as a C string) */
+static int json_script_message(struct output *o, struct sbuf *out,
+			       const struct event_spec *e, bool err,
+			       const char *msg, size_t n)
+{
+	json_message(out, err ? "error" : "warning", msg, strnlen(msg, n));
+	return 0;
 }
 
 static void json_text_event(struct output *o, struct sbuf *out,
@@ -203,9 +236,11 @@ static void json_helper_error(struct output *o, struct sbuf *out,
 
 const struct output_format output_format_json = {
 	.name = "json",
+	.log_line = output_json_log_line,
 	.attaching = json_attaching,
 	.lost = json_lost,
 	.message = json_message_line,
+	.script_message = json_script_message,
 	.text_event = json_text_event,
 	.print_value = json_print_value,
 	.value = json_value,
@@ -214,3 +249,40 @@ const struct output_format output_format_json = {
 	.error_stderr = json_error_stderr,
 	.helper_error = json_helper_error,
 };
+
+/* ---- the formats -f names -------------------------------------------- */
+
+static const struct output_format *const formats[] = {
+	&output_format_text, &output_format_json,
+};
+
+#define NFORMATS (sizeof(formats) / sizeof(*formats))
+
+const struct output_format *output_format_find(const char *name)
+{
+	for (size_t i = 0; name && i < NFORMATS; i++)
+		if (strcmp(formats[i]->name, name) == 0)
+			return formats[i];
+	return NULL;
+}
+
+bool output_format_exists(const char *name)
+{
+	return output_format_find(name) != NULL;
+}
+
+const char *output_format_names(void)
+{
+	static char names[128];
+	size_t k = 0;
+	for (size_t i = 0; i < NFORMATS && k < sizeof(names); i++)
+		k += (size_t)snprintf(names + k, sizeof(names) - k, "%s'%s'",
+				      i ? ", " : "", formats[i]->name);
+	return names;
+}
+
+log_line_fn *output_format_log_line(const char *name)
+{
+	const struct output_format *f = output_format_find(name);
+	return f ? f->log_line : NULL;
+}

@@ -9,14 +9,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../base/log.h"
 #include "../map_reader.h"
 #include "../program.h"
 
-/* -f: which of the output formats (output_int.h's struct output_format). */
-enum output_kind { OUTPUT_TEXT, OUTPUT_JSON };
-
 struct output_opts {
-	enum output_kind format;
+	/* -f: the output format by its name (formats.c's table: "text",
+	 * "json"); NULL is text. output_new fails (EINVAL) on another. */
+	const char *format;
 	FILE *out;
 	bool unsafe;                /* system() allowed */
 	uint64_t cat_bytes_max;     /* cat() reads at most (0: 10 KiB) */
@@ -26,6 +26,15 @@ struct output_opts {
 };
 
 struct output;
+
+/* -f NAME: whether an output format is called that; the names, for the
+ * error ("'text', 'json'"); how it writes sonde's own messages and
+ * diagnostics on stderr, for log_set_line (NULL: the text lines). */
+bool output_format_exists(const char *name);
+const char *output_format_names(void);
+log_line_fn *output_format_log_line(const char *name);
+/* -f json's: {"type": TYPE, "data": "MSG"} (json_log.c) */
+void output_json_log_line(FILE *out, const char *type, const char *msg);
 
 struct output *output_new(const struct program *prog,
 			  const struct output_opts *opts,

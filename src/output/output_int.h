@@ -91,11 +91,18 @@ struct mctx {
 
 /* One output format (-f): how each kind of output is written. Every
  * place that writes output asks the format through o->fmt rather than
- * testing which one it is; a new kind of output adds a hook to both
- * tables (formats.c) and a new format adds a table. Hooks append to
- * `out` (the caller writes it) unless they say otherwise. */
+ * testing which one it is; a new kind of output adds a hook to every
+ * table, and a new format is a table in a file of its own and a line in
+ * formats.c's list, where -f finds it by name. Hooks append to `out`
+ * (the caller writes it) unless they say otherwise. */
 struct output_format {
-	const char *name;                  /* "text", "json" */
+	const char *name;                  /* what -f names: "text", "json" */
+	/* The layout a D program (dtrace.on) prints in, when this format
+	 * has one of its own (text: D's; output_format_dtrace). */
+	const struct output_format *d_layout;
+	/* sonde's own messages and diagnostics on stderr (log.h); NULL:
+	 * the text lines. */
+	log_line_fn *log_line;
 	/* "Attaching N probes..." */
 	void (*attaching)(struct output *o, struct sbuf *out, unsigned nprobes);
 	/* Events the ring buffer could not hold. */
@@ -104,6 +111,12 @@ struct output_format {
 	 * (out untouched), JSON a message line into out. */
 	void (*message)(struct output *o, struct sbuf *out, const char *level,
 			const char *msg);
+	/* The script's own warnf()/errorf() message msg[0..n), made at
+	 * e->pos: text writes it on stderr with the source line, JSON a
+	 * message line into out. Returns 0 or a negative errno. */
+	int (*script_message)(struct output *o, struct sbuf *out,
+			      const struct event_spec *e, bool err,
+			      const char *msg, size_t n);
 	/* An event whose output is text (printf, time, join, cat, system):
 	 * `type` is bpftrace's JSON type for it, `newline` whether text
 	 * output ends it with one (join does). */
@@ -130,6 +143,8 @@ struct output_format {
 
 extern const struct output_format output_format_text, output_format_json,
 	output_format_dtrace;
+/* The format -f names (formats.c's list), or NULL. */
+const struct output_format *output_format_find(const char *name);
 
 /* ---- dtrace.c: D's records (EV_DTRACE_*) ---------------------------- */
 

@@ -15,6 +15,7 @@
 
 #include "base/diag.h"
 #include "base/log.h"
+#include "output/output.h"
 
 static unsigned get(const uint8_t *p, int n)
 {
@@ -74,7 +75,7 @@ static const char *diag_fuzz_one(const uint8_t *data, size_t size)
 	FILE *m = open_memstream(&out, &len);
 	if (!m)
 		abort();
-	log_json = (int)(size & 1);
+	log_set_line(size & 1 ? output_json_log_line : NULL);
 	diags_print(&d, m);
 	fclose(m);
 
@@ -85,7 +86,7 @@ static const char *diag_fuzz_one(const uint8_t *data, size_t size)
 	 * (their messages, name and tag) plus a window and a caret line per
 	 * diagnostic: however long the script's lines, none is shown whole. */
 	const char *bad = NULL;
-	size_t esc = log_json ? 6 : 1;
+	size_t esc = log_line() ? 6 : 1;
 	size_t line_max = (DIAG_MSG_MAX + 512) * esc + 64;
 	size_t lines = 0, cur = 0;
 	for (size_t i = 0; i < len && !bad; i++) {

@@ -101,7 +101,7 @@ static char *output_of(struct cgfx *f, struct emu *e, uint32_t rec, int json)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
-	struct output_opts oo = { .format = json ? OUTPUT_JSON : OUTPUT_TEXT,
+	struct output_opts oo = { .format = json ? "json" : "text",
 				  .out = mem };
 	struct output *o = output_new(&f->prog, &oo, NULL);
 	if (rec < e->nrecords)

@@ -31,7 +31,7 @@ static void run_start(struct run *r)
  * pointer to the program's tables). */
 static void run_attach(struct run *r)
 {
-	struct output_opts oo = { .format = OUTPUT_TEXT, .out = r->mem };
+	struct output_opts oo = { .format = "text", .out = r->mem };
 	r->o = output_new(&r->f.prog, &oo, &r->f.reader);
 	output_attaching(r->o, 1);
 }
@@ -560,7 +560,7 @@ static void t_random_maps(void)
 	}
 	FILE *null = fopen("/dev/null", "w");
 	for (int fmt = 0; fmt < 2; fmt++) {
-		struct output_opts oo = { .format = fmt ? OUTPUT_JSON : OUTPUT_TEXT,
+		struct output_opts oo = { .format = fmt ? "json" : "text",
 					  .out = null };
 		struct output *o = output_new(&f->prog, &oo, &f->reader);
 		int r = output_print_maps(o);

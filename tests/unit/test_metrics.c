@@ -54,7 +54,7 @@ static void t_parser(void)
 static char *render(struct fake *f, struct output **o, bool om,
 		    const char *maps, const char *const *labels, size_t nlabels)
 {
-	struct output_opts oo = { .format = OUTPUT_TEXT, .out = stdout };
+	struct output_opts oo = { .format = "text", .out = stdout };
 	*o = output_new(&f->prog, &oo, &f->reader);
 	struct metrics *m = metrics_new(NULL, &f->prog, maps, labels, nlabels);
 	if (!m)

@@ -18,7 +18,7 @@ struct cap {
 	struct output *o;
 };
 
-static void cap_open(struct cap *c, struct fake *f, enum output_kind fmt,
+static void cap_open(struct cap *c, struct fake *f, const char *fmt,
 		     bool unsafe)
 {
 	c->buf = NULL;
@@ -71,7 +71,7 @@ static void t_events_golden(void)
 	uint64_t p_after = ev_simple(f, EV_PRINTF, "after\n", NULL, -1);
 
 	struct cap c;
-	cap_open(&c, f, OUTPUT_TEXT, false);
+	cap_open(&c, f, "text", false);
 	output_attaching(c.o, 1);
 	struct kb v;
 	int64_t x = 5;
@@ -131,13 +131,13 @@ static void t_join(void)
 	kb_str(&v, "b c");
 	kb_str(&v, "");
 	struct cap c;
-	cap_open(&c, f, OUTPUT_TEXT, false);
+	cap_open(&c, f, "text", false);
 	fake_send(c.o, j1, v.b, v.n);
 	fake_send(c.o, j2, v.b, v.n);
 	CHECK_STR(cap_text(&c), "mkdir -p b c\nmkdir,-p,b c\n",
 		  "events: join() stops at the first empty string");
 	cap_close(&c);
-	cap_open(&c, f, OUTPUT_JSON, false);
+	cap_open(&c, f, "json", false);
 	fake_send(c.o, j2, v.b, v.n);
 	CHECK_STR(cap_text(&c), "{\"type\": \"join\", \"data\": \"mkdir,-p,b c\"}\n",
 		  "events: join() in JSON has no newline");
@@ -160,13 +160,13 @@ static void t_cat_system(void)
 	struct kb v = keys_(path);
 	int64_t five = 5;
 	struct cap c;
-	cap_open(&c, f, OUTPUT_TEXT, true);
+	cap_open(&c, f, "text", true);
 	fake_send(c.o, cat, v.b, v.n);
 	fake_send(c.o, sys, &five, 8);
 	CHECK_STR(cap_text(&c), "no nlhi 5\n",
 		  "events: cat() prints the file as it is; system() its output");
 	cap_close(&c);
-	cap_open(&c, f, OUTPUT_JSON, true);
+	cap_open(&c, f, "json", true);
 	fake_send(c.o, cat, v.b, v.n);
 	fake_send(c.o, sys, &five, 8);
 	CHECK_STR(cap_text(&c), "{\"type\": \"cat\", \"data\": \"no nl\"}\n"
@@ -174,7 +174,7 @@ static void t_cat_system(void)
 		  "events: cat and system in JSON");
 	cap_close(&c);
 	/* without --unsafe the command never runs */
-	cap_open(&c, f, OUTPUT_TEXT, false);
+	cap_open(&c, f, "text", false);
 	fake_send(c.o, sys, &five, 8);
 	CHECK_STR(cap_text(&c), "", "events: system() refused without unsafe");
 	cap_close(&c);
@@ -191,7 +191,7 @@ static void t_malformed(void)
 	uint64_t ex = ev_simple(f, EV_EXIT, NULL, NULL, -1);
 	uint64_t pm = ev_simple(f, EV_PRINT_MAP, NULL, NULL, 57);
 	struct cap c;
-	cap_open(&c, f, OUTPUT_TEXT, false);
+	cap_open(&c, f, "text", false);
 	uint8_t rec[256] = { 0 };
 	memcpy(rec, &p, 8);
 	CHECK(output_event(c.o, rec, 8 + args->size - 1) == -EINVAL,
@@ -217,7 +217,7 @@ static void t_attach_lost(void)
 	struct fake fk;
 	fake_init(&fk);
 	struct cap c;
-	cap_open(&c, &fk, OUTPUT_TEXT, false);
+	cap_open(&c, &fk, "text", false);
 	output_attaching(c.o, 1);
 	output_attaching(c.o, 2);
 	output_lost(c.o, 1);
@@ -255,7 +255,7 @@ static void t_hooks(void)
 				  t_agg(f, TYPE_COUNT, false));
 	uint64_t pv = ev_value(f, us);
 	struct cap c;
-	cap_open(&c, f, OUTPUT_TEXT, false);
+	cap_open(&c, f, "text", false);
 	struct output_hooks h = { .sym = hook_sym, .stack = hook_stack };
 	output_set_hooks(c.o, &h);
 	uint64_t a[2] = { 0xabc, 42 };
@@ -275,7 +275,7 @@ static void t_username(void)
 	const struct type *ut = type_simple(&f->arena, TYPE_USERNAME, 8);
 	uint64_t pv = ev_value(f, ut);
 	struct cap c;
-	cap_open(&c, f, OUTPUT_TEXT, false);
+	cap_open(&c, f, "text", false);
 	uint64_t uid = 0;
 	fake_send(c.o, pv, &uid, 8);
 	uid = 4000000000u;
@@ -305,10 +305,10 @@ static void t_random_records(void)
 	ev_simple(f, EV_JOIN, ",", t_tuple(f, 3, str, str, str), -1);
 	ev_simple(f, EV_TIME, "%H\n", NULL, -1);
 	FILE *null = fopen("/dev/null", "w");
-	struct output_opts oo = { .format = OUTPUT_TEXT, .out = null };
+	struct output_opts oo = { .format = "text", .out = null };
 	struct output *o[2];
 	o[0] = output_new(&f->prog, &oo, &f->reader);
-	oo.format = OUTPUT_JSON;
+	oo.format = "json";
 	o[1] = output_new(&f->prog, &oo, &f->reader);
 	unsigned seed = 7;
 	int bad = 0;

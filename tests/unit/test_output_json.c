@@ -121,7 +121,7 @@ static void t_json_golden(void)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
-	struct output_opts oo = { .format = OUTPUT_JSON, .out = mem };
+	struct output_opts oo = { .format = "json", .out = mem };
 	struct output *o = output_new(&f->prog, &oo, &f->reader);
 	output_attaching(o, 1);
 
@@ -230,7 +230,7 @@ static void t_json_messages(void)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
-	struct output_opts oo = { .format = OUTPUT_JSON, .out = mem };
+	struct output_opts oo = { .format = "json", .out = mem };
 	struct output *o = output_new(&fk.prog, &oo, &fk.reader);
 	output_lost(o, 1761);
 	output_message(o, "warning", "a \"quoted\" thing");

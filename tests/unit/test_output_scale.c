@@ -34,7 +34,7 @@ struct cap {
 	struct output *o;
 };
 
-static void cap_open(struct cap *c, struct fake *f, enum output_kind fmt)
+static void cap_open(struct cap *c, struct fake *f, const char *fmt)
 {
 	c->buf = NULL;
 	c->mem = open_memstream(&c->buf, &c->len);
@@ -78,7 +78,7 @@ static void t_full_maps(void)
 	memset(fails, 0, sizeof(fails));
 
 	struct cap c;
-	cap_open(&c, f, OUTPUT_JSON);
+	cap_open(&c, f, "json");
 	output_check_maps(c.o);
 	CHECK_STR(cap_text(&c), "", "full: nothing to say while no update failed");
 	fails[in] = 9;        /* internal maps are not the user's business */
@@ -101,7 +101,7 @@ static void t_full_maps(void)
 
 	/* no failures hook (another engine): silent */
 	f->reader.failures = NULL;
-	cap_open(&c, f, OUTPUT_TEXT);
+	cap_open(&c, f, "text");
 	output_check_maps(c.o);
 	CHECK_STR(cap_text(&c), "", "full: no hook, no warning");
 	cap_close(&c);
@@ -123,7 +123,7 @@ static void t_lost_and_clear(void)
 	uint64_t cl_s = ev_simple(f, EV_CLEAR_MAP, NULL, NULL, (int32_t)s->id);
 
 	struct cap c;
-	cap_open(&c, f, OUTPUT_TEXT);
+	cap_open(&c, f, "text");
 	fake_send(c.o, cl_n, NULL, 0);
 	fake_send(c.o, cl_nk, NULL, 0);
 	fake_send(c.o, cl_s, NULL, 0);
@@ -141,7 +141,7 @@ static void t_lost_and_clear(void)
 	CHECK(strstr(cap_text(&c), "Lost 7 events\n") != NULL, "lost: bpftrace's words");
 	cap_close(&c);
 
-	cap_open(&c, f, OUTPUT_JSON);
+	cap_open(&c, f, "json");
 	output_lost(c.o, 12);
 	CHECK_STR(cap_text(&c), "{\"type\": \"lost_events\", \"data\": {\"events\": 12}}\n",
 		  "lost: JSON record");
@@ -154,10 +154,11 @@ static void t_json_messages(void)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
-	log_json_str(m, "a \"b\" \\ \n\t\x01\x7f ok");
+	output_format_log_line("json")(m, "info", "a \"b\" \\ \n\t\x01\x7f ok");
 	fclose(m);
-	CHECK_STR(buf, "\"a \\\"b\\\" \\\\ \\n\\t\\u0001\\u007f ok\"",
-		  "log_json_str: quotes, backslash, controls escaped");
+	CHECK_STR(buf, "{\"type\": \"info\", \"data\": "
+		  "\"a \\\"b\\\" \\\\ \\n\\t\\u0001\\u007f ok\"}\n",
+		  "json's message line: quotes, backslash, controls escaped");
 	free(buf);
 
 	struct diag_source src = { .name = "stdin",
@@ -169,9 +170,9 @@ static void t_json_messages(void)
 	diag_error(&d, (struct pos){ 0, 0, 0 }, "NOPOS", "no place");
 	buf = NULL;
 	m = open_memstream(&buf, &len);
-	log_json = 1;
+	log_set_line(output_format_log_line("json"));
 	diags_print(&d, m);
-	log_json = 0;
+	log_set_line(NULL);
 	fclose(m);
 	CHECK_STR(buf,
 		  "{\"type\": \"error\", \"data\": \"stdin: ERROR: no place [NOPOS]\"}\n"

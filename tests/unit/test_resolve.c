@@ -49,7 +49,7 @@ int main(void)
 	      "program strings are kept once");
 
 	FILE *devnull = fopen("/dev/null", "w");
-	struct output_opts oo = { .format = OUTPUT_TEXT, .out = devnull };
+	struct output_opts oo = { .format = "text", .out = devnull };
 	struct output *o = output_new(&prog, &oo, NULL);
 	CHECK(o && o->boottime_ok, "the output knows the boot time");
 

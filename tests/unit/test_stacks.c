@@ -27,7 +27,7 @@ static void cap_open(struct cap *c, struct fake *f)
 	cap_mark = 0;
 	c->buf = NULL;
 	c->mem = open_memstream(&c->buf, &c->len);
-	struct output_opts oo = { .format = OUTPUT_TEXT, .out = c->mem };
+	struct output_opts oo = { .format = "text", .out = c->mem };
 	c->o = output_new(&f->prog, &oo, &f->reader);
 	output_stacks_init(c->o);
 }

@@ -94,7 +94,7 @@ static void t_forget_exited(void)
 	char *text = NULL;
 	size_t text_len = 0;
 	FILE *mem = open_memstream(&text, &text_len);
-	struct output_opts oo = { .format = OUTPUT_TEXT, .out = mem };
+	struct output_opts oo = { .format = "text", .out = mem };
 	struct output *o = output_new(&f->prog, &oo, &f->reader);
 	output_stacks_init(o);
 	stacks_set_grace(o->stacks, 0);

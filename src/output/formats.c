@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+extern const struct output_format output_format_dtrace, output_format_json;
+
 /* ---- text: bpftrace 0.17's text output ------------------------------ */
 
 /* bpftrace 0.24 changed the words ('Change "Attaching N probes..." to
@@ -252,6 +254,8 @@ const struct output_format output_format_json = {
 
 /* ---- the formats -f names -------------------------------------------- */
 
+/* A format in a file of its own is declared at the top of this file and
+ * listed here (D's layout is no -f format: text's d_layout). */
 static const struct output_format *const formats[] = {
 	&output_format_text, &output_format_json,
 };

@@ -141,8 +141,8 @@ struct output_format {
 			     const struct event_spec *e, int64_t ret);
 };
 
-extern const struct output_format output_format_text, output_format_json,
-	output_format_dtrace;
+/* text's table, which D's layout builds on (dtrace.c) */
+extern const struct output_format output_format_text;
 /* The format -f names (formats.c's list), or NULL. */
 const struct output_format *output_format_find(const char *name);
 

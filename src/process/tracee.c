@@ -28,7 +28,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,14 +45,6 @@
 
 #define MAX_THREADS 65536
 #define XSTATE_MAX (64 * 1024)
-
-void tracee_say(struct tracee *t, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(t->why, sizeof(t->why), fmt, ap);
-	va_end(ap);
-}
 
 static double now_ms(void)
 {

@@ -4,15 +4,17 @@
 #define SONDE_PROCESS_TRACEE_INT_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "tracee.h"
 
 #define STOP_TIMEOUT_MS 2000
 
-/* t->why, formatted. */
-void tracee_say(struct tracee *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* t->why, formatted (snprintf: the one way process/ words a reason;
+ * x86reloc.c writes the caller's buffer the same way). */
+#define tracee_say(t, ...) \
+	((void)snprintf((t)->why, sizeof((t)->why), __VA_ARGS__))
 /* waitpid for one traced thread, up to timeout_ms (a stop signal ends
  * the wait: -ECANCELED). 0, -ETIMEDOUT or -errno. */
 int tracee_wait_tid(pid_t tid, int *status, int timeout_ms);

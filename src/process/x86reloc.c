@@ -43,7 +43,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,16 +63,6 @@ enum kind {
 	K_REL8,       /* jrcxz, jecxz, loop, loope, loopne: rel8 only */
 	K_BAD,        /* cannot be moved */
 };
-
-static void say(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
 
 /* Zydis is opened at the first decode, not linked: only patching
  * functions in a process needs it, and loading and relocating it at every
@@ -402,14 +391,14 @@ static int check_boundary(const struct x86_site *s, char *why, size_t whylen)
 	while (off < s->lead_len) {
 		struct insn in;
 		if (!decode(code + off, len - off, &in)) {
-			say(why, whylen, "%s: cannot decode the function's "
+			snprintf(why, whylen, "%s: cannot decode the function's "
 			    "instruction %zu bytes before it, so cannot tell "
 			    "whether an instruction starts there",
 			    s->name, s->lead_len - off);
 			return -EINVAL;
 		}
 		if (off + in.d.length > s->lead_len) {
-			say(why, whylen, "%s is not where an instruction starts: "
+			snprintf(why, whylen, "%s is not where an instruction starts: "
 			    "it is inside the %u-byte %s that starts %zu "
 			    "byte%s before it", s->name, in.d.length,
 			    zydis.mnemonic_string(in.d.mnemonic),
@@ -485,25 +474,25 @@ static int cover(const struct x86_site *s, size_t min_len, struct x86_plan *p,
 		struct insn in;
 		size_t avail = s->room < s->len ? s->room : s->len;
 		if (off >= avail) {
-			say(why, whylen, "%s is %zu bytes long (to the next symbol): "
+			snprintf(why, whylen, "%s is %zu bytes long (to the next symbol): "
 			    "too short for a %zu-byte jump", s->name, avail, min_len);
 			return -EINVAL;
 		}
 		if (!decode(s->code + off, avail - off, &in)) {
-			say(why, whylen, "%s+%zu: cannot decode the instruction "
+			snprintf(why, whylen, "%s+%zu: cannot decode the instruction "
 			    "(%02x %02x %02x)", s->name, off, s->code[off],
 			    off + 1 < avail ? s->code[off + 1] : 0,
 			    off + 2 < avail ? s->code[off + 2] : 0);
 			return -EINVAL;
 		}
 		if (in.d.mnemonic == ZYDIS_MNEMONIC_INT3) {
-			say(why, whylen, "%s+%zu holds a breakpoint (int3): a "
+			snprintf(why, whylen, "%s+%zu holds a breakpoint (int3): a "
 			    "debugger or a kernel uprobe (another tracer) is "
 			    "probing it", s->name, off);
 			return -EBUSY;
 		}
 		if (classify(&in) == K_BAD) {
-			say(why, whylen, "%s+%zu: the instruction cannot be moved "
+			snprintf(why, whylen, "%s+%zu: the instruction cannot be moved "
 			    "(%s%s)", s->name, off,
 			    zydis.mnemonic_string(in.d.mnemonic),
 			    in.d.mnemonic == ZYDIS_MNEMONIC_CALL ?
@@ -516,7 +505,7 @@ static int cover(const struct x86_site *s, size_t min_len, struct x86_plan *p,
 		bool call = in.d.meta.category == ZYDIS_CATEGORY_CALL;
 		off += in.d.length;
 		if (call && off < min_len) {
-			say(why, whylen, "%s+%zu: a call inside the patched bytes "
+			snprintf(why, whylen, "%s+%zu: a call inside the patched bytes "
 			    "would return into them", s->name,
 			    off - in.d.length);
 			return -ENOTSUP;
@@ -530,11 +519,11 @@ static int cover(const struct x86_site *s, size_t min_len, struct x86_plan *p,
 		}
 	}
 	if (off > X86_MAX_PATCH) {
-		say(why, whylen, "%s: the instructions to move are too long", s->name);
+		snprintf(why, whylen, "%s: the instructions to move are too long", s->name);
 		return -EINVAL;
 	}
 	if (off > s->room) {
-		say(why, whylen, "%s is %zu bytes long (to the next symbol): too "
+		snprintf(why, whylen, "%s is %zu bytes long (to the next symbol): too "
 		    "short for a %zu-byte jump", s->name, s->room, min_len);
 		return -EINVAL;
 	}
@@ -548,7 +537,7 @@ int x86_plan(const struct x86_site *s, struct x86_plan *p, char *why, size_t why
 	memset(p, 0, sizeof(*p));
 	p->addr = s->addr;
 	if (!zydis_ready()) {
-		say(why, whylen, "%s", zydis.error);
+		snprintf(why, whylen, "%s", zydis.error);
 		return -ENOENT;
 	}
 	int r = check_boundary(s, why, whylen);
@@ -559,14 +548,14 @@ int x86_plan(const struct x86_site *s, struct x86_plan *p, char *why, size_t why
 	char why_plain[256], at[160];
 	r = cover(s, X86_JMP_LEN, p, why_plain, sizeof(why_plain));
 	if (r == 0 && target && target < p->patch_len) {
-		say(why_plain, sizeof(why_plain), "a branch %s goes to "
+		snprintf(why_plain, sizeof(why_plain), "a branch %s goes to "
 		    "%s+%zu, inside the %zu bytes a jump needs",
 		    site_at(s, from, at, sizeof(at)), s->name, target,
 		    p->patch_len);
 		r = -EINVAL;
 	}
 	if (r == -EINVAL && s->after_entry) {
-		say(why, whylen, "%s", why_plain);
+		snprintf(why, whylen, "%s", why_plain);
 		return r;        /* the entry itself is planned instead */
 	}
 	if (r == -EINVAL) {
@@ -584,16 +573,16 @@ int x86_plan(const struct x86_site *s, struct x86_plan *p, char *why, size_t why
 			memcpy(p->pad_orig, s->before + pad, X86_JMP_LEN);
 			r = 0;
 		} else if (r2 == -EBUSY || r2 == -ENOTSUP) {
-			say(why, whylen, "%s", why_short);
+			snprintf(why, whylen, "%s", why_short);
 			return r2;
 		} else {
-			say(why, whylen, "%s, and %s", why_plain,
+			snprintf(why, whylen, "%s, and %s", why_plain,
 			    r2 == 0 ? "there is no padding before it for a short jump"
 				    : "no short jump fits either");
 			return -EINVAL;
 		}
 	} else if (r < 0) {
-		say(why, whylen, "%s", why_plain);
+		snprintf(why, whylen, "%s", why_plain);
 		return r;
 	}
 	memcpy(p->orig, s->code, p->patch_len);
@@ -678,7 +667,7 @@ static int emit_insn(const struct x86_plan *p, const struct insn *in,
 	case K_RIPREL: {
 		int64_t disp = (int64_t)(target - (at + len));
 		if (!fits32(disp)) {
-			say(why, whylen, "the instruction at 0x%" PRIx64 " refers to "
+			snprintf(why, whylen, "the instruction at 0x%" PRIx64 " refers to "
 			    "0x%" PRIx64 ", beyond 2 GiB from its copy at 0x%" PRIx64,
 			    orig_at, target, at);
 			return -ERANGE;
@@ -700,7 +689,7 @@ static int emit_insn(const struct x86_plan *p, const struct insn *in,
 		size_t n = emit_push_return(o, orig_at + len, emit);
 		int64_t disp = (int64_t)(target - (at + n + len));
 		if (has_riprel(in) && !fits32(disp)) {
-			say(why, whylen, "the call at 0x%" PRIx64 " reads 0x%" PRIx64
+			snprintf(why, whylen, "the call at 0x%" PRIx64 " reads 0x%" PRIx64
 			    ", beyond 2 GiB from its copy at 0x%" PRIx64, orig_at,
 			    target, at + n);
 			return -ERANGE;
@@ -748,7 +737,7 @@ static int emit_insn(const struct x86_plan *p, const struct insn *in,
 	case K_BAD:
 		break;
 	}
-	say(why, whylen, "the instruction at 0x%" PRIx64 " cannot be moved", orig_at);
+	snprintf(why, whylen, "the instruction at 0x%" PRIx64 " cannot be moved", orig_at);
 	return -ENOTSUP;
 }
 

@@ -2,12 +2,15 @@
 #include "vec.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 int vec_reserve_(void **v, size_t *cap, size_t want, size_t elem)
 {
 	if (want <= *cap)
 		return 0;
+	if (!elem || want > SIZE_MAX / 2 / elem)
+		return -ENOMEM;
 	size_t ncap = *cap ? *cap * 2 : 8;
 	while (ncap < want)
 		ncap *= 2;

@@ -36,6 +36,7 @@
 #include "../base/arena.h"
 #include "../base/file.h"
 #include "../base/log.h"
+#include "../base/vec.h"
 #include "../types.h"
 
 #define DW_MAX_TYPES 20000   /* types made for one function's parameters */
@@ -75,14 +76,8 @@ static const struct ctype *memo_get(struct conv *cv, Dwarf_Off off)
 
 static void memo_put(struct conv *cv, Dwarf_Off off, const struct ctype *t)
 {
-	if (cv->nmemo == cv->cap) {
-		size_t cap = cv->cap ? cv->cap * 2 : 64;
-		struct memo *m = realloc(cv->memo, cap * sizeof(*m));
-		if (!m)
-			return;
-		cv->memo = m;
-		cv->cap = cap;
-	}
+	if (vec_reserve_arr(cv->memo, cv->cap, cv->nmemo + 1))
+		return;
 	cv->memo[cv->nmemo++] = (struct memo){ off, t };
 }
 
@@ -571,14 +566,8 @@ static void index_add(const char *name, Dwarf_Off die)
 {
 	if (!name || cache.nfuncs >= DW_MAX_FUNCS)
 		return;
-	if (cache.nfuncs == cache.cap) {
-		size_t cap = cache.cap ? cache.cap * 2 : 1024;
-		struct func_ent *f = realloc(cache.funcs, cap * sizeof(*f));
-		if (!f)
-			return;
-		cache.funcs = f;
-		cache.cap = cap;
-	}
+	if (vec_reserve_arr(cache.funcs, cache.cap, cache.nfuncs + 1))
+		return;
 	cache.funcs[cache.nfuncs++] = (struct func_ent){ name, die };
 }
 

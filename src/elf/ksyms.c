@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "symbolize.h"
+#include "../base/vec.h"
 
 struct ksym_ent {
 	uint64_t addr;
@@ -154,16 +155,9 @@ static int ksyms_load(struct ksyms *k)
 		/* hidden addresses (kptr_restrict) and data symbols */
 		if (addr == 0 || addr == UINT64_MAX || strchr("bBdDrR", type))
 			continue;
-		if (k->n == k->cap) {
-			size_t cap = k->cap ? k->cap * 2 : 4096;
-			struct ksym_ent *ents = realloc(k->ents, cap * sizeof(*ents));
-
-			if (!ents) {
-				err = -ENOMEM;
-				break;
-			}
-			k->ents = ents;
-			k->cap = cap;
+		if (vec_reserve_arr(k->ents, k->cap, k->n + 1)) {
+			err = -ENOMEM;
+			break;
 		}
 		e = &k->ents[k->n];
 		e->module = UINT32_MAX;

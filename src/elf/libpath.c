@@ -13,6 +13,7 @@
 #include "../base/file.h"
 #include "../base/log.h"
 #include "../base/proc.h"
+#include "../base/vec.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -299,16 +300,10 @@ int elf_proc_maps(int pid, struct elf_map **out, size_t *n)
 			err = -ENOMEM;
 			break;
 		}
-		if (cnt == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			void *nv = realloc(v, ncap * sizeof(*v));
-			if (!nv) {
-				free(m.path);
-				err = -ENOMEM;
-				break;
-			}
-			v = nv;
-			cap = ncap;
+		if (vec_reserve_arr(v, cap, cnt + 1)) {
+			free(m.path);
+			err = -ENOMEM;
+			break;
 		}
 		v[cnt++] = m;
 	}

@@ -21,6 +21,7 @@
 
 #include "../base/file.h"
 #include "../base/glob.h"
+#include "../base/vec.h"
 
 struct elf_seg {
 	uint64_t vaddr, filesz, memsz, offset;
@@ -225,14 +226,8 @@ static int read_symtab(struct elf_file *ef, Elf *e, Elf_Scn *scn,
 		if ((plt || e != ef->elf ? elf_vaddr_to_offset(ef, s.st_value, &off) :
 		     sym_offset(ef, &s, &off)) < 0)
 			continue; /* not in the file image: cannot be probed */
-		if (ef->nsyms == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 256;
-			void *p = realloc(ef->syms, ncap * sizeof(*ef->syms));
-			if (!p)
-				return -ENOMEM;
-			ef->syms = p;
-			*cap = ncap;
-		}
+		if (vec_reserve_arr(ef->syms, *cap, ef->nsyms + 1))
+			return -ENOMEM;
 		ef->syms[ef->nsyms++] = (struct elf_sym){
 			.name = name, .addr = s.st_value, .size = s.st_size,
 			.offset = off,

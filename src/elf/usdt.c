@@ -5,6 +5,7 @@
  * ref_ctr_offset). */
 #include "elf.h"
 #include "../base/glob.h"
+#include "../base/vec.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -49,14 +50,8 @@ static int collect_note(void *arg, const struct usdt_note *note)
 	p.sema = note->sema;
 	if (p.sema && elf__vaddr_to_offset_mem(c->ef, p.sema, &p.sema_offset) < 0)
 		return -EINVAL;
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 16;
-		void *nv = realloc(c->v, ncap * sizeof(*c->v));
-		if (!nv)
-			return -ENOMEM;
-		c->v = nv;
-		c->cap = ncap;
-	}
+	if (vec_reserve_arr(c->v, c->cap, c->n + 1))
+		return -ENOMEM;
 	p.provider = strdup(note->provider);
 	p.name = strdup(note->name);
 	p.args = strdup(note->args);

@@ -530,15 +530,8 @@ static int uproc_parse_maps(struct usyms *u, struct uproc *p, pid_t live_pid)
 				path[--plen] = '\0';
 			if (plen > 10 && strcmp(path + plen - 10, " (deleted)") == 0)
 				path[plen -= 10] = '\0';
-			if (p->nmaps == cap) {
-				size_t ncap = cap ? cap * 2 : 32;
-				struct umap *nm = realloc(p->maps, ncap * sizeof(*nm));
-
-				if (!nm)
-					return -ENOMEM;
-				p->maps = nm;
-				cap = ncap;
-			}
+			if (vec_reserve_arr(p->maps, cap, p->nmaps + 1))
+				return -ENOMEM;
 			m = &p->maps[p->nmaps];
 			memset(m, 0, sizeof(*m));
 			m->start = start;
@@ -833,17 +826,10 @@ static void uproc_load_perf_map(struct usyms *u, struct uproc *p)
 		len = strlen(line);
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
-		if (p->njit == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			if (ncap > PERF_MAP_MAX)
-				break;       /* a JIT's map is not this long */
-			struct jitsym *nj = realloc(p->jit, ncap * sizeof(*nj));
-
-			if (!nj)
-				break;
-			p->jit = nj;
-			cap = ncap;
-		}
+		if (p->njit >= PERF_MAP_MAX)
+			break;       /* a JIT's map is not this long */
+		if (vec_reserve_arr(p->jit, cap, p->njit + 1))
+			break;
 		p->jit[p->njit].start = start;
 		p->jit[p->njit].size = size;
 		p->jit[p->njit].name = usyms_name(u, line + name_at);

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "../base/log.h"
+#include "../base/vec.h"
 #include "http.h"
 #include "xbuf.h"
 
@@ -427,14 +428,8 @@ static struct group *group_of(struct family *f, const char *labels)
 	for (; f->index[j]; j = (j + 1) & (f->icap - 1))
 		if (strcmp(f->v[f->index[j] - 1].labels, labels) == 0)
 			return &f->v[f->index[j] - 1];
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 16;
-		struct group *v = realloc(f->v, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		f->v = v;
-		f->cap = cap;
-	}
+	if (vec_reserve_arr(f->v, f->cap, f->n + 1))
+		return NULL;
 	struct group *g = &f->v[f->n];
 	memset(g, 0, sizeof(*g));
 	g->labels = strdup(labels);

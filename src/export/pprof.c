@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "../base/log.h"
+#include "../base/vec.h"
 #include "profile.pb-c.h"
 
 /* ---- interning: one open-addressing table serves every kind --------- */
@@ -114,19 +115,7 @@ struct profile {
 	int err;
 };
 
-#define GROW(arr, n, cap) \
-	((n) < (cap) || grow((void **)&(arr), &(cap), sizeof(*(arr))))
-
-static bool grow(void **arr, size_t *cap, size_t size)
-{
-	size_t c = *cap ? *cap * 2 : 64;
-	void *p = realloc(*arr, c * size);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = c;
-	return true;
-}
+#define GROW(arr, n, cap) (vec_reserve_arr((arr), (cap), (n) + 1) == 0)
 
 static int64_t str_id(struct profile *p, const char *s)
 {

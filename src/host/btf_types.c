@@ -23,6 +23,7 @@
 
 #include "../types.h"
 #include "btf.h"
+#include "../base/vec.h"
 
 #define MAX_MODULES 512
 #define CACHE_BUCKETS 4096
@@ -37,7 +38,7 @@ static struct {
 	struct btf *base;          /* vmlinux or BPFTRACE_BTF */
 	bool modules_tried;
 	struct btf **mods;
-	size_t nmods;
+	size_t nmods, cap_mods;
 	/* enum constants: sorted by name */
 	bool consts_tried;
 	struct kconst { const char *name; int64_t value; } *consts;
@@ -79,12 +80,10 @@ static void modules_load(void)
 		struct btf *m = btf__load_module_btf(e->d_name, kb.base);
 		if (!m)
 			continue;
-		struct btf **v = realloc(kb.mods, (kb.nmods + 1) * sizeof(*v));
-		if (!v) {
+		if (vec_reserve_arr(kb.mods, kb.cap_mods, kb.nmods + 1)) {
 			btf__free(m);
 			break;
 		}
-		kb.mods = v;
 		kb.mods[kb.nmods++] = m;
 	}
 	closedir(d);
@@ -378,14 +377,8 @@ static void consts_index(void)
 		if (!t || !btf_is_any_enum(t))
 			continue;
 		for (uint16_t i = 0; i < btf_vlen(t); i++) {
-			if (kb.nconsts == cap) {
-				size_t nc = cap ? cap * 2 : 4096;
-				struct kconst *v = realloc(kb.consts, nc * sizeof(*v));
-				if (!v)
-					goto sort;
-				kb.consts = v;
-				cap = nc;
-			}
+			if (vec_reserve_arr(kb.consts, cap, kb.nconsts + 1))
+				goto sort;
 			struct kconst *c = &kb.consts[kb.nconsts];
 			if (btf_is_enum64(t)) {
 				const struct btf_enum64 *e = btf_enum64(t) + i;

@@ -7,6 +7,7 @@
  * The reference is the illumos Dynamic Tracing Guide and libdtrace's
  * consumer (dt_consume.c), whose formats are restated here. */
 #include "output_int.h"
+#include "../base/vec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -400,16 +401,9 @@ static void join_entries(const struct mctx *mc, struct ment *const *v,
 		       memcmp(j->rows[r].key, v[i]->key, mc->ksize) != 0)
 			r++;
 		if (r == j->nrows) {
-			if (j->nrows == j->cap) {
-				size_t nc = j->cap ? j->cap * 2 : 16;
-				struct join_row *nr = realloc(j->rows,
-							     nc * sizeof(*nr));
-				if (!nr) {
-					j->oom = true;
-					return;
-				}
-				j->rows = nr;
-				j->cap = nc;
+			if (vec_reserve_arr(j->rows, j->cap, j->nrows + 1)) {
+				j->oom = true;
+				return;
 			}
 			struct join_row *row = &j->rows[j->nrows];
 			row->key = malloc(mc->ksize ? mc->ksize : 1);

@@ -17,6 +17,7 @@
 
 #include "../elf/elf.h"
 #include "../elf/symbolize.h"
+#include "../base/vec.h"
 
 #define WALK_FRAMES_MAX 1024     /* frames of all stacks of one key */
 #define KMODS_MAX 64             /* kernel modules whose build IDs a walk keeps */

@@ -15,6 +15,7 @@
 
 #include "flamegraph_internal.h"
 #include "stackfmt.h"
+#include "../base/vec.h"
 
 struct flamegraph *flamegraph_new(void)
 {
@@ -90,15 +91,8 @@ static struct fg_node *fg_child(struct fg_node *n, char *name)
 		else
 			hi = mid;
 	}
-	if (n->nkids == n->cap) {
-		size_t cap = n->cap ? n->cap * 2 : 4;
-		struct fg_node **kids = realloc(n->kids, cap * sizeof(*kids));
-
-		if (!kids)
-			goto nomem;
-		n->kids = kids;
-		n->cap = cap;
-	}
+	if (vec_reserve_arr(n->kids, n->cap, n->nkids + 1))
+		goto nomem;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		goto nomem;

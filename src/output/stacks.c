@@ -219,13 +219,8 @@ static long intern(struct stacks *s, int32_t pid, const uint64_t *ips,
 	size_t at = s->ncanon;
 	if (s->free_canon.n) {
 		at = s->free_canon.v[--s->free_canon.n];
-	} else if (s->ncanon == s->cap_canon) {
-		size_t cap = s->cap_canon ? s->cap_canon * 2 : 256;
-		struct ustk *v = realloc(s->canon, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->canon = v;
-		s->cap_canon = cap;
+	} else if (vec_reserve_arr(s->canon, s->cap_canon, s->ncanon + 1)) {
+		return -ENOMEM;
 	}
 	struct ustk *u = &s->canon[at];
 	u->ips = malloc((n ? n : 1) * sizeof(*ips));

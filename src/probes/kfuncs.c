@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "probe_util.h"
+#include "../base/vec.h"
 
 #define KPROBE_BLACKLIST "/sys/kernel/debug/kprobes/blacklist"
 /* available_filter_functions has ~40,000 lines on a distribution kernel;
@@ -33,14 +34,8 @@ void kfuncs_parse_text(struct kfuncs *t, char *text, int field)
 		}
 		w[strcspn(w, " \t")] = '\0';
 		if (*w && t->n < KFUNCS_MAX) {
-			if (t->n == cap) {
-				size_t ncap = cap ? cap * 2 : 4096;
-				char **v = realloc(t->v, ncap * sizeof(*v));
-				if (!v)
-					break;
-				t->v = v;
-				cap = ncap;
-			}
+			if (vec_reserve_arr(t->v, cap, t->n + 1))
+				break;
 			t->v[t->n++] = w;
 		}
 		if (!nl)

@@ -21,6 +21,7 @@
 
 #include "../base/diag.h"
 #include "../base/log.h"
+#include "../base/vec.h"
 #include "probe_util.h"
 #include "../base/glob.h"
 
@@ -75,17 +76,11 @@ static int print_sorted(char *buf, size_t len, FILE *out)
 			char *nl = memchr(buf + i, '\n', len - i);
 			i = nl ? (size_t)(nl - buf) + 1 : len;
 		} while (i < len && (buf[i] == ' ' || buf[i] == '\t'));
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 1024;
-			struct record *nv = realloc(v, ncap * sizeof(*nv));
-			if (!nv) {
-				/* no memory to sort: print as listed */
-				fwrite(buf, 1, len, out);
-				free(v);
-				return 0;
-			}
-			v = nv;
-			cap = ncap;
+		if (vec_reserve_arr(v, cap, n + 1)) {
+			/* no memory to sort: print as listed */
+			fwrite(buf, 1, len, out);
+			free(v);
+			return 0;
 		}
 		v[n++] = (struct record){ buf + start, i - start };
 	}

@@ -25,6 +25,7 @@
 #include "../base/log.h"
 #include "../base/proc.h"
 #include "../base/glob.h"
+#include "../base/vec.h"
 
 
 int user_split(struct arena *a, const char *text, struct ap_parts *out)
@@ -553,16 +554,9 @@ int user_every_process(int (*fn)(void *arg, struct elf_file *ef,
 				k++;
 			if (k < nseen)
 				continue;
-			if (nseen == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				struct seen_file *v = realloc(seen,
-							      nc * sizeof(*v));
-				if (!v) {
-					total = -ENOMEM;
-					break;
-				}
-				seen = v;
-				cap = nc;
+			if (vec_reserve_arr(seen, cap, nseen + 1)) {
+				total = -ENOMEM;
+				break;
 			}
 			seen[nseen++] = (struct seen_file){ st.st_dev,
 							    st.st_ino };

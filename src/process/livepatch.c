@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "../base/file.h"
+#include "../base/vec.h"
 #include "../elf/elf.h"
 #include "inject.h"
 #include "tracee.h"
@@ -760,14 +761,8 @@ planned:;
 		    plan.patch_len, other->name);
 		return -EINVAL;
 	}
-	if (lp->nsites == lp->cap) {
-		size_t cap = lp->cap ? lp->cap * 2 : 16;
-		void *p = realloc(lp->sites, cap * sizeof(*lp->sites));
-		if (!p)
-			return -ENOMEM;
-		lp->sites = p;
-		lp->cap = cap;
-	}
+	if (vec_reserve_arr(lp->sites, lp->cap, lp->nsites + 1))
+		return -ENOMEM;
 	e = &lp->sites[lp->nsites];
 	memset(e, 0, sizeof(*e));
 	e->probed = s->addr;

@@ -41,6 +41,7 @@
 #include "../base/cancel.h"
 #include "../base/file.h"
 #include "../base/log.h"
+#include "../base/vec.h"
 #include "tracee_int.h"
 
 #define MAX_THREADS 65536
@@ -128,16 +129,10 @@ ssize_t tracee_find_thread(const struct tracee *t, pid_t tid)
 
 static int add_thread(struct tracee *t, pid_t tid)
 {
-	if (t->nthreads == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		if (cap > MAX_THREADS)
-			return -E2BIG;
-		void *p = realloc(t->threads, cap * sizeof(*t->threads));
-		if (!p)
-			return -ENOMEM;
-		t->threads = p;
-		t->cap = cap;
-	}
+	if (t->nthreads >= MAX_THREADS)
+		return -E2BIG;
+	if (vec_reserve_arr(t->threads, t->cap, t->nthreads + 1))
+		return -ENOMEM;
 	t->threads[t->nthreads++] = (struct tracee_thread){ .tid = tid };
 	return 0;
 }

@@ -1,7 +1,9 @@
 /* test_funcs.c - the function records (funcs/func.h): every record well
  * formed and found by name, and what the semantic pass takes from a
  * record alone (arity, --unsafe, aggregation context, what a probe must
- * offer) for every function. */
+ * offer) for every function; the same for the builtin variables'
+ * records (funcs/builtin.h). */
+#include "funcs/builtin.h"
 #include "funcs/func.h"
 #include "lang_fixture.h"
 #include "unit.h"
@@ -101,6 +103,42 @@ int main(void)
 	      "a record's needs: reg() in BEGIN is BAD_BUILTIN");
 	CHECK(fails("tracepoint:a:b { print(reg(\"ip\")); }", "BAD_BUILTIN",
 		    false), "reg() in a tracepoint is BAD_BUILTIN");
+
+	/* The builtin records: one per id, each named and found by its
+	 * name (an indexed one with its number), and what a record needs
+	 * of a probe is what BEGIN (which offers none of it) is refused. */
+	unsigned bnamed = 0, bfound = 0, bneeds = 0;
+	for (int i = 0; i < BI_COUNT_; i++) {
+		const struct builtin *b = &builtins[i];
+		if (!b->name || !*b->name) {
+			printf("# builtin %d has no record\n", i);
+			continue;
+		}
+		bnamed++;
+		uint32_t index = 99;
+		snprintf(buf, sizeof(buf), "%s%s", b->name,
+			 b->flags & BUILTIN_INDEXED ? "12" : "");
+		if (builtin_lookup(buf, &index) == i &&
+		    index == (b->flags & BUILTIN_INDEXED ? 12u : 0u))
+			bfound++;
+		else
+			printf("# %s: lookup finds another builtin\n", buf);
+		if (b->needs) {
+			char t[sizeof(buf) + 32];
+			snprintf(t, sizeof(t), "BEGIN { print(%s); }", buf);
+			if (!fails(t, "BAD_BUILTIN", false))
+				bneeds++;
+		}
+	}
+	CHECK(bnamed == BI_COUNT_, "every builtin id has a named record");
+	CHECK(bfound == BI_COUNT_, "every builtin is found by its name");
+	CHECK(!bneeds, "a builtin's needs: BEGIN, which has none, is "
+	      "BAD_BUILTIN");
+	CHECK(builtin_lookup("arg", &(uint32_t){ 0 }) < 0 &&
+	      builtin_lookup("arg1234", &(uint32_t){ 0 }) < 0 &&
+	      builtin_lookup("nosuch", &(uint32_t){ 0 }) < 0,
+	      "arg without a number, with four digits, and unknown names "
+	      "are no builtin");
 	lang_fx_free(&F);
 	return UNIT_DONE();
 }

@@ -340,8 +340,36 @@ static void t_random_records(void)
 	fake_fini(f);
 }
 
+/* -f finds a format by name; output_new refuses another name. */
+static void t_format_names(void)
+{
+	struct fake fk, *f = &fk;
+	fake_init(f);
+	CHECK(output_format_exists("text") && output_format_exists("json") &&
+	      !output_format_exists("dtrace") && !output_format_exists("") &&
+	      !output_format_exists(NULL), "formats by name: text and json");
+	CHECK_STR(output_format_names(), "'text', 'json'",
+		  "formats: the names -f's error lists");
+	CHECK(!output_format_log_line("text") &&
+	      output_format_log_line("json") == output_json_log_line,
+	      "formats: json writes sonde's own messages, text leaves them");
+	FILE *null = fopen("/dev/null", "w");
+	struct output_opts oo = { .format = "yaml", .out = null };
+	errno = 0;
+	struct output *o = output_new(&f->prog, &oo, &f->reader);
+	CHECK(!o && errno == EINVAL, "output_new: an unknown format is EINVAL");
+	output_free(o);
+	oo.format = NULL;
+	o = output_new(&f->prog, &oo, &f->reader);
+	CHECK(o != NULL, "output_new: no format is text");
+	output_free(o);
+	fclose(null);
+	fake_fini(f);
+}
+
 int main(void)
 {
+	t_format_names();
 	t_random_records();
 	t_username();
 	t_events_golden();

@@ -1,0 +1,8 @@
+/*
+ * An unknown function.
+ * status: 1
+ */
+BEGIN
+{
+	nosuchfunction(1);
+}

@@ -1,0 +1,7 @@
+/*
+ * $target without -c or -p.
+ * status: 1
+ */
+pid$target::main:entry
+{
+}

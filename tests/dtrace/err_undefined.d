@@ -1,0 +1,8 @@
+/*
+ * A variable never assigned, in DTrace's words.
+ * status: 1
+ */
+BEGIN
+{
+	trace(nosuchvariable);
+}

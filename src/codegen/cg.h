@@ -120,6 +120,10 @@ struct cg_mark {
 void cg_error(struct cg *cg, struct pos pos, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 struct cmem cg_alloc(struct cg *cg, uint32_t size);
+/* Memory whose bytes the verifier does not follow (the per-CPU scratch
+ * map, whatever the frame budget): what a loop writes at offsets that
+ * differ from path to path would otherwise keep those paths apart. */
+struct cmem cg_alloc_untracked(struct cg *cg, uint32_t size);
 struct cg_mark cg_mark(const struct cg *cg);
 void cg_release(struct cg *cg, struct cg_mark m);
 struct cmem cg_at(struct cmem m, int32_t off);
@@ -227,6 +231,24 @@ bool cg_user_probe(const struct cg *cg);
 /* cg_json.c: json(document, path) into dst */
 void cg_json_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct type *to);
+
+/* cg_dstr.c: D's string subroutines (funcs/dtrace_str.c) */
+struct cval cg_dstr_strlen(struct cg *cg, const struct node *n);
+struct cval cg_dstr_index(struct cg *cg, const struct node *n);
+void cg_dstr_strjoin_to(struct cg *cg, const struct node *n, struct cmem dst,
+			const struct type *to);
+void cg_dstr_substr_to(struct cg *cg, const struct node *n, struct cmem dst,
+		       const struct type *to);
+void cg_dstr_strstr_to(struct cg *cg, const struct node *n, struct cmem dst,
+		       const struct type *to);
+void cg_dstr_strchr_to(struct cg *cg, const struct node *n, struct cmem dst,
+		       const struct type *to);
+void cg_dstr_case_to(struct cg *cg, const struct node *n, struct cmem dst,
+		     const struct type *to);
+void cg_dstr_lltostr_to(struct cg *cg, const struct node *n, struct cmem dst,
+			const struct type *to);
+void cg_dstr_path_to(struct cg *cg, const struct node *n, struct cmem dst,
+		     const struct type *to);
 
 /* cg_map.c */
 struct cval cg_map_read(struct cg *cg, const struct node *map);

@@ -48,6 +48,26 @@ struct cmem cg_alloc(struct cg *cg, uint32_t size)
 	return (struct cmem){ VR_FP, -(int32_t)cg->frame };
 }
 
+struct cmem cg_alloc_untracked(struct cg *cg, uint32_t size)
+{
+	if (!cg->use_scratch) {
+		cg->need_scratch = true;   /* this attempt is tried again */
+		return cg_alloc(cg, size);
+	}
+	size = (size + 7) & ~7u;
+	if (cg->scr + size > CG_SCRATCH_MAX) {
+		cg_error(cg, cg->pnode->pos, "%s: the values this probe holds "
+			 "at once need more than %u bytes of scratch memory",
+			 cg->probe->name, CG_SCRATCH_MAX);
+		return (struct cmem){ cg->scratch, 0 };
+	}
+	struct cmem m = { cg->scratch, (int32_t)cg->scr };
+	cg->scr += size;
+	if (cg->scr > cg->scr_max)
+		cg->scr_max = cg->scr;
+	return m;
+}
+
 struct cg_mark cg_mark(const struct cg *cg)
 {
 	return (struct cg_mark){ cg->frame, cg->scr };

@@ -70,7 +70,8 @@ const struct func *func_find(const char *name);
  * the list of them, ended by NULL (funcs.c). */
 extern const struct func funcs_output[], funcs_control[], funcs_maps[],
 	funcs_strings[], funcs_symbols[], funcs_net[], funcs_values[],
-	funcs_text[], funcs_pointers[], funcs_dtrace[];
+	funcs_text[], funcs_pointers[], funcs_dtrace[],
+	funcs_dtrace_str[];
 extern const struct func *const func_families[];
 
 #endif

@@ -6,7 +6,7 @@
 const struct func *const func_families[] = {
 	funcs_output, funcs_control, funcs_maps, funcs_strings,
 	funcs_symbols, funcs_net, funcs_values, funcs_text, funcs_pointers,
-	funcs_dtrace,
+	funcs_dtrace, funcs_dtrace_str,
 	NULL,
 };
 

@@ -262,6 +262,9 @@ int d_int_width(const struct node *n)
 		default:
 			return 8;
 		}
+	case N_CALL:   /* index() and rindex() are D ints */
+		return strcmp(n->u.call.name, "__dtrace_index") == 0 ||
+			strcmp(n->u.call.name, "__dtrace_rindex") == 0 ? 4 : 8;
 	case N_FIELD:   /* ppid */
 		return strcmp(n->u.field.name, "tgid") == 0 ? 4 : 8;
 	case N_CAST:
@@ -288,9 +291,7 @@ int d_int_width(const struct node *n)
 static const char *const d_missing_funcs[] = {
 	"stddev", "llquantize", "tracemem",
 	"print", "speculation", "speculate", "commit", "discard", "copyin",
-	"copyinto", "copyout", "copyoutstr", "strlen", "strjoin", "substr",
-	"index", "rindex", "strchr", "strrchr", "strstr", "strtok", "toupper",
-	"tolower", "lltostr", "basename", "dirname", "jstack", "umod", "mod", "uaddr", "alloca", "bcopy", "rand",
+	"copyinto", "copyout", "copyoutstr", "strtok", "jstack", "umod", "mod", "uaddr", "alloca", "bcopy", "rand",
 	"mutex_owned", "progenyof", "chill", "breakpoint", "panic", "stop",
 	"freopen", "ftruncate", "setopt", "getmajor", "getminor", "htons",
 	"htonl", "htonll", "ntohs", "ntohl", "ntohll", "inet_ntoa",
@@ -491,6 +492,22 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 		if (de)
 			node_list_push(p->a, args, d_int(p, pos, 1));
 		return call_with(p, pos, "__dtrace_normalize", args);
+	}
+	static const struct { const char *name; uint8_t lo, hi; }
+	strfn[] = {
+		{ "strlen", 1, 1 }, { "strjoin", 2, 2 }, { "substr", 2, 3 },
+		{ "index", 2, 3 }, { "rindex", 2, 3 }, { "strchr", 2, 2 },
+		{ "strrchr", 2, 2 }, { "strstr", 2, 2 }, { "toupper", 1, 1 },
+		{ "tolower", 1, 1 }, { "lltostr", 1, 2 }, { "basename", 1, 1 },
+		{ "dirname", 1, 1 }, { NULL, 0, 0 },
+	};
+	for (int i = 0; strfn[i].name; i++) {
+		if (strcmp(strfn[i].name, name) != 0)
+			continue;
+		if (!arity(p, name, pos, args, strfn[i].lo, strfn[i].hi))
+			return NULL;
+		return call_with(p, pos, arena_printf(p->a, "__dtrace_%s", name),
+				 args);
 	}
 	if (strcmp(name, "stringof") == 0) {
 		if (!arity(p, name, pos, args, 1, 1))

@@ -119,7 +119,7 @@ bool type_equal(const struct type *a, const struct type *b)
 		       a->lhist_max == b->lhist_max &&
 		       a->lhist_step == b->lhist_step;
 	case TYPE_SUM: case TYPE_MIN: case TYPE_MAX: case TYPE_AVG:
-	case TYPE_STATS:
+	case TYPE_STATS: case TYPE_STDDEV:
 		return a->is_signed == b->is_signed;
 	default:
 		return true;
@@ -168,7 +168,7 @@ const struct type *type_unify(struct arena *a, const struct type *x,
 		return type_tuple(a, x->nfields, f);
 	}
 	case TYPE_SUM: case TYPE_MIN: case TYPE_MAX: case TYPE_AVG:
-	case TYPE_STATS: {
+	case TYPE_STATS: case TYPE_STDDEV: {
 		struct type *t = arena_new(a, struct type);
 		*t = *x;
 		t->is_signed = x->is_signed || y->is_signed;
@@ -228,6 +228,8 @@ uint32_t type_map_value_size(const struct type *t)
 		return 8;
 	case TYPE_MIN: case TYPE_MAX: case TYPE_AVG: case TYPE_STATS:
 		return 16;
+	case TYPE_STDDEV:
+		return 32;
 	default:
 		return t->size;
 	}

@@ -56,6 +56,8 @@
 	X(MAX, "max")           \
 	X(AVG, "avg")           \
 	X(STATS, "stats")       \
+	X(STDDEV, "stddev")     /* D's: count, sum, sum of squares (128 \
+				 * bits, low word first) */ \
 	X(HIST, "hist")         \
 	X(LHIST, "lhist")
 

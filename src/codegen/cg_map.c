@@ -372,6 +372,81 @@ static void avg(struct cg *cg, int map, struct cmem key, vreg x)
 	ir_place(cg->ir, done);
 }
 
+/* D's stddev(): count, sum, and the sum of squares in 128 bits (x * x
+ * of a signed x is |x| * |x|, at most 2^126; the carry out of the low
+ * word goes to the high one). */
+static void stddev(struct cg *cg, int map, struct cmem key, vreg x,
+		   bool is_signed)
+{
+	struct ir *ir = cg->ir;
+	vreg sq = ir_vreg(ir), ax = ir_vreg(ir);
+	ir_mov(ir, ax, x);
+	if (is_signed) {
+		uint32_t pos = ir_label(ir);
+		ir_jcci(ir, BPF_JSGE, ax, 0, pos);
+		ir_neg(ir, ax, ax);
+		ir_place(ir, pos);
+	}
+	/* |x| * |x| as 128 bits from 32-bit halves: lo*lo + 2*lo*hi<<32
+	 * + hi*hi<<64 */
+	vreg lo = ir_vreg(ir), hi = ir_vreg(ir), mid = ir_vreg(ir);
+	vreg sqhi = ir_vreg(ir), t = ir_vreg(ir);
+	ir_mov(ir, lo, ax);
+	ir_alui(ir, BPF_LSH, lo, lo, 32);
+	ir_alui(ir, BPF_RSH, lo, lo, 32);
+	ir_mov(ir, hi, ax);
+	ir_alui(ir, BPF_RSH, hi, hi, 32);
+	ir_mov(ir, sq, lo);
+	ir_alu(ir, BPF_MUL, sq, sq, lo);           /* lo*lo */
+	ir_mov(ir, sqhi, hi);
+	ir_alu(ir, BPF_MUL, sqhi, sqhi, hi);       /* hi*hi */
+	ir_mov(ir, mid, lo);
+	ir_alu(ir, BPF_MUL, mid, mid, hi);         /* lo*hi, < 2^64 */
+	for (int twice = 0; twice < 2; twice++) {
+		uint32_t nc = ir_label(ir);
+		ir_mov(ir, t, mid);
+		ir_alui(ir, BPF_LSH, t, t, 32);
+		ir_alu(ir, BPF_ADD, sq, sq, t);
+		ir_mov(ir, t, mid);
+		ir_alui(ir, BPF_RSH, t, t, 32);
+		ir_alu(ir, BPF_ADD, sqhi, sqhi, t);
+		/* carry: the sum is below what was added */
+		ir_mov(ir, t, mid);
+		ir_alui(ir, BPF_LSH, t, t, 32);
+		ir_jcc(ir, BPF_JGE, sq, t, nc);
+		ir_alui(ir, BPF_ADD, sqhi, sqhi, 1);
+		ir_place(ir, nc);
+	}
+	vreg p = lookup(cg, map, key);
+	uint32_t fresh = ir_label(ir), done = ir_label(ir), nc = ir_label(ir);
+	ir_jcci(ir, BPF_JEQ, p, 0, fresh);
+	vreg c = ir_vreg(ir);
+	ir_ldx(ir, BPF_DW, c, p, 0);
+	ir_alui(ir, BPF_ADD, c, c, 1);
+	ir_stx(ir, BPF_DW, p, 0, c);
+	ir_ldx(ir, BPF_DW, c, p, 8);
+	ir_alu(ir, BPF_ADD, c, c, x);
+	ir_stx(ir, BPF_DW, p, 8, c);
+	ir_ldx(ir, BPF_DW, t, p, 24);
+	ir_alu(ir, BPF_ADD, t, t, sqhi);
+	ir_ldx(ir, BPF_DW, c, p, 16);
+	ir_alu(ir, BPF_ADD, c, c, sq);
+	ir_jcc(ir, BPF_JGE, c, sq, nc);
+	ir_alui(ir, BPF_ADD, t, t, 1);
+	ir_place(ir, nc);
+	ir_stx(ir, BPF_DW, p, 16, c);
+	ir_stx(ir, BPF_DW, p, 24, t);
+	ir_ja(ir, done);
+	ir_place(ir, fresh);
+	struct cmem val = cg_alloc(cg, 32);
+	ir_st(ir, BPF_DW, val.base, (int16_t)val.off, 1);
+	ir_stx(ir, BPF_DW, val.base, (int16_t)(val.off + 8), x);
+	ir_stx(ir, BPF_DW, val.base, (int16_t)(val.off + 16), sq);
+	ir_stx(ir, BPF_DW, val.base, (int16_t)(val.off + 24), sqhi);
+	update(cg, map, key, val);
+	ir_place(ir, done);
+}
+
 /* bpftrace 0.17's log2 bucket: 0 for v < 0, 1 for 0, else 2 + floor(log2
  * v) found by a five-step binary search that, as in bpftrace, cannot
  * shift by more than 31 in total (values >= 2^32 land in bucket 33). */
@@ -460,6 +535,9 @@ static void aggregate(struct cg *cg, const struct node *m,
 	case TYPE_AVG:
 	case TYPE_STATS:
 		avg(cg, map, key, cg_reg(cg, x));
+		return;
+	case TYPE_STDDEV:
+		stddev(cg, map, key, cg_reg(cg, x), vt->is_signed);
 		return;
 	case TYPE_HIST:
 	case TYPE_LHIST: {

@@ -56,6 +56,12 @@ static const struct type *check_stats(struct sema *s, struct node *n)
 	return check_agg1(s, n, TYPE_STATS, 16);
 }
 
+/* D's stddev(), reached only from the D front end */
+static const struct type *check_stddev(struct sema *s, struct node *n)
+{
+	return check_agg1(s, n, TYPE_STDDEV, 32);
+}
+
 static const struct type *check_hist(struct sema *s, struct node *n)
 {
 	return check_agg1(s, n, TYPE_HIST, 8);
@@ -228,6 +234,7 @@ const struct func funcs_maps[] = {
 	{ "min", 1, 1, FUNC_AGG, 0, check_min },
 	{ "max", 1, 1, FUNC_AGG, 0, check_max },
 	{ "stats", 1, 1, FUNC_AGG, 0, check_stats },
+	{ "__dtrace_stddev", 1, 1, FUNC_AGG, 0, check_stddev },
 	{ "hist", 1, 1, FUNC_AGG, 0, check_hist },
 	{ "lhist", 4, 4, FUNC_AGG, 0, check_lhist },
 	{ "delete", 1, 2, 0, 0, check_delete, gen_delete },

@@ -235,6 +235,7 @@ static void value_datum(const struct mctx *mc, struct sbuf *out,
 	}
 	case TYPE_AVG:
 	case TYPE_STATS:
+	case TYPE_STDDEV:
 		sbuf_printf(out, " %16lld", (long long)(e->avg / normal));
 		return;
 	default:
@@ -279,7 +280,8 @@ static void printa_format(const struct mctx *mc, struct sbuf *out,
 			}
 			int64_t v = vals ? (nagg < nvals ? vals[nagg] : 0) :
 				(mc->vt->kind == TYPE_AVG ||
-				 mc->vt->kind == TYPE_STATS ? e->avg :
+				 mc->vt->kind == TYPE_STATS ||
+				 mc->vt->kind == TYPE_STDDEV ? e->avg :
 				 (int64_t)e->a) / normal_of(mc);
 			nagg++;
 			memcpy(spec + n, "ll", 2);
@@ -325,6 +327,7 @@ static bool is_aggregation(const struct type *t)
 	switch (t->kind) {
 	case TYPE_COUNT: case TYPE_SUM: case TYPE_MIN: case TYPE_MAX:
 	case TYPE_AVG: case TYPE_STATS: case TYPE_HIST: case TYPE_LHIST:
+	case TYPE_STDDEV:
 		return true;
 	default:
 		return false;
@@ -337,7 +340,7 @@ static int64_t sort_value(const struct mctx *mc, const struct ment *e)
 	switch (mc->vt->kind) {
 	case TYPE_HIST: case TYPE_LHIST:
 		return (int64_t)e->total;
-	case TYPE_AVG: case TYPE_STATS:
+	case TYPE_AVG: case TYPE_STATS: case TYPE_STDDEV:
 		return e->avg;
 	default:
 		return (int64_t)e->a;

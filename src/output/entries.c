@@ -37,6 +37,7 @@ static enum output_value_kind kind_of(const struct type *t)
 	case TYPE_MAX: return OUTV_MAX;
 	case TYPE_AVG: return OUTV_AVG;
 	case TYPE_STATS: return OUTV_STATS;
+	case TYPE_STDDEV: return OUTV_AVG;   /* e->avg holds it */
 	case TYPE_HIST: return OUTV_HIST;
 	case TYPE_LHIST: return OUTV_LHIST;
 	case TYPE_INT: return t->is_bool ? OUTV_OTHER : OUTV_INT;

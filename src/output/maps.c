@@ -61,6 +61,37 @@ static const uint8_t *cpu_value(const struct map_snapshot *s, uint32_t i,
 	return s->values + ((size_t)i * s->nvalues + c) * s->value_stride;
 }
 
+/* D's standard deviation of n values of sum `sum` and sum of squares
+ * sq, as DTrace computes it: integers throughout, the mean truncated,
+ * sqrt(sq / n - mean * mean) rounded down. */
+static int64_t stddev_of(uint64_t n, uint64_t sum, unsigned __int128 sq,
+			 bool sg)
+{
+	if (!n)
+		return 0;
+	__int128 mean = sg ? (__int128)((int64_t)sum / (int64_t)n) :
+		(__int128)(sum / n);
+	unsigned __int128 msq = (unsigned __int128)(mean * mean);
+	unsigned __int128 q = sq / n;
+	if (q <= msq)
+		return 0;
+	unsigned __int128 d = q - msq, r = 0;
+	/* the integer square root, bit by bit */
+	unsigned __int128 bit = (unsigned __int128)1 << 126;
+	while (bit > d)
+		bit >>= 2;
+	while (bit) {
+		if (d >= r + bit) {
+			d -= r + bit;
+			r = (r >> 1) + bit;
+		} else {
+			r >>= 1;
+		}
+		bit >>= 2;
+	}
+	return (int64_t)r;
+}
+
 static void merge(const struct mctx *mc, const struct map_snapshot *s,
 		  uint32_t i, struct ment *e)
 {
@@ -90,6 +121,17 @@ static void merge(const struct mctx *mc, const struct map_snapshot *s,
 			e->b = 1;
 		}
 		break;
+	case TYPE_STDDEV: {
+		unsigned __int128 sq = 0;
+		for (uint32_t c = 0; c < nv; c++) {
+			const uint8_t *v = cpu_value(s, i, c);
+			e->a += ld64(v);
+			e->b += ld64(v + 8);
+			sq += (unsigned __int128)ld64(v + 24) << 64 | ld64(v + 16);
+		}
+		e->avg = stddev_of(e->a, e->b, sq, sg);
+		break;
+	}
 	case TYPE_AVG: case TYPE_STATS:
 		for (uint32_t c = 0; c < nv; c++) {
 			const uint8_t *v = cpu_value(s, i, c);
@@ -589,7 +631,7 @@ static enum map_shape shape_of(const struct type *t)
 {
 	switch (t->kind) {
 	case TYPE_HIST: case TYPE_LHIST: return SHAPE_HIST;
-	case TYPE_AVG: case TYPE_STATS: return SHAPE_STATS;
+	case TYPE_AVG: case TYPE_STATS: case TYPE_STDDEV: return SHAPE_STATS;
 	default: return SHAPE_PLAIN;
 	}
 }

@@ -116,6 +116,18 @@ static void merge_values(const struct type *vt, uint8_t *a, const uint8_t *b,
 			st64(x, ld64(x) + ld64(y));
 			st64(x + 8, ld64(x + 8) + ld64(y + 8));
 			break;
+		case TYPE_STDDEV: {
+			st64(x, ld64(x) + ld64(y));
+			st64(x + 8, ld64(x + 8) + ld64(y + 8));
+			unsigned __int128 sq =
+				((unsigned __int128)ld64(x + 24) << 64 |
+				 ld64(x + 16)) +
+				((unsigned __int128)ld64(y + 24) << 64 |
+				 ld64(y + 16));
+			st64(x + 16, (uint64_t)sq);
+			st64(x + 24, (uint64_t)(sq >> 64));
+			break;
+		}
 		case TYPE_MIN: case TYPE_MAX: {
 			if (!ld64(y + 8))
 				break;

@@ -115,7 +115,10 @@ bool type_equal(const struct type *a, const struct type *b)
 				return false;
 		return true;
 	case TYPE_LHIST:
-		return a->lhist_min == b->lhist_min &&
+		return a->llq_factor == b->llq_factor &&
+		       a->llq_low == b->llq_low && a->llq_high == b->llq_high &&
+		       a->llq_steps == b->llq_steps &&
+		       a->lhist_min == b->lhist_min &&
 		       a->lhist_max == b->lhist_max &&
 		       a->lhist_step == b->lhist_step;
 	case TYPE_SUM: case TYPE_MIN: case TYPE_MAX: case TYPE_AVG:
@@ -233,4 +236,38 @@ uint32_t type_map_value_size(const struct type *t)
 	default:
 		return t->size;
 	}
+}
+
+int type_llq_bounds(int64_t factor, int64_t low, int64_t high, int64_t nsteps,
+		    int64_t *out, int max)
+{
+	if (factor < 2 || low < 0 || high < low || nsteps < 1)
+		return -1;
+	int64_t last = 1;
+	for (int64_t m = 0; m < low; m++) {
+		if (last > INT64_MAX / factor)
+			return -1;
+		last *= factor;
+	}
+	int n = 0;
+	for (int64_t m = low; m <= high; m++) {
+		if (last > INT64_MAX / factor)
+			return -1;
+		int64_t next = last * factor;
+		int64_t nb = next > nsteps ? nsteps : next;
+		int64_t width = next / nb;
+		for (int64_t k = nb / factor; k < nb; k++) {
+			if (n >= max)
+				return -1;
+			if (out)
+				out[n] = k * width;
+			n++;
+		}
+		last = next;
+	}
+	if (n >= max)
+		return -1;
+	if (out)
+		out[n] = last;   /* the overflow bucket's */
+	return n + 1;
 }

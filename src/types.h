@@ -106,6 +106,11 @@ struct type {
 	uint32_t *offsets;          /* TUPLE: field offsets */
 	const struct record_field *rfields; /* RECORD */
 	int64_t lhist_min, lhist_max, lhist_step; /* LHIST */
+	/* LHIST of D's llquantize(x, factor, low, high, nsteps) when
+	 * llq_factor is set: buckets 1..lhist_max start at the bounds
+	 * type_llq_bounds() gives, 0 is below factor^low, the last at or
+	 * above factor^(high + 1) */
+	int64_t llq_factor, llq_low, llq_high, llq_steps;
 	uint32_t stack_limit;       /* KSTACK/USTACK: frames kept */
 	uint8_t stack_mode;         /* KSTACK/USTACK: 0 bpftrace, 1 perf, 2 raw */
 	/* The C type a value came from: STRUCT and ARRAY always (their
@@ -123,6 +128,15 @@ const struct type *type_u64(void);
 const struct type *type_s64(void);
 const struct type *type_bool(void);
 const struct type *type_str(struct arena *a, uint32_t size);
+/* The lower bounds of llquantize's buckets between factor^low and
+ * factor^(high + 1) (that one last, as the overflow bucket's), as
+ * DTrace's log/linear layout has them: in each order of magnitude m,
+ * min(factor^(m+1), nsteps) steps of factor^(m+1) / that width, less the
+ * ones below factor^m. Returns how many (at most max, -1 beyond it or
+ * on overflow); out may be NULL to count. */
+#define LLQ_MAX_BOUNDS 1000   /* as lhist's buckets (funcs/maps.c) */
+int type_llq_bounds(int64_t factor, int64_t low, int64_t high, int64_t nsteps,
+		    int64_t *out, int max);
 const struct type *type_tuple(struct arena *a, uint32_t n,
 			      const struct type *const *fields);
 const struct type *type_simple(struct arena *a, enum type_kind kind,

@@ -498,6 +498,31 @@ static vreg lhist_bucket(struct cg *cg, vreg x, int64_t min, int64_t max,
 	return b;
 }
 
+/* llquantize's bucket: a chain of comparisons with the bounds, from
+ * the top (they are constants, at most LLQ_MAX_BOUNDS of them). */
+static vreg llq_bucket(struct cg *cg, vreg x, const struct type *t)
+{
+	struct ir *ir = cg->ir;
+	int64_t *lb = calloc(LLQ_MAX_BOUNDS, sizeof(*lb));
+	vreg b = ir_vreg(ir);
+	if (!lb) {
+		cg->err = -12;
+		ir_movi(ir, b, 0);
+		return b;
+	}
+	int n = type_llq_bounds(t->llq_factor, t->llq_low, t->llq_high,
+				t->llq_steps, lb, LLQ_MAX_BOUNDS);
+	uint32_t done = ir_label(ir);
+	for (int k = n - 1; k >= 0; k--) {
+		ir_movi(ir, b, k + 1);
+		ir_jcci(ir, BPF_JSGE, x, lb[k], done);
+	}
+	ir_movi(ir, b, 0);
+	ir_place(ir, done);
+	free(lb);
+	return b;
+}
+
 static int64_t lit(const struct node *call, uint32_t i)
 {
 	if (i < call->u.call.args.n && call->u.call.args.v[i]->kind == N_INT)
@@ -543,6 +568,7 @@ static void aggregate(struct cg *cg, const struct node *m,
 	case TYPE_LHIST: {
 		vreg b = call->type->kind == TYPE_HIST ?
 			hist_bucket(cg, cg_reg(cg, x)) :
+			vt->llq_factor ? llq_bucket(cg, cg_reg(cg, x), vt) :
 			lhist_bucket(cg, cg_reg(cg, x),
 				     vt->lhist_step ? vt->lhist_min : lit(call, 1),
 				     vt->lhist_step ? vt->lhist_max : lit(call, 2),

@@ -56,6 +56,45 @@ static const struct type *check_stats(struct sema *s, struct node *n)
 	return check_agg1(s, n, TYPE_STATS, 16);
 }
 
+/* D's llquantize(x, factor, low, high, nsteps), reached only from the
+ * D front end: an lhist whose buckets the type's llq_* fields place
+ * (types.h), with the checks DTrace makes of its constants. */
+static const struct type *check_llquantize(struct sema *s, struct node *n)
+{
+	const struct type *at = sema_int_arg(s, n, 0, "its value");
+	int64_t v[4];
+	static const char *const what[] = { "factor", "low", "high", "nsteps" };
+	bool ok = true;
+	for (int i = 0; i < 4; i++)
+		ok = sema_lit_int(s, n, (uint32_t)i + 1, what[i], &v[i]) && ok;
+	if (!ok || !at)
+		return NULL;
+	const char *why = v[0] < 2 ? "factor must be greater than 1" :
+		v[1] < 0 ? "low must be non-negative" :
+		v[2] <= v[1] ? "high must be greater than low" :
+		v[3] < v[0] ? "nsteps must be greater than or equal to factor" :
+		v[3] % v[0] ? "factor must evenly divide nsteps" : NULL;
+	int nb = why ? 0 : type_llq_bounds(v[0], v[1], v[2], v[3], NULL,
+					   LLQ_MAX_BOUNDS);
+	if (!why && nb < 0)
+		why = "too many buckets, or factor^(high + 1) overflows";
+	if (why) {
+		if (s->final)
+			sema_error(s, n->pos, "ARG_TYPE", "llquantize( ) %s",
+				   why);
+		return NULL;
+	}
+	struct type *t = agg_type(s, TYPE_LHIST, 8);
+	t->lhist_min = 0;
+	t->lhist_max = nb - 1;   /* the buckets in range */
+	t->lhist_step = 1;
+	t->llq_factor = v[0];
+	t->llq_low = v[1];
+	t->llq_high = v[2];
+	t->llq_steps = v[3];
+	return t;
+}
+
 /* D's stddev(), reached only from the D front end */
 static const struct type *check_stddev(struct sema *s, struct node *n)
 {
@@ -235,6 +274,7 @@ const struct func funcs_maps[] = {
 	{ "max", 1, 1, FUNC_AGG, 0, check_max },
 	{ "stats", 1, 1, FUNC_AGG, 0, check_stats },
 	{ "__dtrace_stddev", 1, 1, FUNC_AGG, 0, check_stddev },
+	{ "__dtrace_llquantize", 5, 5, FUNC_AGG, 0, check_llquantize },
 	{ "hist", 1, 1, FUNC_AGG, 0, check_hist },
 	{ "lhist", 4, 4, FUNC_AGG, 0, check_lhist },
 	{ "delete", 1, 2, 0, 0, check_delete, gen_delete },

@@ -289,7 +289,7 @@ int d_int_width(const struct node *n)
 
 /* D's functions that sonde does not provide yet. */
 static const char *const d_missing_funcs[] = {
-	"llquantize", "tracemem",
+	"tracemem",
 	"print", "speculation", "speculate", "commit", "discard", "copyin",
 	"copyinto", "copyout", "copyoutstr", "strtok", "jstack", "umod", "mod", "uaddr", "alloca", "bcopy", "rand",
 	"mutex_owned", "progenyof", "chill", "breakpoint", "panic", "stop",
@@ -417,6 +417,7 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 		{ "max", "max", 1, 1, false },
 		{ "quantize", "hist", 1, 1, false },
 		{ "stddev", "__dtrace_stddev", 1, 1, false },
+		{ "llquantize", "__dtrace_llquantize", 5, 5, false },
 		{ "clear", "zero", 1, 1, false },
 		{ "raise", "signal", 1, 1, false },
 		{ "func", "ksym", 1, 1, false },

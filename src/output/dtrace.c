@@ -179,6 +179,19 @@ static void dist_table(struct sbuf *out, const int64_t *v, int n,
 	for (int i = first; i <= last; i++) {
 		if (!lin) {
 			sbuf_printf(out, "%16lld ", q_label(i));
+		} else if (t->llq_factor) {
+			/* llquantize: the bounds, the last the overflow's */
+			char c[32];
+			int64_t lb[LLQ_MAX_BOUNDS];
+			int nb = type_llq_bounds(t->llq_factor, t->llq_low,
+						 t->llq_high, t->llq_steps, lb,
+						 LLQ_MAX_BOUNDS);
+			long long at = nb <= 0 ? 0 :
+				i == 0 ? lb[0] : i - 1 < nb ? lb[i - 1] :
+				lb[nb - 1];
+			snprintf(c, sizeof(c), i == 0 ? "< %lld" :
+				 i == n - 1 ? ">= %lld" : "%lld", at);
+			sbuf_printf(out, "%16s ", c);
 		} else {
 			char c[32];
 			long long base = t->lhist_min, step = t->lhist_step;

@@ -236,6 +236,11 @@ enum event_kind {
 	 * args: n */
 	EV_DTRACE_NORMALIZE,
 	EV_DTRACE_TRUNC,
+	/* commit(id), discard(id): args: the speculation's id. A record
+	 * made after speculate(id) carries id in its header's high 32 bits
+	 * (output/dspec.c holds it until one of these) */
+	EV_DTRACE_COMMIT,
+	EV_DTRACE_DISCARD,
 };
 
 /* The EV_WATCH record: the probe (index in the program's probes) whose
@@ -555,6 +560,10 @@ struct program {
 	struct {
 		bool on;               /* the script is D */
 		bool quiet;            /* -q, #pragma D option quiet */
+		/* speculate() is called: records carry the speculation in
+		 * their header (the per-CPU map ".dspec" holds the current
+		 * one and the id counter: funcs/dtrace.c) */
+		bool speculates;
 		/* "description 'BEGIN '" or "script 'x.d'": what the
 		 * matched line names */
 		const char *label;

@@ -77,6 +77,29 @@ struct ir_arg cg_wake_flags(struct cg *cg, bool now)
 	return IR_ARG(f);
 }
 
+/* D: the current speculation (funcs/dtrace.c), if any, in the high 32
+ * bits of the record's header */
+static void tag_speculation(struct cg *cg, vreg rec, int32_t id)
+{
+	struct ir *ir = cg->ir;
+	int map = funcs_dspec_map(cg->prog);
+	struct cg_mark mk = cg_mark(cg);
+	struct cmem key = cg_alloc(cg, 8);
+	ir_st(ir, BPF_W, key.base, (int16_t)key.off, 0);
+	vreg v = cg_call(cg, BPF_FUNC_map_lookup_elem,
+			 (struct ir_arg[]){ IR_MAP(map), cg_arg(key) }, 2);
+	uint32_t none = ir_label(ir);
+	ir_jcci(ir, BPF_JEQ, v, 0, none);
+	vreg s = ir_vreg(ir);
+	ir_ldx(ir, BPF_DW, s, v, 0);
+	ir_jcci(ir, BPF_JEQ, s, 0, none);
+	ir_alui(ir, BPF_LSH, s, s, 32);
+	ir_alui(ir, BPF_OR, s, s, id);
+	ir_stx(ir, BPF_DW, rec, 0, s);
+	ir_place(ir, none);
+	cg_release(cg, mk);
+}
+
 void cg_emit_event(struct cg *cg, const struct node *n, uint32_t first,
 		   cg_event_fill fill)
 {
@@ -113,6 +136,8 @@ void cg_emit_event(struct cg *cg, const struct node *n, uint32_t first,
 	uint32_t lost = ir_label(cg->ir), done = ir_label(cg->ir);
 	ir_jcci(cg->ir, BPF_JEQ, rec, 0, lost);
 	ir_st(cg->ir, BPF_DW, rec, 0, id);
+	if (cg->prog->dtrace.speculates)
+		tag_speculation(cg, rec, id);
 	if (fill) {
 		fill(cg, n, rec, args);
 	} else if (args) {

@@ -125,6 +125,108 @@ static const struct type *check_trunc(struct sema *s, struct node *n)
 	return map_int_event(s, n, EV_DTRACE_TRUNC);
 }
 
+/* ---- speculations ----------------------------------------------------
+ * A per-CPU map ".dspec" holds { the current speculation, the count of
+ * speculations made on this CPU }. speculation() is a new id: the count
+ * (24 bits) and the CPU (8 bits), never 0; speculate(id) sets the
+ * current one, which every record's header then carries (cg_call.c)
+ * until the clause ends (speculate(0), lang/d_clauses.c); commit(id)
+ * and discard(id) are events: output/dspec.c holds a speculation's
+ * records until one of them arrives. A BPF program runs on one CPU
+ * from start to end, so the map's value is the clause's own. */
+
+int funcs_dspec_map(struct program *prog)
+{
+	int m = program_find_map(prog, ".dspec");
+	if (m >= 0)
+		return m;
+	struct map_spec s = { .name = ".dspec", .kind = MAP_PERCPU_ARRAY,
+			      .key_size = 4, .value_size = 16,
+			      .max_entries = 1 };
+	return program_add_map(prog, &s);
+}
+
+/* this CPU's .dspec value, or 0 */
+static vreg dspec_value(struct cg *cg)
+{
+	int map = funcs_dspec_map(cg->prog);
+	struct cmem key = cg_alloc(cg, 8);
+	ir_st(cg->ir, BPF_W, key.base, (int16_t)key.off, 0);
+	return cg_call(cg, BPF_FUNC_map_lookup_elem,
+		       (struct ir_arg[]){ IR_MAP(map), cg_arg(key) }, 2);
+}
+
+static const struct type *check_speculation(struct sema *s, struct node *n)
+{
+	return type_u64();
+}
+
+static struct cval gen_speculation(struct cg *cg, const struct node *n)
+{
+	struct ir *ir = cg->ir;
+	vreg v = dspec_value(cg), id = ir_vreg(ir), t = ir_vreg(ir);
+	uint32_t none = ir_label(ir), done = ir_label(ir);
+	ir_jcci(ir, BPF_JEQ, v, 0, none);
+	ir_ldx(ir, BPF_DW, id, v, 8);
+	ir_alui(ir, BPF_ADD, id, id, 1);
+	ir_stx(ir, BPF_DW, v, 8, id);
+	ir_alui(ir, BPF_AND, id, id, 0xffffff);
+	ir_alui(ir, BPF_LSH, id, id, 8);
+	vreg cpu = cg_call(cg, BPF_FUNC_get_smp_processor_id, NULL, 0);
+	ir_mov(ir, t, cpu);
+	ir_alui(ir, BPF_AND, t, t, 0xff);
+	ir_alu(ir, BPF_OR, id, id, t);
+	ir_jcci(ir, BPF_JNE, id, 0, done);
+	ir_movi(ir, id, 0xff);      /* the count wrapped on CPU 0 */
+	ir_ja(ir, done);
+	ir_place(ir, none);
+	ir_movi(ir, id, 0);
+	ir_place(ir, done);
+	return cg_regval(id, n->type);
+}
+
+static const struct type *check_speculate(struct sema *s, struct node *n)
+{
+	if (!sema_int_arg(s, n, 0, "the speculation"))
+		return NULL;
+	s->prog->dtrace.speculates = true;
+	return type_none();
+}
+
+static struct cval gen_speculate(struct cg *cg, const struct node *n)
+{
+	vreg id = cg_reg(cg, cg_expr(cg, arg(n, 0)));
+	vreg v = dspec_value(cg);
+	uint32_t none = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JEQ, v, 0, none);
+	ir_alui(cg->ir, BPF_AND, id, id, 0xffffffff);
+	ir_stx(cg->ir, BPF_DW, v, 0, id);
+	ir_place(cg->ir, none);
+	return cg_imm(0, type_none());
+}
+
+static const struct type *spec_event(struct sema *s, struct node *n,
+				     enum event_kind kind)
+{
+	const struct type *t = sema_int_arg(s, n, 0, "the speculation");
+	if (!t)
+		return NULL;
+	struct event_spec e = { .kind = kind, .map_id = -1,
+				.args = type_tuple(s->a, 1, &t) };
+	sema_add_event(s, n, &e);
+	return type_none();
+}
+
+static const struct type *check_commit(struct sema *s, struct node *n)
+{
+	return spec_event(s, n, EV_DTRACE_COMMIT);
+}
+
+static const struct type *check_discard(struct sema *s, struct node *n)
+{
+	return spec_event(s, n, EV_DTRACE_DISCARD);
+}
+
 /* printa's event carries no fields: the map is read when it arrives */
 static struct cval gen_printa(struct cg *cg, const struct node *call)
 {
@@ -139,5 +241,10 @@ const struct func funcs_dtrace[] = {
 	{ "__dtrace_stack", 1, 1, 0, 0, check_stack, funcs_gen_event },
 	{ "__dtrace_normalize", 2, 2, 0, 0, check_normalize, funcs_gen_event },
 	{ "__dtrace_trunc", 2, 2, 0, 0, check_trunc, funcs_gen_event },
+	{ "__dtrace_speculation", 0, 0, 0, 0, check_speculation,
+	  gen_speculation },
+	{ "__dtrace_speculate", 1, 1, 0, 0, check_speculate, gen_speculate },
+	{ "__dtrace_commit", 1, 1, 0, 0, check_commit, funcs_gen_event },
+	{ "__dtrace_discard", 1, 1, 0, 0, check_discard, funcs_gen_event },
 	{ NULL },
 };

@@ -63,6 +63,11 @@ struct func {
 		       const struct type *to);
 };
 
+struct program;
+/* D's per-CPU map of speculations (funcs/dtrace.c): its index, made
+ * when first asked for. */
+int funcs_dspec_map(struct program *prog);
+
 /* The function called `name`, or NULL. */
 const struct func *func_find(const char *name);
 

@@ -47,7 +47,9 @@ static const struct {
 	{ "switchrate", OPT_IGNORED }, { "cleanrate", OPT_IGNORED },
 	{ "dynvarsize", OPT_IGNORED }, { "statusrate", OPT_IGNORED },
 	{ "bufpolicy", OPT_IGNORED }, { "bufresize", OPT_IGNORED },
-	{ "nspec", OPT_MISSING }, { "specsize", OPT_MISSING },
+	/* speculations are held by the consumer (output/dspec.c), with
+	 * bounds of its own */
+	{ "nspec", OPT_IGNORED }, { "specsize", OPT_IGNORED },
 	{ "flowindent", OPT_MISSING }, { "rawbytes", OPT_MISSING },
 	{ "stackframes", OPT_MISSING }, { "ustackframes", OPT_MISSING },
 	{ "aggsortkey", OPT_MISSING }, { "aggsortrev", OPT_MISSING },
@@ -737,6 +739,9 @@ static struct node *d_parse(struct arena *a, const char *text,
 		for (uint32_t i = 0; i < root->u.list.n; i++)
 			if (records.v[i])
 				d_add_record(&p, root->u.list.v[i]);
+	if (!d->nerrors)
+		for (uint32_t i = 0; i < root->u.list.n; i++)
+			d_end_speculation(&p, root->u.list.v[i]);
 	if (!d->nerrors)
 		d_merge_clauses(&p, root, set);
 	if (!d->nerrors)

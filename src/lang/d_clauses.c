@@ -121,12 +121,45 @@ void d_add_exit(struct d_parser *p, struct node *probe)
 	body->u.list = l;
 }
 
-/* The clause's record line: "CPU ID FUNCTION:NAME " first, '\n' last. */
+static bool is_speculate(const struct node *s)
+{
+	return s->kind == N_EXPR_STMT && s->u.expr_stmt.expr->kind == N_CALL &&
+		strcmp(s->u.expr_stmt.expr->u.call.name,
+		       "__dtrace_speculate") == 0;
+}
+
+/* The index of the clause's speculate() statement, or -1. */
+static int speculate_at(const struct node *body)
+{
+	for (uint32_t i = 0; i < body->u.list.n; i++)
+		if (is_speculate(body->u.list.v[i]))
+			return (int)i;
+	return -1;
+}
+
+/* A clause that speculates stops at its end: the clauses after it in
+ * the same probe record as usual (speculate(0) is "none"). */
+void d_end_speculation(struct d_parser *p, struct node *probe)
+{
+	struct node *body = probe->u.probe.body;
+	if (speculate_at(body) < 0)
+		return;
+	node_list_push(p->a, &body->u.list, stmt_call(p, body->pos,
+		       d_call(p, body->pos, "__dtrace_speculate",
+			      d_int(p, body->pos, 0), NULL, NULL)));
+}
+
+/* The clause's record line: "CPU ID FUNCTION:NAME " first (after its
+ * speculate(), so that the line is part of the speculation), '\n'
+ * last. */
 void d_add_record(struct d_parser *p, struct node *probe)
 {
 	struct node *body = probe->u.probe.body;
 	struct pos pos = body->pos;
 	struct node_list l = { 0 };
+	int spec = speculate_at(body);
+	for (int i = 0; i <= spec; i++)
+		node_list_push(p->a, &l, body->u.list.v[i]);
 	struct node *line = d_call(p, pos, "__dtrace_probe_line",
 				   d_str(p, pos, "%3d %6d %32s "),
 				   d_builtin(p, pos, BI_CPU, 0),
@@ -134,7 +167,7 @@ void d_add_record(struct d_parser *p, struct node *probe)
 	node_list_push(p->a, &line->u.call.args,
 		       d_builtin(p, pos, BI_DPROBE, 4));
 	node_list_push(p->a, &l, stmt_call(p, pos, line));
-	for (uint32_t i = 0; i < body->u.list.n; i++)
+	for (uint32_t i = (uint32_t)(spec + 1); i < body->u.list.n; i++)
 		node_list_push(p->a, &l, body->u.list.v[i]);
 	node_list_push(p->a, &l, stmt_call(p, pos, d_call(p, pos, "printf",
 		       d_str(p, pos, "\n"), NULL, NULL)));

@@ -53,6 +53,7 @@ const char *d_preprocess(struct arena *a, const char *text,
  * same descriptions merged into one block (set->clauses counts them),
  * exit() deferred to a block's end */
 void d_add_record(struct d_parser *p, struct node *probe);
+void d_end_speculation(struct d_parser *p, struct node *probe);
 void d_merge_clauses(struct d_parser *p, struct node *root,
 		     struct frontend_settings *set);
 void d_add_exit(struct d_parser *p, struct node *probe);

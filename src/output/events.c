@@ -49,6 +49,7 @@ void output_free(struct output *o)
 		log_warn("%llu system() command%s not run: the run was ending "
 			 "on a signal", (unsigned long long)o->commands_skipped,
 			 o->commands_skipped == 1 ? "" : "s");
+	dspec_free(o);
 	free(o->map_warned);
 	free(o->dtrace_printed);
 	free(o->dtrace_normal);
@@ -378,6 +379,8 @@ int output_event(struct output *o, const void *data, size_t size)
 		return -EINVAL;
 	uint64_t id;
 	memcpy(&id, data, sizeof(id));
+	if (id >> 32 && o->prog->dtrace.speculates)
+		return dspec_record(o, (uint32_t)(id >> 32), data, size);
 	if (id >= o->prog->nevents)
 		return -EINVAL;
 	const struct event_spec *e = &o->prog->events[id];
@@ -408,6 +411,15 @@ int output_event(struct output *o, const void *data, size_t size)
 	case EV_DTRACE_NORMALIZE:
 	case EV_DTRACE_TRUNC:
 		return dtrace_map_op(o, e, d);
+	case EV_DTRACE_COMMIT:
+	case EV_DTRACE_DISCARD: {
+		uint64_t spec;
+		if (!e->args || size < 8)
+			return -EINVAL;
+		memcpy(&spec, d + e->args->offsets[0], sizeof(spec));
+		return dspec_end(o, (uint32_t)spec,
+				 e->kind == EV_DTRACE_COMMIT);
+	}
 	case EV_CLEAR_MAP:
 		return map_op(o, e, true);
 	case EV_ZERO_MAP:

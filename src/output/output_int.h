@@ -186,6 +186,7 @@ struct output {
 	/* D (dtrace.c): the CPU ID FUNCTION:NAME heading is out; the
 	 * format of the printa() being printed (NULL: the default) */
 	bool dtrace_heading;
+	struct dspecs *dspecs;      /* D's speculations held (dspec.c) */
 	const char *printa_fmt;
 	uint8_t *dtrace_printed;    /* per map: printa() printed it */
 	bool dtrace_exiting;        /* the aggregations at exit */
@@ -393,5 +394,13 @@ void cxx_sort(void *base, size_t n, size_t size,
 void cxx_stable_sort(void *base, size_t n, size_t size,
 		     bool (*less)(const void *a, const void *b, void *ctx),
 		     void *ctx);
+
+/* dspec.c: D's speculations. A record of speculation id (its header's
+ * high half), rendered into the speculation's buffer; commit(id) or
+ * discard(id); the end (held ones dropped, drops reported). */
+int dspec_record(struct output *o, uint32_t id, const void *data,
+		 size_t size);
+int dspec_end(struct output *o, uint32_t id, bool commit);
+void dspec_free(struct output *o);
 
 #endif

@@ -376,6 +376,10 @@ static int on_shared_record(void *arg, void *data, uint32_t size)
 		return -1;
 	}
 	memcpy(&id, data, sizeof(id));
+	/* D: a speculation's records carry it in the high half (bounded
+	 * where it is held: output/dspec.c) */
+	if (e->prog->dtrace.speculates)
+		id &= 0xffffffff;
 	if (id >= e->prog->nevents || !e->agent_events[id]) {
 		proc_region_broken(e, "a record of event %llu in the event ring, "
 				   "which none of its probes writes",

@@ -227,6 +227,38 @@ static const struct type *check_discard(struct sema *s, struct node *n)
 	return spec_event(s, n, EV_DTRACE_DISCARD);
 }
 
+/* stackdepth, ustackdepth: __dtrace_stackdepth(USER): the frames
+ * bpf_get_stack() writes (at most 127, the kernel's default
+ * perf_event_max_stack), into untracked scratch */
+#define DEPTH_FRAMES 127
+static const struct type *check_stackdepth(struct sema *s, struct node *n)
+{
+	int64_t user;
+	if (!sema_lit_int(s, n, 0, "user", &user))
+		return NULL;
+	if (!sema_require(s, n->pos, user ? PROBE_USTACK : PROBE_KSTACK,
+			  user ? "ustackdepth" : "stackdepth"))
+		return NULL;
+	return type_u64();
+}
+
+static struct cval gen_stackdepth(struct cg *cg, const struct node *n)
+{
+	struct ir *ir = cg->ir;
+	bool user = arg(n, 0)->u.ival != 0;
+	struct cmem buf = cg_alloc_untracked(cg, DEPTH_FRAMES * 8);
+	vreg r = cg_call(cg, BPF_FUNC_get_stack, (struct ir_arg[]){
+		IR_ARG(cg->ctx), cg_arg(buf), IR_IMM(DEPTH_FRAMES * 8),
+		IR_IMM(user ? BPF_F_USER_STACK : 0) }, 4);
+	uint32_t ok = ir_label(ir);
+	cg_normalize(cg, r, type_int(cg->a, 32, true));
+	ir_jcci(ir, BPF_JSGE, r, 0, ok);
+	ir_movi(ir, r, 0);            /* no stack: depth 0 */
+	ir_place(ir, ok);
+	ir_alui(ir, BPF_RSH, r, r, 3);
+	return cg_regval(r, n->type);
+}
+
 /* printa's event carries no fields: the map is read when it arrives */
 static struct cval gen_printa(struct cg *cg, const struct node *call)
 {
@@ -241,6 +273,7 @@ const struct func funcs_dtrace[] = {
 	{ "__dtrace_stack", 1, 1, 0, 0, check_stack, funcs_gen_event },
 	{ "__dtrace_normalize", 2, 2, 0, 0, check_normalize, funcs_gen_event },
 	{ "__dtrace_trunc", 2, 2, 0, 0, check_trunc, funcs_gen_event },
+	{ "__dtrace_stackdepth", 1, 1, 0, 0, check_stackdepth, gen_stackdepth },
 	{ "__dtrace_speculation", 0, 0, 0, 0, check_speculation,
 	  gen_speculation },
 	{ "__dtrace_speculate", 1, 1, 0, 0, check_speculate, gen_speculate },

@@ -23,7 +23,7 @@ static const struct {
 
 /* D's variables that sonde does not provide yet (README: D language). */
 static const char *const d_missing[] = {
-	"vtimestamp", "stackdepth", "ustackdepth",
+	"vtimestamp",
 	"uregs", "curpsinfo", "curlwpsinfo", "caller", "ucaller", "epid",
 	"id", "ipl", "root", "cwd", "arg", "curcpu", "zonename", "projid",
 	"taskid", NULL,
@@ -108,6 +108,9 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 		c->u.cast.expr = tgid;
 		return c;
 	}
+	if (strcmp(name, "stackdepth") == 0 || strcmp(name, "ustackdepth") == 0)
+		return d_call(p, pos, "__dtrace_stackdepth",
+			      d_int(p, pos, name[0] == 'u'), NULL, NULL);
 	if (strcmp(name, "walltimestamp") == 0) {
 		/* the monotonic clock the probes read, moved to the wall
 		 * clock by the distance between the two now */

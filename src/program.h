@@ -241,6 +241,8 @@ enum event_kind {
 	 * (output/dspec.c holds it until one of these) */
 	EV_DTRACE_COMMIT,
 	EV_DTRACE_DISCARD,
+	/* tracemem(addr, n): args: the bytes (a buf) */
+	EV_DTRACE_TRACEMEM,
 };
 
 /* The EV_WATCH record: the probe (index in the program's probes) whose

@@ -227,6 +227,23 @@ static const struct type *check_discard(struct sema *s, struct node *n)
 	return spec_event(s, n, EV_DTRACE_DISCARD);
 }
 
+/* __dtrace_tracemem(buf(addr, n)): the bytes, printed as a table */
+static const struct type *check_tracemem(struct sema *s, struct node *n)
+{
+	const struct type *t = sema_expr(s, arg(n, 0));
+	if (!t)
+		return NULL;
+	if (t->kind != TYPE_BUF) {
+		sema_error(s, arg(n, 0)->pos, "ARG_TYPE", "tracemem( ) takes "
+			   "an address and a size");
+		return NULL;
+	}
+	struct event_spec e = { .kind = EV_DTRACE_TRACEMEM, .map_id = -1,
+				.args = type_tuple(s->a, 1, &t) };
+	sema_add_event(s, n, &e);
+	return type_none();
+}
+
 /* stackdepth, ustackdepth: __dtrace_stackdepth(USER): the frames
  * bpf_get_stack() writes (at most 127, the kernel's default
  * perf_event_max_stack), into untracked scratch */
@@ -274,6 +291,7 @@ const struct func funcs_dtrace[] = {
 	{ "__dtrace_normalize", 2, 2, 0, 0, check_normalize, funcs_gen_event },
 	{ "__dtrace_trunc", 2, 2, 0, 0, check_trunc, funcs_gen_event },
 	{ "__dtrace_stackdepth", 1, 1, 0, 0, check_stackdepth, gen_stackdepth },
+	{ "__dtrace_tracemem", 1, 1, 0, 0, check_tracemem, funcs_gen_event },
 	{ "__dtrace_speculation", 0, 0, 0, 0, check_speculation,
 	  gen_speculation },
 	{ "__dtrace_speculate", 1, 1, 0, 0, check_speculate, gen_speculate },

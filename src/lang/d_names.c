@@ -292,7 +292,7 @@ int d_int_width(const struct node *n)
 
 /* D's functions that sonde does not provide yet. */
 static const char *const d_missing_funcs[] = {
-	"tracemem",
+
 	"print", "copyin",
 	"copyinto", "copyout", "copyoutstr", "strtok", "jstack", "umod", "mod", "uaddr", "alloca", "bcopy", "rand",
 	"mutex_owned", "progenyof", "chill", "breakpoint", "panic", "stop",
@@ -517,6 +517,14 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 			return NULL;
 		return call_with(p, pos, arena_printf(p->a, "__dtrace_%s", name),
 				 args);
+	}
+	if (strcmp(name, "tracemem") == 0) {
+		if (!arity(p, name, pos, args, 2, 3))
+			return NULL;
+		p->records = true;
+		struct node *b = d_call(p, pos, "buf", args->v[0], args->v[1],
+					NULL);
+		return d_call(p, pos, "__dtrace_tracemem", b, NULL, NULL);
 	}
 	if (strcmp(name, "stringof") == 0) {
 		if (!arity(p, name, pos, args, 1, 1))

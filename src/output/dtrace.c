@@ -695,3 +695,44 @@ const struct output_format output_format_dtrace = {
 	.error_stderr = d_error_stderr,
 	.helper_error = d_helper_error,
 };
+
+/* tracemem(): the bytes as the guide shows traced memory: a heading of
+ * the 16 columns and the text, then per 16 bytes their offset, the
+ * bytes in hex and as text ('.' for what is not printable). */
+int dtrace_tracemem(struct output *o, const struct event_spec *e,
+		    const uint8_t *d, size_t size)
+{
+	const struct type *t = e->args;
+	if (!t || t->nfields != 1 || t->fields[0]->kind != TYPE_BUF ||
+	    size < t->offsets[0] + t->fields[0]->size)
+		return -EINVAL;
+	const uint8_t *b = d + t->offsets[0];
+	uint32_t n;
+	memcpy(&n, b, 4);
+	uint32_t cap = t->fields[0]->size - 4;
+	if (n > cap)
+		n = cap;
+	b += 4;
+	enum { MARGIN = 5 };
+	struct sbuf out = { 0 };
+	sbuf_printf(&out, "\n%*s      ", MARGIN, "");
+	for (int i = 0; i < 16; i++)
+		sbuf_printf(&out, "  %c", "0123456789abcdef"[i]);
+	sbuf_printf(&out, "  0123456789abcdef\n");
+	for (uint32_t i = 0; i < n; i += 16) {
+		sbuf_printf(&out, "%*s%5x:", MARGIN, "", i);
+		uint32_t j;
+		for (j = i; j < i + 16 && j < n; j++)
+			sbuf_printf(&out, " %02x", b[j]);
+		for (; j % 16; j++)
+			sbuf_printf(&out, "   ");
+		sbuf_printf(&out, "  ");
+		for (j = i; j < i + 16 && j < n; j++)
+			sbuf_putc(&out, b[j] < ' ' || b[j] > '~' ? '.' :
+				  (char)b[j]);
+		sbuf_putc(&out, '\n');
+	}
+	int r = output_write(o, &out);
+	sbuf_free(&out);
+	return r;
+}

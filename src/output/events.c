@@ -408,6 +408,8 @@ int output_event(struct output *o, const void *data, size_t size)
 		return dtrace_probe_line(o, e, d, size);
 	case EV_DTRACE_PRINTA:
 		return dtrace_printa(o, e);
+	case EV_DTRACE_TRACEMEM:
+		return dtrace_tracemem(o, e, d, size);
 	case EV_DTRACE_NORMALIZE:
 	case EV_DTRACE_TRUNC:
 		return dtrace_map_op(o, e, d);

@@ -152,6 +152,8 @@ int dtrace_probe_line(struct output *o, const struct event_spec *e,
 		      const uint8_t *data, size_t size);
 int dtrace_printa(struct output *o, const struct event_spec *e);
 /* normalize()/denormalize() and trunc(@m, n) */
+int dtrace_tracemem(struct output *o, const struct event_spec *e,
+		    const uint8_t *d, size_t size);
 int dtrace_map_op(struct output *o, const struct event_spec *e,
 		  const uint8_t *data);
 

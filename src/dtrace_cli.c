@@ -115,13 +115,13 @@ int dtrace_cli_parse(int argc, char **argv, struct options *o,
 	static const struct option longopts[] = {
 		{ "engine", required_argument, NULL, 'E' },
 		{ "dry-run", no_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "help", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	o->dtrace = true;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+n:s:P:m:f:i:qvwlZeCc:p:o:x:b:D:U:I:FVh",
+	while ((c = getopt_long(argc, argv, "+n:s:P:m:f:i:qvwlZeCc:p:o:x:b:D:U:I:FVhG",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': case 's': case 'P': case 'm': case 'f':
@@ -210,6 +210,19 @@ int dtrace_cli_parse(int argc, char **argv, struct options *o,
 			printf("dtrace: Sun D 1.6.3 (sonde v%s)\n", SONDE_VERSION);
 			exit(EXIT_OK);
 		case 'h':
+			fprintf(stderr, "dtrace: -h (a C header of a provider "
+				"definition's probe macros) is not supported by "
+				"sonde's D: include/sonde/sdt.h's SONDE_PROBE() "
+				"needs no generated header\n");
+			return EXIT_SCRIPT;
+		case 'G':
+			fprintf(stderr, "dtrace: -G (an object file of a "
+				"program's USDT probes) is not supported by "
+				"sonde's D: include/sonde/sdt.h's SONDE_PROBE() "
+				"writes the probes' notes when the program is "
+				"compiled\n");
+			return EXIT_SCRIPT;
+		case 'H':
 			dtrace_cli_usage(stdout);
 			exit(EXIT_OK);
 		default:
@@ -224,11 +237,27 @@ int dtrace_cli_parse(int argc, char **argv, struct options *o,
 	if (options_env(&o->env) < 0)
 		return EXIT_SCRIPT;
 	if (!d->nprogs && d->list) {
-		fprintf(stderr, "dtrace: -l lists the probes that -n, -P, -m, -f "
-			"or -s name; sonde cannot list every probe of the "
-			"system in D's names yet (sonde -l lists them in "
-			"bpftrace's)\n");
-		return 2;
+		/* every probe: each provider sonde has on this machine, and
+		 * the profile probes DTrace creates in advance; USDT and pid
+		 * probes need a process (-p, -c) and a description */
+		static const char *const all[] = {
+			"dtrace:::", "syscall:::", "proc:::", "io:::",
+			"profile:::profile-97", "profile:::profile-199",
+			"profile:::profile-499", "profile:::profile-997",
+			"profile:::profile-1999", "profile:::profile-4001",
+			"profile:::profile-4999", "profile:::tick-1",
+			"profile:::tick-10", "profile:::tick-100",
+			"profile:::tick-500", "profile:::tick-1000",
+			"profile:::tick-5000", NULL,
+		};
+		for (int i = 0; all[i]; i++)
+			if (add_prog(d, 'n', all[i]) < 0)
+				return EXIT_SCRIPT;
+		/* fbt where the kernel has kprobes */
+		if (access("/sys/bus/event_source/devices/kprobe", F_OK) == 0 &&
+		    add_prog(d, 'n', "fbt:::") < 0)
+			return EXIT_SCRIPT;
+		d->zdefs = true;
 	}
 	if (!d->nprogs) {
 		dtrace_cli_usage(stderr);
@@ -325,6 +354,11 @@ int dtrace_cli_program(struct dtrace_cli *d, char **text, char **label,
 		out = grown;
 		if (i && piece[0] == '#' && piece[1] == '!')
 			piece[0] = piece[1] = ' ';
+		/* -l: descriptions without bodies, one after another, are
+		 * one list of descriptions */
+		if (d->list && i && d->progs[i].kind != 's' &&
+		    d->progs[i - 1].kind != 's' && len && out[len - 1] == '\n')
+			out[len - 1] = ',';
 		memcpy(out + len, piece, plen);
 		len += plen;
 		out[len++] = '\n';

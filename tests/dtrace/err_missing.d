@@ -4,5 +4,5 @@
  */
 BEGIN
 {
-	@s = stddev(1);
+	trace(strtok("a,b", ","));
 }

@@ -227,6 +227,15 @@ static const struct type *check_discard(struct sema *s, struct node *n)
 	return spec_event(s, n, EV_DTRACE_DISCARD);
 }
 
+/* copyin(addr, n) anywhere but in stringof() (which makes it str()) */
+static const struct type *check_copyin(struct sema *s, struct node *n)
+{
+	sema_error(s, n->pos, "UNSUPPORTED", "copyin( ) is supported only "
+		   "as stringof(copyin(addr, size)) yet by sonde's D "
+		   "(copyinstr(addr) reads a string)");
+	return NULL;
+}
+
 /* __dtrace_tracemem(buf(addr, n)): the bytes, printed as a table */
 static const struct type *check_tracemem(struct sema *s, struct node *n)
 {
@@ -292,6 +301,7 @@ const struct func funcs_dtrace[] = {
 	{ "__dtrace_trunc", 2, 2, 0, 0, check_trunc, funcs_gen_event },
 	{ "__dtrace_stackdepth", 1, 1, 0, 0, check_stackdepth, gen_stackdepth },
 	{ "__dtrace_tracemem", 1, 1, 0, 0, check_tracemem, funcs_gen_event },
+	{ "__dtrace_copyin", 2, 2, 0, 0, check_copyin, NULL },
 	{ "__dtrace_speculation", 0, 0, 0, 0, check_speculation,
 	  gen_speculation },
 	{ "__dtrace_speculate", 1, 1, 0, 0, check_speculate, gen_speculate },

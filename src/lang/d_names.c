@@ -293,7 +293,7 @@ int d_int_width(const struct node *n)
 /* D's functions that sonde does not provide yet. */
 static const char *const d_missing_funcs[] = {
 
-	"print", "copyin",
+	"print",
 	"copyinto", "copyout", "copyoutstr", "strtok", "jstack", "umod", "mod", "uaddr", "alloca", "bcopy", "rand",
 	"mutex_owned", "progenyof", "chill", "breakpoint", "panic", "stop",
 	"freopen", "ftruncate", "setopt", "getmajor", "getminor", "htons",
@@ -526,10 +526,21 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 					NULL);
 		return d_call(p, pos, "__dtrace_tracemem", b, NULL, NULL);
 	}
+	if (strcmp(name, "copyin") == 0) {
+		/* only stringof(copyin(addr, n)) yet: its bytes as a string
+		 * are str(addr, n) (funcs/dtrace.c says so of the rest) */
+		if (!arity(p, name, pos, args, 2, 2))
+			return NULL;
+		return call_with(p, pos, "__dtrace_copyin", args);
+	}
 	if (strcmp(name, "stringof") == 0) {
 		if (!arity(p, name, pos, args, 1, 1))
 			return NULL;
-		return args->v[0];
+		struct node *a = args->v[0];
+		if (a->kind == N_CALL &&
+		    strcmp(a->u.call.name, "__dtrace_copyin") == 0)
+			a->u.call.name = "str";
+		return a;
 	}
 	for (int i = 0; d_missing_funcs[i]; i++)
 		if (strcmp(d_missing_funcs[i], name) == 0) {

@@ -247,6 +247,8 @@ void cg_dstr_case_to(struct cg *cg, const struct node *n, struct cmem dst,
 		     const struct type *to);
 void cg_dstr_lltostr_to(struct cg *cg, const struct node *n, struct cmem dst,
 			const struct type *to);
+void cg_dstr_strtok_to(struct cg *cg, const struct node *n, struct cmem dst,
+		       const struct type *to);
 void cg_dstr_path_to(struct cg *cg, const struct node *n, struct cmem dst,
 		     const struct type *to);
 

@@ -535,3 +535,131 @@ void cg_dstr_path_to(struct cg *cg, const struct node *n, struct cmem dst,
 	ir_place(ir, fin);
 	result_end(cg, &r, dst);
 }
+
+/* ---- strtok --------------------------------------------------------------- */
+
+/* Whether c is one of the bytes of the string d (dsize bytes): jumps */
+static void in_set(struct cg *cg, vreg c, vreg d, int64_t dsize, uint32_t yes,
+		   uint32_t no)
+{
+	struct ir *ir = cg->ir;
+	vreg k = ir_vreg(ir), a = ir_vreg(ir), x = ir_vreg(ir);
+	uint32_t loop = ir_label(ir);
+	ir_movi(ir, k, 0);
+	ir_place(ir, loop);
+	ir_jcci(ir, BPF_JGE, k, dsize, no);
+	ir_alu(ir, BPF_ADD, a, d, k);
+	ir_ldx(ir, BPF_B, x, a, 0);
+	ir_jcci(ir, BPF_JEQ, x, 0, no);
+	ir_jcc(ir, BPF_JEQ, x, c, yes);
+	ir_alui(ir, BPF_ADD, k, k, 1);
+	ir_ja(ir, loop);
+}
+
+/* strtok(s, delim), and strtok(NULL, delim) (the third argument 1):
+ * what is left of the string lives in this CPU's value of the map
+ * ".dstrtok" (strsize bytes), from one call to the next. The token is
+ * what follows the delimiters at its start up to the next delimiter,
+ * which is skipped; no token: "" (D's NULL). */
+void cg_dstr_strtok_to(struct cg *cg, const struct node *n, struct cmem dst,
+		       const struct type *to)
+{
+	struct ir *ir = cg->ir;
+	struct program *prog = cg->prog;
+	int map = program_find_map(prog, ".dstrtok");
+	int64_t size = to->size;
+	if (map < 0) {
+		struct map_spec ms = { .name = ".dstrtok",
+				       .kind = MAP_PERCPU_ARRAY, .key_size = 4,
+				       .value_size = (uint32_t)size,
+				       .max_entries = 1 };
+		map = program_add_map(prog, &ms);
+	}
+	bool cont = argn(n, 2)->u.ival != 0;
+	struct cval dl = operand(cg, argn(n, 1));
+	vreg d = cg_addr(cg, dl.m);
+	struct result r = result_start(cg, to);
+	struct cmem key = cg_alloc(cg, 8);
+	ir_st(ir, BPF_W, key.base, (int16_t)key.off, 0);
+	vreg st = cg_call(cg, BPF_FUNC_map_lookup_elem,
+			  (struct ir_arg[]){ IR_MAP(map), cg_arg(key) }, 2);
+	uint32_t out = ir_label(ir);
+	ir_jcci(ir, BPF_JEQ, st, 0, out);
+	if (!cont) {    /* a new string: it is the state now */
+		struct cval s = operand(cg, argn(n, 0));
+		uint32_t m = s.t->size < (uint32_t)size ? s.t->size :
+			(uint32_t)size;
+		cg_zero(cg, (struct cmem){ st, 0 }, (uint32_t)size);
+		cg_copy(cg, (struct cmem){ st, 0 }, s.m, m);
+		ir_st(ir, BPF_B, st, (int16_t)(size - 1), 0);
+	}
+	vreg i = ir_vreg(ir), a = ir_vreg(ir), c = ir_vreg(ir);
+	vreg t = ir_vreg(ir), len = ir_vreg(ir), e = ir_vreg(ir);
+	uint32_t skip = ir_label(ir), skipped = ir_label(ir);
+	uint32_t next = ir_label(ir), tok = ir_label(ir), ended = ir_label(ir);
+	uint32_t in = ir_label(ir);
+	/* the delimiters at the start */
+	ir_movi(ir, i, 0);
+	ir_place(ir, skip);
+	ir_jcci(ir, BPF_JGE, i, size, skipped);
+	ir_alu(ir, BPF_ADD, a, st, i);
+	ir_ldx(ir, BPF_B, c, a, 0);
+	ir_jcci(ir, BPF_JEQ, c, 0, skipped);
+	in_set(cg, c, d, dl.t->size, next, skipped);
+	ir_place(ir, next);
+	ir_alui(ir, BPF_ADD, i, i, 1);
+	ir_ja(ir, skip);
+	ir_place(ir, skipped);
+	/* unknown to the verifier from here: each way out of the loop
+	 * above would otherwise walk the one below on its own */
+	ir_mov(ir, i, launder(cg, i));
+	ir_mov(ir, t, i);                   /* the token's start */
+	/* the token: up to a delimiter or the end */
+	ir_place(ir, tok);
+	ir_jcci(ir, BPF_JGE, i, size, ended);
+	ir_alu(ir, BPF_ADD, a, st, i);
+	ir_ldx(ir, BPF_B, c, a, 0);
+	ir_jcci(ir, BPF_JEQ, c, 0, ended);
+	uint32_t more = ir_label(ir);
+	in_set(cg, c, d, dl.t->size, in, more);
+	ir_place(ir, more);
+	ir_alui(ir, BPF_ADD, i, i, 1);
+	ir_ja(ir, tok);
+	ir_place(ir, in);
+	/* a delimiter ends it: the rest starts after it */
+	ir_mov(ir, e, launder(cg, i));
+	ir_mov(ir, len, e);
+	ir_alu(ir, BPF_SUB, len, len, t);
+	result_add(cg, &r, st, size, t, len);
+	ir_alui(ir, BPF_ADD, e, e, 1);
+	uint32_t shift = ir_label(ir);
+	ir_ja(ir, shift);
+	ir_place(ir, ended);
+	ir_mov(ir, e, launder(cg, i));
+	ir_mov(ir, len, e);
+	ir_alu(ir, BPF_SUB, len, len, t);
+	result_add(cg, &r, st, size, t, len);
+	/* what is left moves to the start of the state */
+	ir_place(ir, shift);
+	{
+		vreg j = ir_vreg(ir), k = ir_vreg(ir), x = ir_vreg(ir);
+		uint32_t loop = ir_label(ir), done = ir_label(ir);
+		ir_movi(ir, j, 0);
+		ir_place(ir, loop);
+		ir_jcci(ir, BPF_JGE, j, size, done);
+		ir_alu(ir, BPF_ADD, k, e, j);
+		ir_movi(ir, x, 0);
+		uint32_t put = ir_label(ir);
+		ir_jcci(ir, BPF_JGE, k, size, put);
+		ir_alu(ir, BPF_ADD, a, st, k);
+		ir_ldx(ir, BPF_B, x, a, 0);
+		ir_place(ir, put);
+		ir_alu(ir, BPF_ADD, a, st, j);
+		ir_stx(ir, BPF_B, a, 0, x);
+		ir_alui(ir, BPF_ADD, j, j, 1);
+		ir_ja(ir, loop);
+		ir_place(ir, done);
+	}
+	ir_place(ir, out);
+	result_end(cg, &r, dst);
+}

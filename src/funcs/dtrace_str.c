@@ -87,6 +87,15 @@ static const struct type *check_strchr(struct sema *s, struct node *n)
 	return str_result(s, n, "si");
 }
 
+/* strtok(s, delim, cont): cont (the front end's) 1 for strtok(NULL,
+ * delim), whose s is not read */
+static const struct type *check_strtok(struct sema *s, struct node *n)
+{
+	if (!args_are(s, n, "ssi"))
+		return NULL;
+	return type_str(s->a, s->prog->strlen);
+}
+
 /* lltostr(n[, base]): the base a literal from 2 to 36 */
 static const struct type *check_lltostr(struct sema *s, struct node *n)
 {
@@ -117,6 +126,7 @@ const struct func funcs_dtrace_str[] = {
 	{ "__dtrace_tolower", 1, 1, 0, 0, check_str1, NULL, cg_dstr_case_to },
 	{ "__dtrace_lltostr", 1, 2, 0, 0, check_lltostr, NULL, cg_dstr_lltostr_to },
 	{ "__dtrace_basename", 1, 1, 0, 0, check_str1, NULL, cg_dstr_path_to },
+	{ "__dtrace_strtok", 3, 3, 0, 0, check_strtok, NULL, cg_dstr_strtok_to },
 	{ "__dtrace_dirname", 1, 1, 0, 0, check_str1, NULL, cg_dstr_path_to },
 	{ NULL },
 };

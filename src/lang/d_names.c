@@ -75,6 +75,8 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 		return v->kind == N_INT ? d_int(p, pos, v->u.ival) :
 			d_str(p, pos, v->u.str.s);
 	}
+	if (strcmp(name, "NULL") == 0)   /* D's <sys/null.h> NULL */
+		return d_int(p, pos, 0);
 	for (int i = 0; d_builtins[i].name; i++)
 		if (strcmp(d_builtins[i].name, name) == 0)
 			return d_builtin(p, pos, d_builtins[i].id, 0);
@@ -294,7 +296,7 @@ int d_int_width(const struct node *n)
 static const char *const d_missing_funcs[] = {
 
 	"print",
-	"copyinto", "copyout", "copyoutstr", "strtok", "jstack", "umod", "mod", "uaddr", "alloca", "bcopy", "rand",
+	"copyinto", "copyout", "copyoutstr", "jstack", "umod", "mod", "uaddr", "alloca", "bcopy", "rand",
 	"mutex_owned", "progenyof", "chill", "breakpoint", "panic", "stop",
 	"freopen", "ftruncate", "setopt", "getmajor", "getminor", "htons",
 	"htonl", "htonll", "ntohs", "ntohl", "ntohll", "inet_ntoa",
@@ -525,6 +527,16 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 		struct node *b = d_call(p, pos, "buf", args->v[0], args->v[1],
 					NULL);
 		return d_call(p, pos, "__dtrace_tracemem", b, NULL, NULL);
+	}
+	if (strcmp(name, "strtok") == 0) {
+		/* strtok(NULL, d): go on with the last string */
+		if (!arity(p, name, pos, args, 2, 2))
+			return NULL;
+		struct node *s = args->v[0];
+		bool cont = s->kind == N_INT && s->u.ival == 0;
+		return d_call(p, pos, "__dtrace_strtok",
+			      cont ? d_str(p, pos, "") : s, args->v[1],
+			      d_int(p, pos, cont));
 	}
 	if (strcmp(name, "copyin") == 0) {
 		/* only stringof(copyin(addr, n)) yet: its bytes as a string

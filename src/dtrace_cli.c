@@ -59,8 +59,14 @@ bool dtrace_cli_wanted(int argc, char **argv)
 		/* a letter only dtrace(8) has (-n, -s, -x, -P, -m, -w ...),
 		 * alone or among bundled flags (-qn), is D */
 		for (const char *c = a + 1; *c; c++) {
-			if (strchr("nsxPmbwZFCUDGHSi", *c))
+			if (strchr("nsxPmbwZFCUDGHS", *c))
 				return true;
+			/* dtrace's -i names a probe by its number; bpftrace has
+			 * no -i, and `-ifoo` stays bpftrace's usage error */
+			if (*c == 'i') {
+				const char *arg = c[1] ? c + 1 : i + 1 < argc ? argv[i + 1] : "";
+				return *arg && arg[strspn(arg, "0123456789")] == '\0';
+			}
 			if (strchr("epcofBId", *c)) {   /* takes an argument */
 				if (!c[1])
 					i++;

@@ -28,8 +28,11 @@ struct dspec {
 	bool full;
 };
 
+/* Each speculation is allocated on its own: its memstream keeps the
+ * addresses of buf and len, which must not move when another is
+ * dropped (the array of pointers is what is compacted). */
 struct dspecs {
-	struct dspec v[DSPEC_MAX];
+	struct dspec *v[DSPEC_MAX];
 	uint32_t n;
 	uint64_t drops;
 };
@@ -42,17 +45,20 @@ static struct dspec *find(struct output *o, uint32_t id, bool make)
 			return NULL;
 	}
 	for (uint32_t i = 0; i < d->n; i++)
-		if (d->v[i].id == id)
-			return &d->v[i];
+		if (d->v[i]->id == id)
+			return d->v[i];
 	if (!make || d->n == DSPEC_MAX)
 		return NULL;
-	struct dspec *s = &d->v[d->n];
-	memset(s, 0, sizeof(*s));
-	s->f = open_memstream(&s->buf, &s->len);
-	if (!s->f)
+	struct dspec *s = calloc(1, sizeof(*s));
+	if (!s)
 		return NULL;
+	s->f = open_memstream(&s->buf, &s->len);
+	if (!s->f) {
+		free(s);
+		return NULL;
+	}
 	s->id = id;
-	d->n++;
+	d->v[d->n++] = s;
 	return s;
 }
 
@@ -63,7 +69,12 @@ static void drop(struct output *o, struct dspec *s)
 	free(s->buf);
 	if (s->heading)
 		o->dtrace_heading = false;   /* it was never seen */
-	*s = d->v[--d->n];
+	for (uint32_t i = 0; i < d->n; i++)
+		if (d->v[i] == s) {
+			d->v[i] = d->v[--d->n];
+			break;
+		}
+	free(s);
 }
 
 int dspec_record(struct output *o, uint32_t id, const void *data, size_t size)
@@ -114,7 +125,7 @@ void dspec_free(struct output *o)
 	if (!d)
 		return;
 	while (d->n)
-		drop(o, &d->v[d->n - 1]);
+		drop(o, d->v[d->n - 1]);
 	if (d->drops)
 		fprintf(stderr, "dtrace: %llu speculative drop%s\n",
 			(unsigned long long)d->drops, d->drops == 1 ? "" : "s");

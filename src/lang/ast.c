@@ -364,61 +364,57 @@ static bool node_kids(const struct node *n, const struct node *kids[3],
 	return true;
 }
 
-bool ast_uses_builtin(const struct node *n, enum builtin_id id)
+/* Whether MATCH holds for n or any node under it: the one walk the
+ * questions below share. */
+static bool ast_any(const struct node *n,
+		    bool (*match)(const struct node *, const void *), const void *arg)
 {
 	if (!n)
 		return false;
-	if (n->kind == N_BUILTIN)
-		return n->u.builtin.id == id;
+	if (match(n, arg))
+		return true;
 	const struct node *kids[3];
 	const struct node_list *kidlist;
 	if (!node_kids(n, kids, &kidlist))
 		return false;
 	for (int i = 0; i < 3; i++)
-		if (ast_uses_builtin(kids[i], id))
+		if (ast_any(kids[i], match, arg))
 			return true;
 	for (uint32_t i = 0; kidlist && i < kidlist->n; i++)
-		if (ast_uses_builtin(kidlist->v[i], id))
+		if (ast_any(kidlist->v[i], match, arg))
 			return true;
 	return false;
+}
+
+static bool is_builtin(const struct node *n, const void *id)
+{
+	return n->kind == N_BUILTIN &&
+	       n->u.builtin.id == *(const enum builtin_id *)id;
+}
+
+bool ast_uses_builtin(const struct node *n, enum builtin_id id)
+{
+	return ast_any(n, is_builtin, &id);
+}
+
+static bool is_kind(const struct node *n, const void *k)
+{
+	return n->kind == *(const enum node_kind *)k;
 }
 
 bool ast_has_kind(const struct node *n, enum node_kind k)
 {
-	if (!n)
-		return false;
-	if (n->kind == k)
-		return true;
-	const struct node *kids[3];
-	const struct node_list *kidlist;
-	if (!node_kids(n, kids, &kidlist))
-		return false;
-	for (int i = 0; i < 3; i++)
-		if (ast_has_kind(kids[i], k))
-			return true;
-	for (uint32_t i = 0; kidlist && i < kidlist->n; i++)
-		if (ast_has_kind(kidlist->v[i], k))
-			return true;
-	return false;
+	return ast_any(n, is_kind, &k);
+}
+
+static bool is_for_range(const struct node *n, const void *unused)
+{
+	return n->kind == N_WHILE && n->u.loop.step;
 }
 
 bool ast_has_for_range(const struct node *n)
 {
-	if (!n)
-		return false;
-	if (n->kind == N_WHILE && n->u.loop.step)
-		return true;
-	const struct node *kids[3];
-	const struct node_list *kidlist;
-	if (!node_kids(n, kids, &kidlist))
-		return false;
-	for (int i = 0; i < 3; i++)
-		if (ast_has_for_range(kids[i]))
-			return true;
-	for (uint32_t i = 0; kidlist && i < kidlist->n; i++)
-		if (ast_has_for_range(kidlist->v[i]))
-			return true;
-	return false;
+	return ast_any(n, is_for_range, NULL);
 }
 
 uint64_t ast_unrolled_size(const struct node *n, uint64_t cap)

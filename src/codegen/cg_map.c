@@ -146,11 +146,40 @@ static int64_t percpu_read_slots(void)
 	return n > SONDE_PERCPU_READ_MAX ? SONDE_PERCPU_READ_MAX : n;
 }
 
-/* count() or sum() read as a value: the sum over every CPU's slot; min()
- * or max(): the extreme of the slots that are set ({ s64 value; u64 set }),
- * 0 when none is. bpftrace 0.17 reads the current CPU's slot alone. One
- * bounded loop over bpf_map_lookup_percpu_elem (5.19+), which returns
- * NULL past the last CPU and for a key that is not there. */
+/* The loop every aggregation read runs over the CPUs' slots of KEY:
+ * percpu_begin returns the slot's address, where the code that follows
+ * may jump to l->next to skip it; percpu_end closes the loop. */
+struct percpu_loop {
+	vreg cpu;
+	uint32_t top, next, done;
+};
+
+static vreg percpu_begin(struct cg *cg, struct percpu_loop *l, int map_id,
+			 struct cmem key)
+{
+	struct ir *ir = cg->ir;
+	l->cpu = ir_vreg(ir);
+	ir_movi(ir, l->cpu, 0);
+	l->top = ir_label(ir);
+	l->next = ir_label(ir);
+	l->done = ir_label(ir);
+	ir_place(ir, l->top);
+	ir_jcci(ir, BPF_JGE, l->cpu, percpu_read_slots(), l->done);
+	vreg p = cg_call(cg, BPF_FUNC_map_lookup_percpu_elem,
+			 (struct ir_arg[]){ IR_MAP(map_id), cg_arg(key),
+					    IR_ARG(l->cpu) }, 3);
+	ir_jcci(ir, BPF_JEQ, p, 0, l->next);
+	return p;
+}
+
+static void percpu_end(struct ir *ir, const struct percpu_loop *l)
+{
+	ir_place(ir, l->next);
+	ir_alui(ir, BPF_ADD, l->cpu, l->cpu, 1);
+	ir_ja(ir, l->top);
+	ir_place(ir, l->done);
+}
+
 /* avg() read as a value (bpftrace 0.2x): the totals of every CPU's slot
  * ({ s64 count; s64 total }) over their counts, 0 when none counted;
  * the division truncates toward zero, done on magnitudes (BPF's signed
@@ -160,27 +189,18 @@ static struct cval avg_read_at(struct cg *cg, int map_id, struct cmem key,
 {
 	struct ir *ir = cg->ir;
 	bool sgn = cg->prog->maps[map_id].value_type->is_signed;
-	vreg total = ir_vreg(ir), count = ir_vreg(ir), cpu = ir_vreg(ir);
+	vreg total = ir_vreg(ir), count = ir_vreg(ir);
 	ir_movi(ir, total, 0);
 	ir_movi(ir, count, 0);
-	ir_movi(ir, cpu, 0);
-	uint32_t top = ir_label(ir), next = ir_label(ir), done = ir_label(ir);
-	ir_place(ir, top);
-	ir_jcci(ir, BPF_JGE, cpu, percpu_read_slots(), done);
-	vreg p = cg_call(cg, BPF_FUNC_map_lookup_percpu_elem,
-			 (struct ir_arg[]){ IR_MAP(map_id), cg_arg(key),
-					    IR_ARG(cpu) }, 3);
-	ir_jcci(ir, BPF_JEQ, p, 0, next);
+	struct percpu_loop l;
+	vreg p = percpu_begin(cg, &l, map_id, key);
 	vreg v = ir_vreg(ir);
 	ir_ldx(ir, BPF_DW, v, p, 0);
 	ir_alu(ir, BPF_ADD, count, count, v);
 	vreg w = ir_vreg(ir);
 	ir_ldx(ir, BPF_DW, w, p, 8);
 	ir_alu(ir, BPF_ADD, total, total, w);
-	ir_place(ir, next);
-	ir_alui(ir, BPF_ADD, cpu, cpu, 1);
-	ir_ja(ir, top);
-	ir_place(ir, done);
+	percpu_end(ir, &l);
 	vreg r = ir_vreg(ir);
 	uint32_t out = ir_label(ir);
 	ir_movi(ir, r, 0);
@@ -199,6 +219,11 @@ static struct cval avg_read_at(struct cg *cg, int map_id, struct cmem key,
 	return cg_regval(r, t);
 }
 
+/* count() or sum() read as a value: the sum over every CPU's slot; min()
+ * or max(): the extreme of the slots that are set ({ s64 value; u64 set }),
+ * 0 when none is. bpftrace 0.17 reads the current CPU's slot alone. One
+ * bounded loop over bpf_map_lookup_percpu_elem (5.19+), which returns
+ * NULL past the last CPU and for a key that is not there. */
 struct cval cg_agg_read_at(struct cg *cg, int map_id, struct cmem key,
 			   const struct type *t)
 {
@@ -208,17 +233,11 @@ struct cval cg_agg_read_at(struct cg *cg, int map_id, struct cmem key,
 	bool extreme = k == TYPE_MIN || k == TYPE_MAX;
 	if (k == TYPE_AVG)
 		return avg_read_at(cg, map_id, key, t);
-	vreg acc = ir_vreg(ir), set = ir_vreg(ir), cpu = ir_vreg(ir);
+	vreg acc = ir_vreg(ir), set = ir_vreg(ir);
 	ir_movi(ir, acc, 0);
 	ir_movi(ir, set, 0);
-	ir_movi(ir, cpu, 0);
-	uint32_t top = ir_label(ir), next = ir_label(ir), done = ir_label(ir);
-	ir_place(ir, top);
-	ir_jcci(ir, BPF_JGE, cpu, percpu_read_slots(), done);
-	vreg p = cg_call(cg, BPF_FUNC_map_lookup_percpu_elem,
-			 (struct ir_arg[]){ IR_MAP(map_id), cg_arg(key),
-					    IR_ARG(cpu) }, 3);
-	ir_jcci(ir, BPF_JEQ, p, 0, next);
+	struct percpu_loop l;
+	vreg p = percpu_begin(cg, &l, map_id, key);
 	vreg v = ir_vreg(ir);
 	if (!extreme) {
 		ir_ldx(ir, BPF_DW, v, p, 0);
@@ -227,19 +246,16 @@ struct cval cg_agg_read_at(struct cg *cg, int map_id, struct cmem key,
 		uint32_t take = ir_label(ir);
 		vreg here = ir_vreg(ir);
 		ir_ldx(ir, BPF_DW, here, p, 8);
-		ir_jcci(ir, BPF_JEQ, here, 0, next);
+		ir_jcci(ir, BPF_JEQ, here, 0, l.next);
 		ir_ldx(ir, BPF_DW, v, p, 0);
 		ir_jcci(ir, BPF_JEQ, set, 0, take);
 		ir_jcc(ir, keep_jump(k == TYPE_MAX, s->value_type->is_signed),
-		       acc, v, next);
+		       acc, v, l.next);
 		ir_place(ir, take);
 		ir_mov(ir, acc, v);
 		ir_movi(ir, set, 1);
 	}
-	ir_place(ir, next);
-	ir_alui(ir, BPF_ADD, cpu, cpu, 1);
-	ir_ja(ir, top);
-	ir_place(ir, done);
+	percpu_end(ir, &l);
 	return cg_regval(acc, t);
 }
 

@@ -20,7 +20,7 @@ for f in /usr/sbin/*.bt; do
 	fi
 	pending=$(tool_listed pending "$t")
 	absent=$(tool_listed absent "$t")
-	err=$(cd /tmp && timeout 120 "$SONDE" --dry-run "$f" 2>&1 >/dev/null); r=$?
+	err=$(cd /tmp && timeout -k 10 120 "$SONDE" --dry-run "$f" 2>&1 >/dev/null); r=$?
 	if [ -n "$absent" ]; then
 		# part of what it probes is not on Debian 12: bpftrace 0.17
 		# attaches the rest, and so must sonde, warning of each skip
@@ -67,9 +67,11 @@ run_tool() {
 	done
 	kill -INT $pid 2>/dev/null
 	for i in $(seq 1 60); do kill -0 $pid 2>/dev/null || break; sleep 0.5; done
-	kill -KILL $pid 2>/dev/null
-	wait $pid 2>/dev/null
-	rc=$?
+	if kill -0 $pid 2>/dev/null; then
+		echo "# $tool: still running 30 s after Ctrl-C; killed"
+		kill -KILL $pid 2>/dev/null
+	fi
+	wait_gone $pid "$tool"
 	out=$(cat "$log")
 }
 activity() { for i in 1 2 3; do cat /etc/hostname /etc/os-release; ls / ; done; "$LOOP" 20; }

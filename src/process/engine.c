@@ -43,7 +43,14 @@
 #include "tracee.h"
 #include "proc_int.h"
 
+/* Records handled per poll, and the time they may take: records can
+ * cost milliseconds each (a user stack unwound, a new process's files
+ * read), and what the caller does between polls (a metrics scrape, the
+ * sweeps that bound memory, signals) must not wait seconds. Past either
+ * the rest waits in the ring for the next poll, which does not sleep
+ * (as in the kernel engine). */
 #define POLL_BUDGET 8192
+#define POLL_BUDGET_MS 50.0
 /* A map lock the traced process holds for good (it may write anything
  * there) costs sonde this many yields per operation, not the agent's
  * 20,000 (reader.c stops after a few such failures). */
@@ -362,6 +369,10 @@ static int on_record(void *arg, void *data, uint32_t size)
 		e->ignore_events = true;
 		return 1;
 	}
+	if (log_now_ms() >= e->poll_deadline_ms) {
+		e->spent = true;
+		return RT_RING_PAUSE;
+	}
 	return 0;
 }
 
@@ -396,6 +407,8 @@ static int on_shared_record(void *arg, void *data, uint32_t size)
 static int consume(struct engine *e)
 {
 	e->handled = 0;
+	e->spent = false;
+	e->poll_deadline_ms = log_now_ms() + POLL_BUDGET_MS;
 	if (e->broken)
 		return -ECANCELED;
 	if (guard_tripped())
@@ -411,11 +424,14 @@ static int consume(struct engine *e)
 		return -ECANCELED;
 	if (!e->stopped && r >= 0) {
 		e->handled = (unsigned)r;
+		if (e->spent)   /* sonde's own ring waits for the next poll */
+			goto out;
 		r = rt_ring_consume(&e->own_ring, on_record, e, POLL_BUDGET,
 				    &e->stalled);
 		if (r > 0)
 			e->handled += (unsigned)r;
 	}
+out:
 	if (e->stopped) {
 		e->stopped = false;
 		return 1;
@@ -429,7 +445,7 @@ static int process_drain(struct engine *e)
 		return 0;
 	for (int round = 0; round < 64; round++) {
 		int r = consume(e);
-		if (r != 0 || e->handled < POLL_BUDGET)
+		if (r != 0 || !(e->handled >= POLL_BUDGET || e->spent))
 			return r;
 	}
 	return 0;
@@ -533,7 +549,7 @@ static int process_poll(struct engine *e, int timeout_ms)
 	int r = consume(e);
 	if (r < 0)
 		return r;
-	e->backlog = e->handled >= POLL_BUDGET;
+	e->backlog = e->handled >= POLL_BUDGET || e->spent;
 	if (r == 0 && !e->backlog && exit_lost(e)) {
 		e->ignore_events = true;
 		return 1;

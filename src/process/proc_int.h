@@ -106,6 +106,8 @@ struct engine {
 	bool stopped;              /* a handler asked to stop */
 	bool ignore_events;        /* after exit(), until END runs */
 	bool backlog;              /* the last poll stopped on its budget */
+	bool spent;                /* ... on its time (POLL_BUDGET_MS) */
+	double poll_deadline_ms;   /* when this poll's time is up */
 	unsigned handled;
 	uint64_t stalled;          /* ring records skipped (writer died) */
 };

@@ -218,7 +218,7 @@ int rt_ring_consume(struct rt_ring *r,
 		r->read_pos = c;
 		__atomic_store_n(r->cons, c, __ATOMIC_RELEASE);
 		if (ret)
-			return ret;
+			return ret == RT_RING_PAUSE ? handled : ret;
 	}
 	return handled;
 }

@@ -130,13 +130,15 @@ uint64_t rt_ring_query(const struct rt_ring *r, uint64_t what);
 /* The reader: call fn for each written record in order, up to budget
  * records, zeroing what it consumed. fn gets a private copy of the
  * record. Returns the number handled, or fn's non-zero value (the record
- * it stopped at is consumed). A record left reserved but unwritten for
+ * it stopped at is consumed); fn returning RT_RING_PAUSE stops the same
+ * way but returns the number handled (a reader out of time, not done). A record left reserved but unwritten for
  * a second (its writer died) is skipped and counted in *stalled.
  * Everything read from the shared memory is checked once, against the
  * ring's size: a ring that is not what a writer leaves (a position out
  * of reach, a record longer than the ring, a header never written)
  * returns -EBADMSG, with what and where in r->bad, r->bad_pos and
  * r->bad_value, and then -EBADMSG for good. */
+#define RT_RING_PAUSE 2
 int rt_ring_consume(struct rt_ring *r, int (*fn)(void *arg, void *data,
 						 uint32_t size),
 		    void *arg, unsigned budget, uint64_t *stalled);

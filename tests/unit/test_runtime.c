@@ -288,6 +288,33 @@ static void test_ring_stall(void)
 	rt_close(&rt);
 }
 
+/* A reader out of time pauses after the record in hand: it is consumed,
+ * counted, and the next read goes on from the one after. */
+static int pause_after_two(void *arg, void *data, uint32_t size)
+{
+	uint64_t *got = arg;
+	collect(got, data, size);
+	return got[0] == 2 ? RT_RING_PAUSE : 0;
+}
+
+static void test_ring_pause(void)
+{
+	struct rt rt;
+	CHECK(region(NULL, 0, 4096, &rt) == 0, "ring pause: region");
+	for (uint64_t i = 1; i <= 4; i++) {
+		uint64_t *rec = rt_ring_reserve(&rt.ring, 8);
+		*rec = i;
+		rt_ring_submit(&rt.ring, rec, 0, false);
+	}
+	uint64_t got[3] = { 0 };
+	CHECK(rt_ring_consume(&rt.ring, pause_after_two, got, 10, NULL) == 2 &&
+	      got[1] == 1 + 2, "ring pause: returns what it handled, the pausing record included");
+	CHECK(rt_ring_consume(&rt.ring, collect, got, 10, NULL) == 2 &&
+	      got[0] == 4 && got[1] == 1 + 2 + 3 + 4,
+	      "ring pause: the next read goes on from the next record");
+	rt_close(&rt);
+}
+
 /* The reader is handed a copy: the shared record changing under it (a
  * hostile writer) is not what it reads. */
 static int change_under(void *arg, void *data, uint32_t size)
@@ -420,6 +447,7 @@ int main(void)
 	test_ring();
 	test_ring_producers();
 	test_ring_stall();
+	test_ring_pause();
 	test_ring_hostile();
 	test_guard();
 	test_stack();

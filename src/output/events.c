@@ -49,6 +49,10 @@ void output_free(struct output *o)
 		log_warn("%llu system() command%s not run: the run was ending "
 			 "on a signal", (unsigned long long)o->commands_skipped,
 			 o->commands_skipped == 1 ? "" : "s");
+	if (o->compact_lost)
+		log_info("maps: %llu sample entries lost while merged into a "
+			 "full map (a probe's new key took the slot)",
+			 (unsigned long long)o->compact_lost);
 	dspec_free(o);
 	free(o->map_warned);
 	free(o->dtrace_printed);

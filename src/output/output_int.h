@@ -174,6 +174,9 @@ struct output {
 	 * current at sample_mark_ms, are pruned a grace later */
 	uint32_t sample_mark_gen;
 	double sample_mark_ms;
+	/* sample entries compaction moved into a full map and lost: a
+	 * probe took the slot freed for their canonical entry */
+	uint64_t compact_lost;
 	struct timespec boottime;   /* wall clock when nsecs was 0 */
 	bool boottime_ok;
 	struct cgroup_cache *cgroups; /* cgroup_path()'s found paths */

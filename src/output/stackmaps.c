@@ -236,6 +236,23 @@ static int compact_map(struct output *o, uint32_t map_id, uint32_t before)
 		merge_values(m->value_type, cur, v, s.nvalues, s.value_stride,
 			     s.value_size);
 		r = o->maps.update(o->maps.ctx, map_id, key, cur);
+		if (r == -E2BIG && l == -ENOENT) {
+			/* A full map (the probes' new keys are dropped and
+			 * counted): the sample entry makes room for its
+			 * canonical one. Failing here instead would stop
+			 * every later round, and with it the pruning of
+			 * samples, whose table, stacks and processes would
+			 * then grow with every sample for the rest of the
+			 * run. */
+			r = o->maps.remove(o->maps.ctx, map_id, k);
+			if (r == 0 || r == -ENOENT)
+				r = o->maps.update(o->maps.ctx, map_id, key, cur);
+			if (r == -E2BIG) {
+				o->compact_lost++;      /* a probe was quicker */
+				r = 0;
+			}
+			continue;
+		}
 		if (r == 0)
 			r = o->maps.remove(o->maps.ctx, map_id, k);
 		if (r == -ENOENT)

@@ -24,6 +24,7 @@ struct fmap {
 	uint32_t id;
 	uint32_t ksize, vsize, stride, ncpu;
 	size_t n, cap;
+	size_t limit;           /* a full map's size for updates (0: none) */
 	uint8_t *keys, *vals;
 };
 
@@ -192,6 +193,8 @@ static int fake_update(void *ctx, uint32_t id, const void *key,
 	struct fake *f = ctx;
 	struct fmap *m = &f->maps[id];
 	long i = fake_find(m, key);
+	if (i < 0 && m->limit && m->n >= m->limit)
+		return -E2BIG;
 	if (i < 0) {
 		if (m->n == m->cap) {
 			m->cap = m->cap ? m->cap * 2 : 8;

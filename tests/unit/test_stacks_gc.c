@@ -166,6 +166,51 @@ static void t_forget_exited(void)
 	fake_fini(f);
 }
 
+/* A full map: compaction moves each sample entry into its canonical
+ * entry all the same (the sample's slot makes room for it), so rounds
+ * keep succeeding and the samples are pruned. A failed round used to
+ * stop both for the rest of the run, and the samples, their stacks and
+ * their processes grew with every sample. */
+static void t_compact_full(void)
+{
+	struct fake fk, *f = &fk;
+	fake_init(f);
+	f->prog.ustack_copy = 8192;
+	uint64_t ev = ev_simple(f, EV_USTACK, NULL, NULL, -1);
+	struct fmap *m = fake_map(f, "@", t_ustack(f),
+				  t_agg(f, TYPE_COUNT, false));
+	struct output_opts oo = { .format = "text", .out = stderr };
+	struct output *o = output_new(&f->prog, &oo, &f->reader);
+	output_stacks_init(o);
+	stacks_set_grace(o->stacks, 0);
+	pid_t a = idle_child(), b = idle_child();
+	CHECK(send_sample(o, ev, S(1), a) == 0 &&
+	      send_sample(o, ev, S(2), b) == 0, "full: samples of two processes");
+	op_count(f, m, ukey(S(1), (uint64_t)a));
+	op_count(f, m, ukey(S(2), (uint64_t)b));
+	m->limit = 2;                   /* full */
+	int r = 0;
+	for (int i = 0; i < 3; i++)
+		r |= output_compact(o);
+	uint64_t canon;
+	bool all_canon = m->n == 2;
+	for (size_t i = 0; i < m->n; i++) {
+		uint64_t id;
+		memcpy(&id, m->keys + i * m->ksize, 8);
+		all_canon = all_canon && (id & USTACK_ID_CANON);
+	}
+	CHECK(r == 0 && all_canon,
+	      "full: a full map's sample entries are folded all the same");
+	CHECK(stacks_canon_of(o->stacks, S(1), &canon, NULL) == -ENOENT &&
+	      stacks_canon_of(o->stacks, S(2), &canon, NULL) == -ENOENT,
+	      "full: and their samples pruned");
+	CHECK(o->compact_lost == 0, "full: nothing lost to the full map");
+	end_child(a);
+	end_child(b);
+	output_free(o);
+	fake_fini(f);
+}
+
 static char *fake_maps_text(size_t n, const char *prefix, uint64_t base);
 
 /* A process frozen answers for the addresses it was frozen with as it
@@ -307,6 +352,7 @@ int main(void)
 {
 	t_forget_exited();
 	t_freeze();
+	t_compact_full();
 	t_dwfl_lru();
 	t_trim_names();
 	return UNIT_DONE();

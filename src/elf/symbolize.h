@@ -82,6 +82,15 @@ int usym_process_freeze(struct usyms *u, pid_t pid, const uint64_t *addrs,
 /* Processes frozen, and names interned (for tests and -v). */
 size_t usyms_nfrozen(const struct usyms *u);
 size_t usyms_nnames(const struct usyms *u);
+/* What a usyms table holds, for -v: processes remembered (frozen of
+ * them, with a built Dwfl), files open, the files' name tables and the
+ * answers they hold, interned names, and the bytes all that takes in
+ * sonde's own structures (what libdw has read into the Dwfls is not
+ * counted: at most USYM_DWFL_MAX of them). */
+struct usyms_stats {
+	size_t procs, frozen, dwfls, files, tables, answers, names, bytes;
+};
+void usyms_stats(const struct usyms *u, struct usyms_stats *st);
 /* Free the interned names no remembered process holds (symbol names of
  * processes forgotten, paths of files no longer mapped), once the table
  * has doubled since the last trim. Every name handed out before is

@@ -61,6 +61,7 @@ struct usyms {
 	unsigned ndwfl;
 	uint64_t clock;
 	struct ufile *files;
+	struct ufnames *names;  /* the files' name tables (usym_names.c) */
 	struct ufile *vdso;     /* memfd holding a copy of our vDSO */
 	int vdso_tried;
 	/* files looked up by link-time address (usyms_lookup_file), each
@@ -171,10 +172,34 @@ static void ufile_put(struct usyms *u, struct ufile *f)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = f->next;
+	ufnames_put(&u->names, f->names);
 	if (f->fd >= 0)
 		close(f->fd);
 	free(f->path);
 	free(f);
+}
+
+struct ufnames **usyms_names(struct usyms *u)
+{
+	return &u->names;
+}
+
+struct ufnames *ufile_names(struct usyms *u, struct ufile *f)
+{
+	if (f->names || f->names_tried)
+		return f->names;
+	f->names_tried = true;
+	ufile_read_build_id(f);
+	struct stat st;
+	uint64_t size = 0;
+	int64_t mtime_ns = 0;
+	if (f->fd >= 0 && fstat(f->fd, &st) == 0) {
+		size = (uint64_t)st.st_size;
+		mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+			   st.st_mtim.tv_nsec;
+	}
+	f->names = ufnames_get(&u->names, f, size, mtime_ns);
+	return f->names;
 }
 
 /* ---- built Dwfls, least recently used last ---------------------------- */
@@ -222,11 +247,10 @@ static void uproc_free(struct usyms *u, struct uproc *p)
 	uproc_drop_dwfl(u, p);
 	for (size_t i = 0; i < p->nmaps; i++)
 		ufile_put(u, p->maps[i].file);
+	uproc_unfreeze(u, p);
 	free(p->maps_text);
 	free(p->maps);
 	free(p->jit);
-	free(p->cache);
-	free(p->fmaps);
 	free(p);
 }
 
@@ -248,12 +272,14 @@ void usyms_free(struct usyms *u)
 		struct ufile *f = u->files;
 
 		u->files = f->next;
+		ufnames_put(&u->names, f->names);
 		if (f->fd >= 0)
 			close(f->fd);
 		free(f->path);
 		free(f);
 	}
 	if (u->vdso) {
+		ufnames_put(&u->names, u->vdso->names);
 		if (u->vdso->fd >= 0)
 			close(u->vdso->fd);
 		free(u->vdso->path);
@@ -263,6 +289,12 @@ void usyms_free(struct usyms *u)
 		if (u->sfiles[i].dwfl)
 			dwfl_end(u->sfiles[i].dwfl);
 		free(u->sfiles[i].path);
+	}
+	while (u->names) {      /* none left, unless a count is wrong */
+		struct ufnames *t = u->names;
+		u->names = t->next;
+		free(t->v);
+		free(t);
 	}
 	for (i = 0; i < u->cap_strs; i++)
 		free(u->strs[i]);
@@ -348,10 +380,8 @@ size_t usyms_trim(struct usyms *u)
 			for (size_t i = 0; i < p->njit; i++)
 				if (vec_push(&keep, p->jit[i].name) < 0)
 					goto out;
-			for (size_t i = 0; i < p->cap_cache; i++) {
-				const struct uaddr *a = &p->cache[i];
-				if (!a->used)
-					continue;
+			for (size_t i = 0; i < p->nextra; i++) {
+				const struct uaddr *a = &p->extra[i];
 				if ((a->name && vec_push(&keep, a->name) < 0) ||
 				    (a->module && vec_push(&keep, a->module) < 0) ||
 				    (a->mpath && vec_push(&keep, a->mpath) < 0))
@@ -362,6 +392,11 @@ size_t usyms_trim(struct usyms *u)
 				    vec_push(&keep, p->fmaps[i].path) < 0)
 					goto out;
 		}
+	for (const struct ufnames *t = u->names; t; t = t->next)
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->v[i].used && t->v[i].name &&
+			    vec_push(&keep, t->v[i].name) < 0)
+				goto out;
 	if (keep.n)
 		qsort(keep.v, keep.n, sizeof(*keep.v), cmp_ptr);
 	size_t cap = 1024;
@@ -584,7 +619,6 @@ static int usyms_remember_text(struct usyms *u, pid_t pid, char *text,
 		return err;
 	}
 	if (old) {        /* mappings changed (mmap, dlopen, exec) */
-		uproc_keep_names(p, old);
 		*usyms_slot(u, pid) = old->next;
 		u->nprocs--;
 		uproc_free(u, old);
@@ -877,6 +911,18 @@ static int uproc_jit_lookup(struct usyms *u, struct uproc *p, uint64_t addr,
 
 /* ---- lookups ------------------------------------------------------------------- */
 
+/* Whether P's Dwfl reports M's file at the bias M maps it at (the Dwfl
+ * holds a file once, at its first mapping's): only then is what it
+ * answers for an address in M the file's answer. */
+static bool map_reported(const struct uproc *p, const struct umap *m)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].file == m->file)
+			return p->maps[i].start - p->maps[i].pgoff ==
+			       m->start - m->pgoff;
+	return false;
+}
+
 /* The symbol at addr in what dwfl reports: its name (interned), the
  * offset into it and its start. 0, -ENOENT or -ENOMEM. */
 static int dwfl_symbol(struct usyms *u, Dwfl *dwfl, uint64_t addr,
@@ -911,23 +957,25 @@ int usyms_lookup(struct usyms *u, pid_t pid, uint64_t addr, struct sym *out)
 	p = usyms_proc(u, pid);
 	if (!p)
 		return errno == ENOMEM ? -ENOMEM : -ESRCH;
-	const struct uaddr *a = uaddr_find(p, addr);
-	if (a)
-		return uaddr_answer(a, out);
 	if (p->frozen)
-		return -ENOENT;         /* named nothing when it was frozen */
+		return uproc_frozen_lookup(p, addr, out);
 	m = uproc_map(p, addr);
 	/* JIT code is not kept: its perf map may name it anew */
 	if (!m || !m->file)
 		return uproc_jit_lookup(u, p, addr, out);
 	out->module = m->path;
+	struct ufnames *t = ufile_names(u, m->file);
+	uint64_t foff = addr - m->start + m->pgoff;
+	const struct uname *known = ufnames_find(t, foff);
+	if (known)
+		return uname_answer(known, addr, out);
 	dwfl = uproc_dwfl(u, p);
 	int r = dwfl ? dwfl_symbol(u, dwfl, addr, out) : -ENOENT;
-	struct uaddr *n = r == -ENOMEM ? NULL : uaddr_add(p, addr);
+	/* the file's answer, when the Dwfl has the file where M maps it */
+	struct uname *n = r == -ENOMEM || !dwfl || !t ||
+			  !map_reported(p, m) ? NULL : ufnames_add(t, foff);
 	if (n) {
 		n->name = out->name;
-		n->module = out->module;
-		n->mpath = m->path;
 		n->offset = out->offset;
 		n->rc = (int16_t)r;
 	}
@@ -937,10 +985,8 @@ int usyms_lookup(struct usyms *u, pid_t pid, uint64_t addr, struct sym *out)
 const char *usyms_module(struct usyms *u, pid_t pid, uint64_t addr)
 {
 	struct uproc *p = usyms_proc(u, pid);
-	if (p && p->frozen) {
-		const struct uaddr *a = uaddr_find(p, addr);
-		return a ? a->mpath : NULL;
-	}
+	if (p && p->frozen)
+		return uproc_frozen_module(p, addr);
 	const struct umap *m = p ? uproc_map(p, addr) : NULL;
 
 	return m ? m->path : NULL;
@@ -955,31 +1001,15 @@ int usyms_mapping(struct usyms *u, pid_t pid, uint64_t addr,
 	memset(out, 0, sizeof(*out));
 	if (!p)
 		return -ESRCH;
-	if (p->frozen) {
-		const struct uaddr *a = uaddr_find(p, addr);
-		if (!a || a->fmap < 0 || (size_t)a->fmap >= p->nfmaps)
-			return -ENOENT;
-		const struct ufmap *f = &p->fmaps[a->fmap];
-		out->start = f->start;
-		out->end = f->end;
-		out->pgoff = f->pgoff;
-		out->path = f->path;
-		out->build_id = f->build_id_len ? f->build_id : NULL;
-		out->build_id_len = f->build_id_len;
-		return 0;
-	}
+	if (p->frozen)
+		return uproc_frozen_mapping(p, addr, out);
 	if (!m || !m->file)
 		return -ENOENT;
 	out->start = m->start;
 	out->end = m->end;
 	out->pgoff = m->pgoff;
 	out->path = m->path;
-	if (!m->file->build_id_read) {
-		int n = elf_build_id_fd(m->file->fd, m->file->build_id,
-					sizeof(m->file->build_id));
-		m->file->build_id_len = n > 0 ? (uint8_t)n : 0;
-		m->file->build_id_read = true;
-	}
+	ufile_read_build_id(m->file);
 	out->build_id = m->file->build_id_len ? m->file->build_id : NULL;
 	out->build_id_len = m->file->build_id_len;
 	return 0;
@@ -988,6 +1018,39 @@ int usyms_mapping(struct usyms *u, pid_t pid, uint64_t addr,
 size_t usyms_nnames(const struct usyms *u)
 {
 	return u ? u->nstrs : 0;
+}
+
+void usyms_stats(const struct usyms *u, struct usyms_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!u)
+		return;
+	size_t b = sizeof(*u) + u->cap_strs * sizeof(*u->strs);
+	for (size_t i = 0; i < u->cap_strs; i++)
+		if (u->strs[i])
+			b += strlen(u->strs[i]) + 1;
+	for (size_t i = 0; i < UPROC_BUCKETS; i++)
+		for (const struct uproc *p = u->procs[i]; p; p = p->next) {
+			st->procs++;
+			st->frozen += p->frozen;
+			b += sizeof(*p) + (p->maps_text ? p->maps_len + 1 : 0) +
+			     p->nmaps * sizeof(*p->maps) +
+			     p->njit * sizeof(*p->jit) +
+			     p->nfmaps * sizeof(*p->fmaps) +
+			     p->nextra * sizeof(*p->extra);
+		}
+	for (const struct ufile *f = u->files; f; f = f->next) {
+		st->files++;
+		b += sizeof(*f) + strlen(f->path) + 1;
+	}
+	for (const struct ufnames *t = u->names; t; t = t->next) {
+		st->tables++;
+		st->answers += t->n;
+		b += sizeof(*t) + t->cap * sizeof(*t->v);
+	}
+	st->dwfls = u->ndwfl;
+	st->names = u->nstrs;
+	st->bytes = b;
 }
 
 size_t usyms_nfrozen(const struct usyms *u)

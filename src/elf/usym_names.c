@@ -1,126 +1,268 @@
-/* usym_names.c - the names of a process's addresses, each looked up once,
- * and exited processes frozen to the names their stacks hold. */
+/* usym_names.c - the names of a file's addresses, each looked up once and
+ * shared by every process mapping the file, and exited processes frozen
+ * to the mappings their stacks lie in. */
 
 /*
  * libdw names an address by scanning the whole symbol table of its file
  * (dwfl_module_addrinfo is linear), tens of microseconds a frame: fine
- * once, not for every frame of every scrape. So each remembered process
- * keeps what usyms_lookup answered for each address (struct uaddr), up
- * to USYM_CACHE_MAX, and keeps it across a new snapshot for the
- * addresses still in the same file at the same bias (uproc_keep_names).
+ * once, not for every frame of every scrape. So what usyms_lookup
+ * answered is kept, per file and by file offset (struct ufnames): the
+ * answer is the file's, whichever process maps it where. A file is known
+ * by its build ID and size when it has one, so that the thousands of
+ * short processes a host starts from one binary (or from fresh copies
+ * of it) share one table for it, for libc and for ld.so; else by device,
+ * inode, size and modification time.
  *
- * A process that has exited while a map still holds its stacks used to
- * keep everything: its snapshot (the whole maps text), its mappings, a
- * descriptor per file it mapped (a fresh, deleted copy of a binary is a
- * file of its own) and the Dwfl rebuilt to name its frames at every
- * scrape. Frozen (usym_process_freeze), it keeps the answers for the
- * addresses its stacks hold, and the mappings they lie in, and nothing
- * else: a kept stack costs its names, not its process.
+ * A process that has exited while a map still holds its stacks is frozen
+ * (usym_process_freeze): the answers for the addresses its stacks hold
+ * are made sure of in the file tables, and the process keeps only the
+ * mappings they lie in (a range, the file's path, a reference to its
+ * table), plus the few answers no table holds (JIT code, addresses in
+ * nothing mapped, a full table). Its snapshot, files, Dwfl and JIT names
+ * are let go. A frozen process costs a few dozen bytes a mapping; the
+ * names cost their files, however many processes map them.
+ *
+ * Bound: one table per distinct file that a remembered process (live or
+ * frozen) maps, each of at most USYM_NAMES_MAX answers (32 bytes each,
+ * at most half the slots used). Processes are kept while the maps refer
+ * to them (stacks.c), and a table goes with the last mapping of its file.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf.h"
 #include "usym_internal.h"
 
-/* ---- addresses named once ------------------------------------------------ */
+/* ---- the tables ------------------------------------------------------- */
 
-static size_t uaddr_hash(uint64_t addr, size_t cap)
+static bool same_file(const struct ufnames *t, const struct ufile *f,
+		      uint64_t size, int64_t mtime_ns)
 {
-	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+	if (t->build_id_len || f->build_id_len)
+		return t->build_id_len == f->build_id_len &&
+		       memcmp(t->build_id, f->build_id, t->build_id_len) == 0 &&
+		       t->size == size;
+	return t->dev == f->dev && t->ino == f->ino && t->size == size &&
+	       t->mtime_ns == mtime_ns;
 }
 
-struct uaddr *uaddr_find(const struct uproc *p, uint64_t addr)
+struct ufnames *ufnames_get(struct ufnames **list, const struct ufile *f,
+			    uint64_t size, int64_t mtime_ns)
 {
-	if (!p->cap_cache)
+	struct ufnames *t;
+	for (t = *list; t; t = t->next)
+		if (same_file(t, f, size, mtime_ns)) {
+			t->refs++;
+			return t;
+		}
+	t = calloc(1, sizeof(*t));
+	if (!t)
 		return NULL;
-	for (size_t i = uaddr_hash(addr, p->cap_cache); p->cache[i].used;
-	     i = (i + 1) & (p->cap_cache - 1))
-		if (p->cache[i].addr == addr)
-			return &p->cache[i];
+	memcpy(t->build_id, f->build_id, f->build_id_len);
+	t->build_id_len = f->build_id_len;
+	if (!t->build_id_len) {
+		t->dev = f->dev;
+		t->ino = f->ino;
+		t->mtime_ns = mtime_ns;
+	}
+	t->size = size;
+	t->refs = 1;
+	t->next = *list;
+	if (*list)
+		(*list)->prev = t;
+	*list = t;
+	return t;
+}
+
+void ufnames_put(struct ufnames **list, struct ufnames *t)
+{
+	if (!t || --t->refs > 0)
+		return;
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		*list = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	free(t->v);
+	free(t);
+}
+
+static size_t foff_hash(uint64_t foff, size_t cap)
+{
+	return (size_t)((foff * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+const struct uname *ufnames_find(const struct ufnames *t, uint64_t foff)
+{
+	if (!t || !t->cap)
+		return NULL;
+	for (size_t i = foff_hash(foff, t->cap); t->v[i].used;
+	     i = (i + 1) & (t->cap - 1))
+		if (t->v[i].foff == foff)
+			return &t->v[i];
 	return NULL;
 }
 
-/* A table of CAP slots holding the used entries of OLD (OLDCAP slots). */
-static struct uaddr *uaddr_table(const struct uaddr *old, size_t oldcap,
-				 size_t cap)
+struct uname *ufnames_add(struct ufnames *t, uint64_t foff)
 {
-	struct uaddr *v = calloc(cap, sizeof(*v));
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < oldcap; i++) {
-		if (!old[i].used)
-			continue;
-		size_t j = uaddr_hash(old[i].addr, cap);
-		while (v[j].used)
-			j = (j + 1) & (cap - 1);
-		v[j] = old[i];
-	}
-	return v;
-}
-
-/* A new slot for ADDR in a live process's table (NULL: no memory). Past
- * USYM_CACHE_MAX the table starts over: what it forgets is named again
- * when asked. */
-struct uaddr *uaddr_add(struct uproc *p, uint64_t addr)
-{
-	if (2 * (p->ncache + 1) > p->cap_cache) {
-		size_t cap = p->cap_cache ? p->cap_cache * 2 : 64;
-		struct uaddr *v;
-		if (cap > USYM_CACHE_MAX) {
-			cap = p->cap_cache;
-			v = calloc(cap, sizeof(*v));
-			p->ncache = 0;
-		} else {
-			v = uaddr_table(p->cache, p->cap_cache, cap);
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		if (cap > 2 * (size_t)USYM_NAMES_MAX) {
+			if (t->frozen_refs)
+				return NULL;    /* full: kept as it is */
+			cap = t->cap;           /* start over */
+			free(t->v);
+			t->v = NULL;
+			t->n = 0;
 		}
+		struct uname *v = calloc(cap, sizeof(*v));
 		if (!v)
 			return NULL;
-		free(p->cache);
-		p->cache = v;
-		p->cap_cache = cap;
+		for (size_t i = 0; i < t->cap && t->v; i++) {
+			if (!t->v[i].used)
+				continue;
+			size_t j = foff_hash(t->v[i].foff, cap);
+			while (v[j].used)
+				j = (j + 1) & (cap - 1);
+			v[j] = t->v[i];
+		}
+		free(t->v);
+		t->v = v;
+		t->cap = cap;
 	}
-	size_t i = uaddr_hash(addr, p->cap_cache);
-	while (p->cache[i].used)
-		i = (i + 1) & (p->cap_cache - 1);
-	p->ncache++;
-	p->cache[i] = (struct uaddr){ .addr = addr, .used = 1, .fmap = -1 };
-	return &p->cache[i];
+	size_t i = foff_hash(foff, t->cap);
+	while (t->v[i].used)
+		i = (i + 1) & (t->cap - 1);
+	t->n++;
+	t->v[i] = (struct uname){ .foff = foff, .used = 1 };
+	return &t->v[i];
 }
 
-int uaddr_answer(const struct uaddr *a, struct sym *out)
+int uname_answer(const struct uname *n, uint64_t addr, struct sym *out)
 {
-	out->name = a->name;
-	out->module = a->module;
-	out->offset = a->offset;
-	out->start = a->rc == 0 ? a->addr - a->offset : 0;
-	return a->rc;
+	out->name = n->name;
+	out->offset = n->offset;
+	out->start = n->rc == 0 ? addr - n->offset : 0;
+	return n->rc;
 }
 
-/* The names OLD knew that still hold in P: an address in the same file
- * mapped at the same bias (a process's maps text changes with every
- * mmap, and its names should not be looked up again for that). */
-void uproc_keep_names(struct uproc *p, const struct uproc *old)
+void ufile_read_build_id(struct ufile *f)
 {
-	if (old->frozen)
+	if (f->build_id_read)
 		return;
-	for (size_t i = 0; i < old->cap_cache; i++) {
-		const struct uaddr *a = &old->cache[i];
-		if (!a->used)
-			continue;
-		const struct umap *m0 = uproc_map(old, a->addr);
-		const struct umap *m1 = uproc_map(p, a->addr);
-		if (!m0 || !m1 || !m0->file || m0->file != m1->file ||
-		    m0->start - m0->pgoff != m1->start - m1->pgoff)
-			continue;
-		struct uaddr *n = uaddr_add(p, a->addr);
-		if (!n)
-			return;
-		*n = *a;
-	}
+	int n = f->fd >= 0 ? elf_build_id_fd(f->fd, f->build_id,
+					     sizeof(f->build_id)) : 0;
+	f->build_id_len = n > 0 ? (uint8_t)n : 0;
+	f->build_id_read = true;
 }
 
-/* ---- freezing an exited process ------------------------------------------------ */
+/* ---- frozen processes ------------------------------------------------- */
+
+static const struct uaddr *frozen_extra(const struct uproc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nextra;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->extra[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nextra && p->extra[lo].addr == addr ? &p->extra[lo] :
+							     NULL;
+}
+
+/* The frozen mapping holding ADDR whose file table answers for it. */
+static const struct ufmap *frozen_fmap(const struct uproc *p, uint64_t addr,
+				       const struct uname **name)
+{
+	for (size_t i = 0; i < p->nfmaps; i++) {
+		const struct ufmap *f = &p->fmaps[i];
+		if (addr < f->start || addr >= f->end)
+			continue;
+		*name = ufnames_find(f->names, addr - f->start + f->pgoff);
+		return *name ? f : NULL;
+	}
+	return NULL;
+}
+
+int uproc_frozen_lookup(const struct uproc *p, uint64_t addr,
+			struct sym *out)
+{
+	const struct uaddr *a = frozen_extra(p, addr);
+	if (a) {
+		out->name = a->name;
+		out->module = a->module;
+		out->offset = a->offset;
+		out->start = a->rc == 0 ? a->addr - a->offset : 0;
+		return a->rc;
+	}
+	const struct uname *n;
+	const struct ufmap *f = frozen_fmap(p, addr, &n);
+	if (!f)
+		return -ENOENT;         /* named nothing when it was frozen */
+	out->module = f->path;
+	return uname_answer(n, addr, out);
+}
+
+const char *uproc_frozen_module(const struct uproc *p, uint64_t addr)
+{
+	const struct uaddr *a = frozen_extra(p, addr);
+	if (a)
+		return a->mpath;
+	const struct uname *n;
+	const struct ufmap *f = frozen_fmap(p, addr, &n);
+	return f ? f->path : NULL;
+}
+
+int uproc_frozen_mapping(const struct uproc *p, uint64_t addr,
+			 struct umapping *out)
+{
+	const struct uaddr *a = frozen_extra(p, addr);
+	const struct uname *n;
+	const struct ufmap *f = NULL;
+	if (a && a->fmap >= 0 && (size_t)a->fmap < p->nfmaps)
+		f = &p->fmaps[a->fmap];
+	else if (!a)
+		f = frozen_fmap(p, addr, &n);
+	if (!f)
+		return -ENOENT;
+	out->start = f->start;
+	out->end = f->end;
+	out->pgoff = f->pgoff;
+	out->path = f->path;
+	if (f->names && f->names->build_id_len) {
+		out->build_id = f->names->build_id;
+		out->build_id_len = f->names->build_id_len;
+	}
+	return 0;
+}
+
+static void fmaps_free(struct usyms *u, struct ufmap *fmaps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fmaps[i].names) {
+			fmaps[i].names->frozen_refs--;
+			ufnames_put(usyms_names(u), fmaps[i].names);
+		}
+	free(fmaps);
+}
+
+void uproc_unfreeze(struct usyms *u, struct uproc *p)
+{
+	fmaps_free(u, p->fmaps, p->nfmaps);
+	p->fmaps = NULL;
+	p->nfmaps = 0;
+	free(p->extra);
+	p->extra = NULL;
+	p->nextra = 0;
+	p->nfrozen_addrs = 0;
+	p->frozen = false;
+}
+
+/* ---- freezing an exited process --------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -128,24 +270,42 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The index in FMAPS[0..*N) of the mapping UM, added when new. */
-static int32_t fmap_of(struct ufmap *fmaps, size_t *n,
-		       const struct umapping *um)
+/* The index in FMAPS[0..*N) of the mapping START-END, added as F with a
+ * reference to its names when new. */
+static int32_t fmap_of(struct ufmap *fmaps, size_t *n, const struct ufmap *f)
 {
 	for (size_t i = 0; i < *n; i++)
-		if (fmaps[i].start == um->start && fmaps[i].end == um->end)
+		if (fmaps[i].start == f->start && fmaps[i].end == f->end)
 			return (int32_t)i;
-	struct ufmap *f = &fmaps[(*n)++];
-	memset(f, 0, sizeof(*f));
-	f->start = um->start;
-	f->end = um->end;
-	f->pgoff = um->pgoff;
-	f->path = um->path;
-	if (um->build_id && um->build_id_len <= sizeof(f->build_id)) {
-		memcpy(f->build_id, um->build_id, um->build_id_len);
-		f->build_id_len = (uint8_t)um->build_id_len;
+	fmaps[*n] = *f;
+	if (f->names) {
+		f->names->refs++;
+		f->names->frozen_refs++;
 	}
-	return (int32_t)(*n - 1);
+	return (int32_t)(*n)++;
+}
+
+/* The answers of frozen P for V[0..k) (sorted), into FMAPS and EXTRA. */
+static void refreeze(const struct uproc *p, const uint64_t *v, size_t k,
+		     struct ufmap *fmaps, size_t *nf, struct uaddr *extra,
+		     size_t *ne)
+{
+	for (size_t i = 0; i < k; i++) {
+		const struct uaddr *a = frozen_extra(p, v[i]);
+		const struct uname *n;
+		if (a) {
+			struct uaddr *e = &extra[(*ne)++];
+			*e = *a;
+			if (a->fmap >= 0 && (size_t)a->fmap < p->nfmaps)
+				e->fmap = fmap_of(fmaps, nf, &p->fmaps[a->fmap]);
+			else
+				e->fmap = -1;
+			continue;
+		}
+		const struct ufmap *f = frozen_fmap(p, v[i], &n);
+		if (f)
+			fmap_of(fmaps, nf, f);
+	}
 }
 
 int usym_process_freeze(struct usyms *u, pid_t pid, const uint64_t *addrs,
@@ -164,61 +324,75 @@ int usym_process_freeze(struct usyms *u, pid_t pid, const uint64_t *addrs,
 	for (size_t i = 0; i < n; i++)
 		if (k == 0 || v[i] != v[k - 1])
 			v[k++] = v[i];
-	if (p->frozen && k == p->ncache) {
+	if (p->frozen && k == p->nfrozen_addrs) {
 		free(v);        /* nothing let go since it was frozen */
 		return 0;
 	}
-	size_t cap = 16;
-	while (cap < 2 * (k + 1))
-		cap *= 2;
-	struct uaddr *cache = calloc(cap, sizeof(*cache));
 	struct ufmap *fmaps = calloc(k ? k : 1, sizeof(*fmaps));
-	size_t nf = 0;
-	int err = cache && fmaps ? 0 : -ENOMEM;
-	for (size_t i = 0; i < k && !err; i++) {
+	struct uaddr *extra = calloc(k ? k : 1, sizeof(*extra));
+	size_t nf = 0, ne = 0;
+	int err = fmaps && extra ? 0 : -ENOMEM;
+	if (!err && p->frozen)
+		refreeze(p, v, k, fmaps, &nf, extra, &ne);
+	for (size_t i = 0; i < k && !err && !p->frozen; i++) {
+		const struct umap *m = uproc_map(p, v[i]);
+		struct ufnames *t = m && m->file ? ufile_names(u, m->file) :
+						   NULL;
+		uint64_t foff = m ? v[i] - m->start + m->pgoff : 0;
+		int32_t fi = -1;
+		if (m && m->file) {
+			struct ufmap f = { .start = m->start, .end = m->end,
+					   .pgoff = m->pgoff, .path = m->path,
+					   .names = t };
+			fi = fmap_of(fmaps, &nf, &f);
+			if (ufnames_find(t, foff))
+				continue;
+		}
+		/* named now, into the file's table when it takes it */
 		struct sym s;
-		struct umapping um;
 		int r = usyms_lookup(u, pid, v[i], &s);
 		if (r == -ENOMEM) {
 			err = r;
 			break;
 		}
-		size_t j = uaddr_hash(v[i], cap);
-		while (cache[j].used)
-			j = (j + 1) & (cap - 1);
-		struct uaddr *a = &cache[j];
-		*a = (struct uaddr){
-			.addr = v[i], .used = 1, .fmap = -1,
-			.name = s.name, .module = s.module,
-			.mpath = usyms_module(u, pid, v[i]),
-			.offset = s.offset,
-			.rc = (int16_t)(r == -ESRCH ? -ENOENT : r),
+		if (fi >= 0 && ufnames_find(t, foff))
+			continue;
+		r = r == -ESRCH ? -ENOENT : r;
+		const char *mpath = m ? m->path : NULL;
+		if (fi < 0 && r == -ENOENT && !s.module && !mpath)
+			continue;       /* as an unknown address answers */
+		extra[ne++] = (struct uaddr){
+			.addr = v[i], .name = s.name, .module = s.module,
+			.mpath = mpath, .offset = s.offset, .fmap = fi,
+			.rc = (int16_t)r,
 		};
-		if (usyms_mapping(u, pid, v[i], &um) == 0)
-			a->fmap = fmap_of(fmaps, &nf, &um);
 	}
 	free(v);
 	if (err) {
-		free(cache);
-		free(fmaps);
+		fmaps_free(u, fmaps, nf);
+		free(extra);
 		return err;
 	}
 	/* what it was read from goes: the Dwfl, the files (closed with
-	 * the last process mapping them), the snapshot and JIT names */
+	 * the last process mapping them), the snapshot and JIT names, and
+	 * what it was frozen with before */
 	uproc_release(u, p);
+	uproc_unfreeze(u, p);
 	if (nf < k) {
 		struct ufmap *f = realloc(fmaps, (nf ? nf : 1) * sizeof(*f));
 		if (f)
 			fmaps = f;
 	}
-	free(p->cache);
-	free(p->fmaps);
-	p->cache = cache;
-	p->cap_cache = cap;
-	p->ncache = k;
+	if (ne < k) {
+		struct uaddr *e = realloc(extra, (ne ? ne : 1) * sizeof(*e));
+		if (e)
+			extra = e;
+	}
 	p->fmaps = fmaps;
 	p->nfmaps = nf;
+	p->extra = extra;
+	p->nextra = ne;
+	p->nfrozen_addrs = k;
 	p->frozen = true;
 	return 1;
 }
-

@@ -487,6 +487,18 @@ nomem:
 	return -ENOMEM;
 }
 
+/* Under -v: what the symbol tables hold, so a long run's growth shows. */
+static void log_symbol_tables(const struct stacks *s, const char *when)
+{
+	struct usyms_stats st;
+	usyms_stats(s->usyms, &st);
+	log_info("stacks: %s: symbols of %zu processes (%zu frozen, %zu with "
+		 "a Dwfl), %zu files open, %zu file name tables holding %zu "
+		 "answers, %zu names interned: %zu KiB",
+		 when, st.procs, st.frozen, st.dwfls, st.files, st.tables,
+		 st.answers, st.names, (st.bytes + 1023) / 1024);
+}
+
 int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 	      int32_t *pid_refs, size_t npid_refs, struct usym_ref *usym_refs,
 	      size_t nusym_refs)
@@ -606,6 +618,7 @@ int stacks_gc(struct stacks *s, const uint64_t *canon_refs, size_t ncanon_refs,
 			 s->cap_samples, s->npids, usyms_nfrozen(s->usyms),
 			 usyms_ndwfl(s->usyms), usyms_nnames(s->usyms), freed,
 			 gone, frozen);
+		log_symbol_tables(s, "sweep");
 	}
 	/* no name is held between event batches: the unused ones can go */
 	if (gone || frozen)
@@ -828,6 +841,8 @@ void stacks_free(struct stacks *s)
 			 (unsigned long long)s->gc_pids,
 			 (unsigned long long)s->gc_frozen, s->npids,
 			 usyms_nfrozen(s->usyms));
+	if (log_verbose && (all || s->npids))
+		log_symbol_tables(s, "at exit");
 	for (size_t i = 0; i < s->ncanon; i++)
 		free(s->canon[i].ips);
 	free(s->canon);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -211,6 +213,101 @@ static void t_compact_full(void)
 	fake_fini(f);
 }
 
+/* The maps line of this process's mapping holding ADDR, its file
+ * replaced by PATH (device and inode as PATH's). */
+static char *maps_line_as(uint64_t addr, const char *path)
+{
+	FILE *m = fopen("/proc/self/maps", "r");
+	char line[4096], *out = NULL;
+	struct stat st;
+	while (m && fgets(line, sizeof(line), m) && stat(path, &st) == 0) {
+		unsigned long long lo, hi, off;
+		char perms[8];
+		if (sscanf(line, "%llx-%llx %7s %llx", &lo, &hi, perms, &off) != 4 ||
+		    addr < lo || addr >= hi)
+			continue;
+		if (asprintf(&out, "%llx-%llx %s %llx %02x:%02x %llu    %s\n",
+			     lo, hi, perms, off, major(st.st_dev),
+			     minor(st.st_dev), (unsigned long long)st.st_ino,
+			     path) < 0)
+			out = NULL;
+		break;
+	}
+	if (m)
+		fclose(m);
+	return out;
+}
+
+/* Names are kept per file, not per process: every process that maps a
+ * file (live or frozen, or a fresh copy of it with the same build ID)
+ * shares one table, released with the last of them. */
+static void t_shared_names(void)
+{
+	extern int main(void);
+	uint64_t addr = (uint64_t)(uintptr_t)&main + 3;
+	struct usyms *u = usyms_new();
+	struct usyms_stats st0, st1, st2;
+	pid_t a = idle_child(), b = idle_child();
+	struct sym sa, sb, sc;
+	CHECK(usyms_lookup(u, a, addr, &sa) == 0 && usyms_ndwfl(u) == 1,
+	      "names: the first process reads its file");
+	usyms_stats(u, &st0);
+	CHECK(usyms_lookup(u, b, addr, &sb) == 0 && usyms_ndwfl(u) == 1 &&
+	      sb.name == sa.name && sb.offset == 3 && sb.start == addr - 3 &&
+	      sb.module && strcmp(sb.module, sa.module) == 0,
+	      "names: another process mapping the file is answered from its "
+	      "table, reading nothing");
+	usyms_stats(u, &st1);
+	CHECK(st1.tables == st0.tables && st1.answers == st0.answers &&
+	      st1.procs == 2 && st1.bytes > 0,
+	      "names: one table per file, however many processes");
+	end_child(a);
+	end_child(b);
+	uint64_t addrs[] = { addr };
+	CHECK(usym_process_freeze(u, a, addrs, 1) == 1 &&
+	      usym_process_freeze(u, b, addrs, 1) == 1, "names: both frozen");
+	usyms_stats(u, &st2);
+	struct uproc *pa = usyms_find(u, a);
+	CHECK(st2.frozen == 2 && st2.answers == st0.answers && st2.files <= 1 &&
+	      pa && pa->nfmaps == 1 && pa->nextra == 0 && !pa->maps,
+	      "names: a frozen process keeps its mapping, not its names");
+	CHECK(usyms_lookup(u, b, addr, &sb) == 0 && sb.name == sa.name &&
+	      sb.offset == 3 && strcmp(sb.module, sa.module) == 0,
+	      "names: and is answered from the file's table");
+
+	/* a fresh copy of the binary: another file, the same build ID */
+	char copy[] = "/tmp/sonde-test-names.XXXXXX";
+	int fd = mkstemp(copy);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe %s", (int)getpid(), copy);
+	char *line = fd >= 0 && system(cmd) == 0 ? maps_line_as(addr, copy) :
+						    NULL;
+	struct umapping um;
+	CHECK(line && usym_process_remember_maps(u, 2000001, line,
+						 strlen(line)) == 0 &&
+	      usyms_lookup(u, 2000001, addr, &sc) == 0 && sc.name == sa.name &&
+	      sc.module && strcmp(sc.module, copy) == 0 &&
+	      usyms_ndwfl(u) == 0 &&
+	      usyms_mapping(u, 2000001, addr, &um) == 0 && um.build_id_len,
+	      "names: a copy of the file with its build ID shares its table");
+	usyms_stats(u, &st1);
+	CHECK(st1.tables == st2.tables, "names: no table of its own");
+	free(line);
+	if (fd >= 0) {
+		close(fd);
+		unlink(copy);
+	}
+	usym_process_forget(u, 2000001);
+	usym_process_forget(u, a);
+	CHECK(usyms_lookup(u, b, addr, &sb) == 0 && sb.name == sa.name,
+	      "names: the table stays while a frozen process refers to it");
+	usym_process_forget(u, b);
+	usyms_stats(u, &st1);
+	CHECK(st1.procs == 0 && st1.tables == 0 && st1.answers == 0 &&
+	      st1.files == 0, "names: released with the last process");
+	usyms_free(u);
+}
+
 static char *fake_maps_text(size_t n, const char *prefix, uint64_t base);
 
 /* A process frozen answers for the addresses it was frozen with as it
@@ -282,7 +379,9 @@ static void t_freeze(void)
 }
 
 /* Many processes symbolized in turn: at most USYM_DWFL_MAX keep a Dwfl,
- * and one whose Dwfl was dropped still resolves (rebuilt). */
+ * and one whose Dwfl was dropped still resolves (rebuilt). Each asks for
+ * an address of main no other asked for: an answer the file's table
+ * holds already is given without a Dwfl. */
 static void t_dwfl_lru(void)
 {
 	enum { N = USYM_DWFL_MAX + 8 };
@@ -294,14 +393,14 @@ static void t_dwfl_lru(void)
 	for (int i = 0; i < N; i++) {
 		kids[i] = idle_child();
 		struct sym s;
-		all = all && usyms_lookup(u, kids[i], addr, &s) == 0 &&
+		all = all && usyms_lookup(u, kids[i], addr + i, &s) == 0 &&
 		      s.name && strcmp(s.name, "main") == 0;
 	}
 	CHECK(all, "lru: every process resolves main");
 	CHECK(usyms_ndwfl(u) == USYM_DWFL_MAX && usyms_nprocs(u) == N,
 	      "lru: all remembered, at most USYM_DWFL_MAX Dwfls built");
 	struct sym s;
-	CHECK(usyms_lookup(u, kids[0], addr, &s) == 0 && s.name &&
+	CHECK(usyms_lookup(u, kids[0], addr + N, &s) == 0 && s.name &&
 	      strcmp(s.name, "main") == 0 && usyms_ndwfl(u) == USYM_DWFL_MAX,
 	      "lru: the least recently used is rebuilt when needed");
 	for (int i = 0; i < N; i++) {
@@ -353,6 +452,7 @@ int main(void)
 	t_forget_exited();
 	t_freeze();
 	t_compact_full();
+	t_shared_names();
 	t_dwfl_lru();
 	t_trim_names();
 	return UNIT_DONE();

@@ -70,11 +70,15 @@ void usym_process_forget(struct usyms *u, pid_t pid);
  * its stacks still print (the Dwfl is rebuilt if they are). */
 void usym_process_unload(struct usyms *u, pid_t pid);
 /* Name ADDRS[0..N) in PID once, as usyms_lookup, usyms_module and
- * usyms_mapping answer now, and keep only that: PID's mappings, files,
- * Dwfl and JIT names are let go. For a process that has exited whose
- * stacks are still printed: they cost their names, not the process.
- * Lookups of other addresses in PID find nothing afterwards; freezing
- * it again keeps only the addresses given (those still referred to).
+ * usyms_mapping answer now, and keep only that: the names go to the
+ * tables of the files they lie in (shared with every process mapping
+ * the file), PID keeps the mappings they lie in, and its snapshot,
+ * files, Dwfl and JIT names are let go. For a process that has exited
+ * whose stacks are still printed: they cost a few bytes a mapping, not
+ * the process, and their names cost their files. Lookups of other
+ * addresses in PID find nothing afterwards (unless another process had
+ * the same file offset named); freezing it again keeps only the
+ * addresses given (those still referred to).
  * 1, 0 (frozen already with these addresses), -ESRCH (PID not
  * remembered) or -ENOMEM (nothing changed). */
 int usym_process_freeze(struct usyms *u, pid_t pid, const uint64_t *addrs,

@@ -18,15 +18,17 @@
  *
  * Names are interned in one table so each distinct string (demangled C++
  * names in particular) is stored once, however many frames use it.
- * What each process's addresses were named is kept per process, and an
- * exited process whose stacks are still printed is frozen to just that
+ * What an address was named is kept per file, by file offset, and
+ * shared by every process mapping the file; an exited process whose
+ * stacks are still printed is frozen to the mappings they lie in
  * (usym_names.c).
  *
  * Bounded on long runs. A process is kept until its owner forgets it
  * (usym_process_forget: output forgets processes that have exited once
  * nothing it still prints refers to them); a file stays open while a
  * remembered process maps it (reference counts) and is closed with the
- * last; and at most USYM_DWFL_MAX processes keep a built Dwfl (which
+ * last, a file's name table with the last mapping, live or frozen, of
+ * the file; and at most USYM_DWFL_MAX processes keep a built Dwfl (which
  * holds a descriptor per mapped file and what libdwfl has read of them),
  * the least recently used being dropped and rebuilt from its snapshot if
  * it is needed again.

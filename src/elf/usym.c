@@ -195,12 +195,14 @@ struct ufnames *ufile_names(struct usyms *u, struct ufile *f)
 	struct stat st;
 	uint64_t size = 0;
 	int64_t mtime_ns = 0;
+	uint32_t owner = UINT32_MAX;   /* not known: shared with none known */
 	if (f->fd >= 0 && fstat(f->fd, &st) == 0) {
+		owner = (uint32_t)st.st_uid;
 		size = (uint64_t)st.st_size;
 		mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
 			   st.st_mtim.tv_nsec;
 	}
-	f->names = ufnames_get(&u->names, f, size, mtime_ns);
+	f->names = ufnames_get(&u->names, f, size, mtime_ns, owner);
 	return f->names;
 }
 

@@ -33,6 +33,7 @@ struct ufnames {
 	uint8_t build_id_len;
 	uint64_t dev, ino, size;
 	int64_t mtime_ns;
+	uint32_t owner;         /* with a build ID: the file's owner (below) */
 	unsigned refs;          /* open files and frozen mappings */
 	unsigned frozen_refs;   /* of them, frozen mappings */
 	struct uname *v;        /* open addressing, power-of-two size */
@@ -155,7 +156,7 @@ void uproc_release(struct usyms *u, struct uproc *p);
  * asked yet); a new slot for it (NULL: full or no memory); an answer as
  * usyms_lookup gives it for ADDR. */
 struct ufnames *ufnames_get(struct ufnames **list, const struct ufile *f,
-			    uint64_t size, int64_t mtime_ns);
+			    uint64_t size, int64_t mtime_ns, uint32_t owner);
 void ufnames_put(struct ufnames **list, struct ufnames *t);
 const struct uname *ufnames_find(const struct ufnames *t, uint64_t foff);
 struct uname *ufnames_add(struct ufnames *t, uint64_t foff);

@@ -36,23 +36,27 @@
 
 /* ---- the tables ------------------------------------------------------- */
 
+/* A build ID is whatever the file says: anyone can write a file that
+ * claims libc's. Its owner is part of the key, so that another user's
+ * file cannot put its names on root's libc, or on another user's
+ * programs; copies by one owner share. */
 static bool same_file(const struct ufnames *t, const struct ufile *f,
-		      uint64_t size, int64_t mtime_ns)
+		      uint64_t size, int64_t mtime_ns, uint32_t owner)
 {
 	if (t->build_id_len || f->build_id_len)
 		return t->build_id_len == f->build_id_len &&
 		       memcmp(t->build_id, f->build_id, t->build_id_len) == 0 &&
-		       t->size == size;
+		       t->size == size && t->owner == owner;
 	return t->dev == f->dev && t->ino == f->ino && t->size == size &&
 	       t->mtime_ns == mtime_ns;
 }
 
 struct ufnames *ufnames_get(struct ufnames **list, const struct ufile *f,
-			    uint64_t size, int64_t mtime_ns)
+			    uint64_t size, int64_t mtime_ns, uint32_t owner)
 {
 	struct ufnames *t;
 	for (t = *list; t; t = t->next)
-		if (same_file(t, f, size, mtime_ns)) {
+		if (same_file(t, f, size, mtime_ns, owner)) {
 			t->refs++;
 			return t;
 		}
@@ -61,6 +65,7 @@ struct ufnames *ufnames_get(struct ufnames **list, const struct ufile *f,
 		return NULL;
 	memcpy(t->build_id, f->build_id, f->build_id_len);
 	t->build_id_len = f->build_id_len;
+	t->owner = owner;
 	if (!t->build_id_len) {
 		t->dev = f->dev;
 		t->ino = f->ino;

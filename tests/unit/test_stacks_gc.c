@@ -297,6 +297,34 @@ static void t_shared_names(void)
 		close(fd);
 		unlink(copy);
 	}
+
+	/* ... but not a copy another user owns: a build ID is only what a
+	 * file claims, and another user's must not name root's code */
+	char other[] = "/tmp/sonde-test-names.XXXXXX";
+	fd = mkstemp(other);
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe %s", (int)getpid(), other);
+	if (fd >= 0 && geteuid() == 0 && system(cmd) == 0 &&
+	    fchown(fd, 65534, 65534) == 0) {
+		line = maps_line_as(addr, other);
+		struct sym sd;
+		CHECK(line && usym_process_remember_maps(u, 2000002, line,
+							 strlen(line)) == 0 &&
+		      usyms_lookup(u, 2000002, addr, &sd) == 0 && sd.name &&
+		      strcmp(sd.name, sa.name) == 0,
+		      "names: a copy another user owns is read for itself");
+		struct usyms_stats st3;
+		usyms_stats(u, &st3);
+		CHECK(st3.tables == st2.tables + 1,
+		      "names: ... into a table of its own");
+		free(line);
+		usym_process_forget(u, 2000002);
+	} else {
+		printf("ok - names: a copy another user owns # SKIP needs root\n");
+	}
+	if (fd >= 0) {
+		close(fd);
+		unlink(other);
+	}
 	usym_process_forget(u, 2000001);
 	usym_process_forget(u, a);
 	CHECK(usyms_lookup(u, b, addr, &sb) == 0 && sb.name == sa.name,

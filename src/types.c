@@ -73,6 +73,29 @@ const struct type *type_tuple(struct arena *a, uint32_t n,
 	return t;
 }
 
+const struct type *type_record(struct arena *a, uint32_t n,
+			       const struct type *const *fields,
+			       const char *const *names)
+{
+	struct type *t = (struct type *)type_tuple(a, n, fields);
+	const char **nm = arena_array(a, const char *, n ? n : 1);
+	for (uint32_t i = 0; i < n; i++)
+		nm[i] = names[i];
+	t->names = nm;
+	return t;
+}
+
+/* Both plain tuples, or records of the same names in the same order. */
+bool type_same_names(const struct type *a, const struct type *b)
+{
+	if (!a->names || !b->names)
+		return !a->names && !b->names;
+	for (uint32_t i = 0; i < a->nfields; i++)
+		if (strcmp(a->names[i], b->names[i]) != 0)
+			return false;
+	return true;
+}
+
 bool type_is_agg(const struct type *t)
 {
 	return t->kind >= TYPE_COUNT;
@@ -108,7 +131,7 @@ bool type_equal(const struct type *a, const struct type *b)
 		return a->ctype == b->ctype ||
 		       same_int_array(a->ctype, b->ctype);
 	case TYPE_TUPLE:
-		if (a->nfields != b->nfields)
+		if (a->nfields != b->nfields || !type_same_names(a, b))
 			return false;
 		for (uint32_t i = 0; i < a->nfields; i++)
 			if (!type_equal(a->fields[i], b->fields[i]))
@@ -159,7 +182,7 @@ const struct type *type_unify(struct arena *a, const struct type *x,
 	case TYPE_STR:
 		return x->size >= y->size ? x : y;
 	case TYPE_TUPLE: {
-		if (x->nfields != y->nfields)
+		if (x->nfields != y->nfields || !type_same_names(x, y))
 			return NULL;
 		const struct type **f = arena_array(a, const struct type *,
 						    x->nfields);
@@ -168,7 +191,8 @@ const struct type *type_unify(struct arena *a, const struct type *x,
 			if (!f[i])
 				return NULL;
 		}
-		return type_tuple(a, x->nfields, f);
+		return x->names ? type_record(a, x->nfields, f, x->names) :
+			type_tuple(a, x->nfields, f);
 	}
 	case TYPE_SUM: case TYPE_MIN: case TYPE_MAX: case TYPE_AVG:
 	case TYPE_STATS: case TYPE_STDDEV: {
@@ -202,7 +226,9 @@ const char *type_name(struct arena *a, const struct type *t)
 	case TYPE_TUPLE: {
 		const char *s = "(";
 		for (uint32_t i = 0; i < t->nfields; i++)
-			s = arena_printf(a, "%s%s%s", s, i ? ", " : "",
+			s = arena_printf(a, "%s%s%s%s%s", s, i ? ", " : "",
+					 t->names ? t->names[i] : "",
+					 t->names ? "=" : "",
 					 type_name(a, t->fields[i]));
 		return arena_printf(a, "%s)", s);
 	}

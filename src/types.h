@@ -104,6 +104,10 @@ struct type {
 	uint32_t nfields;           /* TUPLE, RECORD */
 	const struct type **fields; /* TUPLE: field types */
 	uint32_t *offsets;          /* TUPLE: field offsets */
+	/* TUPLE: the fields' names when it is a record (bpftrace 0.26's
+	 * `(a=1, b="x")`, and `args` as a value), printed { .a = 1, ... };
+	 * NULL for a plain tuple. Same layout either way. */
+	const char *const *names;
 	const struct record_field *rfields; /* RECORD */
 	int64_t lhist_min, lhist_max, lhist_step; /* LHIST */
 	/* LHIST of D's llquantize(x, factor, low, high, nsteps) when
@@ -139,6 +143,10 @@ int type_llq_bounds(int64_t factor, int64_t low, int64_t high, int64_t nsteps,
 		    int64_t *out, int max);
 const struct type *type_tuple(struct arena *a, uint32_t n,
 			      const struct type *const *fields);
+/* A record: a tuple whose fields have names (copied into a). */
+const struct type *type_record(struct arena *a, uint32_t n,
+			       const struct type *const *fields,
+			       const char *const *names);
 const struct type *type_simple(struct arena *a, enum type_kind kind,
 			       uint32_t size);
 
@@ -158,6 +166,8 @@ uint32_t type_map_value_size(const struct type *t);
 /* Whether t is of kind k or is a tuple with such a field (nested too). */
 bool type_has_kind(const struct type *t, enum type_kind k);
 bool type_equal(const struct type *a, const struct type *b);
+/* Both plain tuples, or records with the same names in the same order. */
+bool type_same_names(const struct type *a, const struct type *b);
 /* A type both a and b can be stored as (strings widen to the larger size,
  * integers to the wider/signed one), or NULL if they are incompatible. */
 const struct type *type_unify(struct arena *a, const struct type *x,

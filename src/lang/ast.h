@@ -221,6 +221,13 @@ struct node {
 			struct node *base, *index;
 		} index;
 		struct node_list list;
+		/* N_TUPLE: its elements are u.list (elems overlays it, the
+		 * same first member); names, when not NULL, one per element,
+		 * make it a record ((a=1, b=2); `args` as a value) */
+		struct {
+			struct node_list elems;
+			const char **names;
+		} tup;
 		struct {
 			struct node *body;   /* N_BLOCK: the statements */
 			struct node *value;  /* the last expression (no ';'

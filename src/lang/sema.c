@@ -201,6 +201,79 @@ const struct type *sema_record_field_type(struct sema *s,
 	return t;
 }
 
+static const struct type *field_type(struct sema *s, struct node *n,
+				     bool bytes);
+static const struct type *tuple(struct sema *s, struct node *n);
+
+/* `args` as a value (bpftrace 0.20 made it a struct): a record of the
+ * probe's fields, in the order of the block's first probe's, built as
+ * the tuple (name=args.name, ...) so that each probe loads its own
+ * (wildcards may place a field differently). fexit's retval is not an
+ * argument, as in bpftrace. The node becomes that N_TUPLE. */
+static const struct type *args_value(struct sema *s, struct node *n)
+{
+	const struct probe *first = NULL;
+	for (uint32_t i = 0; i < s->prog->nprobes && !first; i++)
+		if (s->prog->probes[i].block == s->block)
+			first = &s->prog->probes[i];
+	const struct type *rec = first ? first->args_type : NULL;
+	if (!rec || rec->kind != TYPE_RECORD) {
+		/* field_type's errors for args.x: no DWARF, a probe type
+		 * without args, or no probe left */
+		struct node f = { .kind = N_FIELD, .pos = n->pos };
+		f.u.field.base = n;
+		f.u.field.name = "";
+		field_type(s, &f, false);
+		return NULL;
+	}
+	struct node_list elems = { 0 };
+	const char **names = arena_array(s->a, const char *,
+					 rec->nfields ? rec->nfields : 1);
+	for (uint32_t k = 0; k < rec->nfields; k++) {
+		const struct record_field *rf = &rec->rfields[k];
+		if (k + 1 == rec->nfields && (first->caps & PROBE_TYPED_RET) &&
+		    strcmp(rf->name, "retval") == 0)
+			break;
+		struct node *a = node_new(s->a, N_BUILTIN, n->pos);
+		a->u.builtin.id = BI_ARGS;
+		struct node *f = node_new(s->a, N_FIELD, n->pos);
+		f->u.field.base = a;
+		f->u.field.name = rf->name;
+		names[elems.n] = rf->name;
+		node_list_push(s->a, &elems, f);
+	}
+	if (!elems.n) {
+		sema_error(s, n->pos, "BAD_BUILTIN",
+			   "args: %s has no arguments to make a value of",
+			   sema_probe_kind(s->a, first));
+		return NULL;
+	}
+	n->kind = N_TUPLE;
+	n->u.tup.elems = elems;
+	n->u.tup.names = names;
+	return tuple(s, n);
+}
+
+/* rec.name of a record: the tuple index it stands for (the node becomes
+ * that N_TUPLE_INDEX). */
+static const struct type *record_field(struct sema *s, struct node *n,
+				       const struct type *rt)
+{
+	const char *name = n->u.field.name;
+	struct node *base = n->u.field.base;
+	for (uint32_t k = 0; k < rt->nfields; k++) {
+		if (strcmp(rt->names[k], name) != 0)
+			continue;
+		n->kind = N_TUPLE_INDEX;
+		n->u.tindex.base = base;
+		n->u.tindex.index = k;
+		return rt->fields[k];
+	}
+	sema_error(s, n->pos, "BAD_FIELD", "'%s' has no field '%s'",
+		   sema_tname(s, rt), name);
+	return NULL;
+}
+
 /* args->name / args.name: the field must exist in the record of every
  * probe of the block; the types unify (a wildcard over tracepoints whose
  * fields differ in width). */
@@ -210,6 +283,8 @@ static const struct type *field_type(struct sema *s, struct node *n,
 	struct node *base = n->u.field.base;
 	if (base->kind != N_BUILTIN || base->u.builtin.id != BI_ARGS) {
 		const struct type *bt = sema_expr(s, base);
+		if (bt && bt->kind == TYPE_TUPLE && bt->names)
+			return record_field(s, n, bt);
 		return bt ? sema_member(s, n, bt) : NULL;
 	}
 	const struct type *t = NULL;
@@ -645,7 +720,9 @@ static const struct type *tuple(struct sema *s, struct node *n)
 	}
 	if (!ok)
 		return NULL;
-	const struct type *t = type_tuple(s->a, k, f);
+	const struct type *t = n->u.tup.names ?
+		type_record(s->a, k, f, (const char *const *)n->u.tup.names) :
+		type_tuple(s->a, k, f);
 	if (!sema_has_big_field(t))   /* one error, at the innermost */
 		sema_note_value_size(s, n->pos, "this tuple", t);
 	return t;
@@ -715,7 +792,10 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 		t = type_str(s->a, n->u.str.len + 1);
 		sema_note_str(s, n);
 		break;
-	case N_BUILTIN: t = builtin_type(s, n); break;
+	case N_BUILTIN:
+		t = n->u.builtin.id == BI_ARGS ? args_value(s, n) :
+			builtin_type(s, n);
+		break;
 	case N_VAR: t = var_read(s, n); break;
 	case N_POSITIONAL: t = sema_positional(s, n, false); break;
 	case N_MAP: t = sema_map_read(s, n); break;

@@ -38,13 +38,15 @@ const struct type *sema_merge(struct sema *s, const struct type *old,
 	if (is_int(old) && is_int(t))
 		return old;
 	if (old->kind == TYPE_TUPLE && t->kind == TYPE_TUPLE &&
-	    old->nfields == t->nfields) {
+	    old->nfields == t->nfields && type_same_names(old, t)) {
 		const struct type **f = arena_array(s->a, const struct type *,
 						    old->nfields);
 		for (uint32_t i = 0; i < old->nfields; i++)
 			if (!(f[i] = sema_merge(s, old->fields[i], t->fields[i])))
 				return NULL;
-		const struct type *u = type_tuple(s->a, old->nfields, f);
+		const struct type *u = old->names ?
+			type_record(s->a, old->nfields, f, old->names) :
+			type_tuple(s->a, old->nfields, f);
 		return type_equal(u, old) ? old : u;
 	}
 	return type_unify(s->a, old, t);
@@ -108,7 +110,8 @@ static const struct type *key_type(struct sema *s, const struct type *t)
 					    t->nfields ? t->nfields : 1);
 	for (uint32_t i = 0; i < t->nfields; i++)
 		f[i] = key_type(s, t->fields[i]);
-	return type_tuple(s->a, t->nfields, f);
+	return t->names ? type_record(s->a, t->nfields, f, t->names) :
+		type_tuple(s->a, t->nfields, f);
 }
 
 struct sema_map *sema_map_ref(struct sema *s, struct node *n)
@@ -134,9 +137,10 @@ struct sema_map *sema_map_ref(struct sema *s, struct node *n)
 	}
 	/* @m[(a, b)] is @m[a, b] (bpftrace 0.2x: the keys of a map are one
 	 * tuple), so a tuple value can name an entry of a map of several
-	 * keys; codegen stores it field by field as the key type. */
+	 * keys; codegen stores it field by field as the key type. A
+	 * record stays one key. */
 	if (known && nk == 1 && kt[0]->kind == TYPE_TUPLE &&
-	    kt[0]->nfields > 1) {
+	    !kt[0]->names && kt[0]->nfields > 1) {
 		nk = kt[0]->nfields;
 		kt = (const struct type **)kt[0]->fields;
 	}

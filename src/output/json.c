@@ -109,6 +109,20 @@ void json_value(struct output *o, struct sbuf *out, const struct type *t,
 		cvalue_json(out, t, data);
 		return;
 	case TYPE_TUPLE:
+		if (t->names) {
+			/* a record: an object, {"a": 0, "b": "str"} */
+			sbuf_putc(out, '{');
+			for (uint32_t i = 0; i < t->nfields; i++) {
+				if (i)
+					sbuf_puts(out, ", ");
+				json_str(out, t->names[i], strlen(t->names[i]));
+				sbuf_puts(out, ": ");
+				json_value(o, out, t->fields[i],
+					   data + t->offsets[i]);
+			}
+			sbuf_putc(out, '}');
+			return;
+		}
 		/* bpftrace writes tuples without spaces: [1,"a"] */
 		sbuf_putc(out, '[');
 		for (uint32_t i = 0; i < t->nfields; i++) {

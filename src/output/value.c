@@ -130,13 +130,17 @@ static void username_text(struct sbuf *out, uint64_t uid)
 	fclose(f);
 }
 
-static void int_text(struct sbuf *out, const struct type *t,
+/* Pointers print in hex in map keys; from bpftrace 0.26 (its runtime
+ * tests' expected output: print(args) gives { .n = 0x7ffc... }) as
+ * values too. */
+static void int_text(struct output *o, struct sbuf *out, const struct type *t,
 		     const uint8_t *data, enum value_ctx ctx)
 {
 	uint64_t v = value_int(t, data);
 	if (t->is_bool)
 		sbuf_puts(out, v ? "true" : "false");
-	else if (ctx == VCTX_KEY && t->is_ptr)
+	else if (t->is_ptr && (ctx == VCTX_KEY ||
+			       (o && o->prog->dialect >= DIALECT_026)))
 		sbuf_printf(out, "0x%llx", (unsigned long long)v);
 	else if (t->is_signed)
 		sbuf_printf(out, "%lld", (long long)v);
@@ -144,18 +148,36 @@ static void int_text(struct sbuf *out, const struct type *t,
 		sbuf_printf(out, "%llu", (unsigned long long)v);
 }
 
+/* A record as bpftrace 0.26 prints one, in map keys too:
+ * { .a = 1, .b = str } (strings unquoted, as its runtime tests show). */
+static void record_text(struct output *o, struct sbuf *out,
+			const struct type *t, const uint8_t *data,
+			enum value_ctx ctx)
+{
+	sbuf_puts(out, "{ ");
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		sbuf_printf(out, "%s.%s = ", i ? ", " : "", t->names[i]);
+		value_text(o, out, t->fields[i], data + t->offsets[i], ctx);
+	}
+	sbuf_puts(out, " }");
+}
+
 void value_text(struct output *o, struct sbuf *out, const struct type *t,
 		const uint8_t *data, enum value_ctx ctx)
 {
 	switch (t->kind) {
 	case TYPE_INT:
-		int_text(out, t, data, ctx);
+		int_text(o, out, t, data, ctx);
 		break;
 	case TYPE_STR:
 		sbuf_put(out, (const char *)data,
 			 strnlen((const char *)data, t->size));
 		break;
 	case TYPE_TUPLE:
+		if (t->names) {
+			record_text(o, out, t, data, ctx);
+			break;
+		}
 		sbuf_putc(out, '(');
 		for (uint32_t i = 0; i < t->nfields; i++) {
 			if (i)

@@ -96,6 +96,26 @@ bool type_same_names(const struct type *a, const struct type *b)
 	return true;
 }
 
+int type_field_index(const struct type *t, const char *name)
+{
+	for (uint32_t i = 0; t->names && i < t->nfields; i++)
+		if (strcmp(t->names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+bool type_names_match(const struct type *a, const struct type *b)
+{
+	if (!a->names || !b->names)
+		return !a->names && !b->names;
+	if (a->nfields != b->nfields)
+		return false;
+	for (uint32_t i = 0; i < a->nfields; i++)
+		if (type_field_index(b, a->names[i]) < 0)
+			return false;
+	return true;
+}
+
 bool type_is_agg(const struct type *t)
 {
 	return t->kind >= TYPE_COUNT;

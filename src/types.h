@@ -168,6 +168,11 @@ bool type_has_kind(const struct type *t, enum type_kind k);
 bool type_equal(const struct type *a, const struct type *b);
 /* Both plain tuples, or records with the same names in the same order. */
 bool type_same_names(const struct type *a, const struct type *b);
+/* The same, the names in any order (a record assigned in another order
+ * is stored in the first one's, as bpftrace 0.26 does). */
+bool type_names_match(const struct type *a, const struct type *b);
+/* The index of record t's field of that name, or -1. */
+int type_field_index(const struct type *t, const char *name);
 /* A type both a and b can be stored as (strings widen to the larger size,
  * integers to the wider/signed one), or NULL if they are incompatible. */
 const struct type *type_unify(struct arena *a, const struct type *x,

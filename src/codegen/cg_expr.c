@@ -371,10 +371,20 @@ void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
 		if (to->kind != TYPE_TUPLE || to->nfields != n->u.list.n)
 			break;
 		cg_zero_padding(cg, dst, to);
-		for (uint32_t i = 0; i < n->u.list.n; i++)
+		for (uint32_t i = 0; i < n->u.list.n; i++) {
+			/* a record's elements in the order written, each to
+			 * its field by name in the slot's order */
+			int j = to->names && n->u.tup.names ?
+				type_field_index(to, n->u.tup.names[i]) : (int)i;
+			if (j < 0) {
+				cg_error(cg, n->pos, "record field '%s' is "
+					 "missing", n->u.tup.names[i]);
+				return;
+			}
 			cg_expr_to(cg, n->u.list.v[i],
-				   cg_at(dst, (int32_t)to->offsets[i]),
-				   to->fields[i]);
+				   cg_at(dst, (int32_t)to->offsets[j]),
+				   to->fields[j]);
+		}
 		return;
 	case N_BLOCK_EXPR:
 		if (type_is_int(n->type) || !n->u.blockx.value)

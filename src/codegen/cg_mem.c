@@ -220,8 +220,16 @@ void cg_store(struct cg *cg, struct cmem dst, struct cval v,
 	    v.t->nfields == to->nfields && !type_equal(v.t, to)) {
 		cg_zero_padding(cg, dst, to);
 		for (uint32_t i = 0; i < to->nfields; i++) {
-			const struct type *ft = v.t->fields[i];
-			struct cmem src = cg_at(v.m, (int32_t)v.t->offsets[i]);
+			/* a record's fields by name (sema matched them) */
+			int j = to->names && v.t->names ?
+				type_field_index(v.t, to->names[i]) : (int)i;
+			if (j < 0) {
+				cg_error(cg, cg->pos, "record field '%s' is "
+					 "missing", to->names[i]);
+				return;
+			}
+			const struct type *ft = v.t->fields[j];
+			struct cmem src = cg_at(v.m, (int32_t)v.t->offsets[j]);
 			struct cval fv = ft->kind == TYPE_INT ?
 				cg_regval(cg_load(cg, BPF_DW, src), ft) :
 				cg_memval(src, ft);

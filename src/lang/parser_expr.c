@@ -207,6 +207,56 @@ struct node *parse_block_expr_(struct parser *p, bool top)
 	return bx;
 }
 
+/* After '(': `name =` starts a record (bpftrace 0.26), which a tuple or
+ * parenthesized expression never does. A copy of the lexer looks one
+ * token further, quietly and without macro expansion. */
+static bool starts_record(struct parser *p)
+{
+	if (p->tok.kind != T_IDENT)
+		return false;
+	struct lexer *peek = arena_new(p->a, struct lexer);
+	*peek = p->lx;
+	peek->quiet = true;
+	peek->macro = NULL;
+	return lexer_next(peek).kind == T_ASSIGN;
+}
+
+/* record -> '(' NAME '=' expr { ',' NAME '=' expr } ')': an N_TUPLE with
+ * names; the ')' is the caller's. */
+static struct node *parse_record(struct parser *p, struct pos open)
+{
+	struct node *rec = node_new(p->a, N_TUPLE, open);
+	do {
+		if (p->tok.kind != T_IDENT) {
+			expected(p, "a record field's name");
+			return rec;
+		}
+		const char *name = p->tok.sval;
+		struct pos at = p->tok.pos;
+		next(p);
+		if (!expect(p, T_ASSIGN))
+			return rec;
+		for (uint32_t i = 0; i < rec->u.list.n; i++)
+			if (strcmp(rec->u.tup.names[i], name) == 0) {
+				error_at(p, at, "SYNTAX", "record field '%s' is "
+					 "named twice", name);
+				return rec;
+			}
+		struct node *e = parse_expr(p);
+		if (!e)
+			return rec;
+		uint32_t k = rec->u.list.n;
+		if (node_list_push(p->a, &rec->u.list, e) < 0)
+			return rec;
+		const char **nm = arena_array(p->a, const char *, k + 1);
+		if (k)
+			memcpy(nm, rec->u.tup.names, k * sizeof(*nm));
+		nm[k] = name;
+		rec->u.tup.names = nm;
+	} while (!p->panic && accept(p, T_COMMA));
+	return rec;
+}
+
 /* primary -> INT | STR | $var | $N | $# | @map ['[' args ']'] | NAME
  *          | NAME '(' args ')' | '(' expr {',' expr} ')' */
 struct node *parse_primary(struct parser *p)
@@ -292,7 +342,7 @@ struct node *parse_primary(struct parser *p)
 		bool pred = p->in_pred;
 		p->in_pred = false;
 		next(p);
-		n = parse_expr(p);
+		n = starts_record(p) ? parse_record(p, open) : parse_expr(p);
 		if (p->tok.kind == T_COMMA) {
 			struct node *tup = node_new(p->a, N_TUPLE, open);
 			if (n)

@@ -38,12 +38,15 @@ const struct type *sema_merge(struct sema *s, const struct type *old,
 	if (is_int(old) && is_int(t))
 		return old;
 	if (old->kind == TYPE_TUPLE && t->kind == TYPE_TUPLE &&
-	    old->nfields == t->nfields && type_same_names(old, t)) {
+	    old->nfields == t->nfields && type_names_match(old, t)) {
 		const struct type **f = arena_array(s->a, const struct type *,
 						    old->nfields);
-		for (uint32_t i = 0; i < old->nfields; i++)
-			if (!(f[i] = sema_merge(s, old->fields[i], t->fields[i])))
+		for (uint32_t i = 0; i < old->nfields; i++) {
+			int j = old->names ?
+				type_field_index(t, old->names[i]) : (int)i;
+			if (!(f[i] = sema_merge(s, old->fields[i], t->fields[j])))
 				return NULL;
+		}
 		const struct type *u = old->names ?
 			type_record(s->a, old->nfields, f, old->names) :
 			type_tuple(s->a, old->nfields, f);

@@ -167,6 +167,10 @@ bool type_equal(const struct type *a, const struct type *b)
 	case TYPE_SUM: case TYPE_MIN: case TYPE_MAX: case TYPE_AVG:
 	case TYPE_STATS: case TYPE_STDDEV:
 		return a->is_signed == b->is_signed;
+	case TYPE_TSERIES:
+		return a->ts_interval == b->ts_interval &&
+		       a->ts_intervals == b->ts_intervals &&
+		       a->ts_agg == b->ts_agg;
 	default:
 		return true;
 	}
@@ -278,6 +282,7 @@ uint32_t type_map_value_size(const struct type *t)
 	case TYPE_MIN: case TYPE_MAX: case TYPE_AVG: case TYPE_STATS:
 		return 16;
 	case TYPE_STDDEV:
+	case TYPE_TSERIES:
 		return 32;
 	default:
 		return t->size;

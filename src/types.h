@@ -59,7 +59,16 @@
 	X(STDDEV, "stddev")     /* D's: count, sum, sum of squares (128 \
 				 * bits, low word first) */ \
 	X(HIST, "hist")         \
-	X(LHIST, "lhist")
+	X(LHIST, "lhist")       \
+	X(TSERIES, "tseries")   /* bpftrace 0.25's time series: per CPU \
+				 * and interval slot (the key's last u64, \
+				 * epoch % ts_intervals): u64 epoch + 1 \
+				 * (0: unset), s64 value, u64 count, u64 \
+				 * time of the last write */
+
+enum tseries_agg { TS_LAST, TS_AVG, TS_MAX, TS_MIN, TS_SUM };
+#define TSERIES_SLOT 32       /* bytes of one interval's per-CPU value */
+#define TSERIES_MAX_INTERVALS 1000
 
 enum type_kind {
 #define X(k, s) TYPE_##k,
@@ -115,6 +124,14 @@ struct type {
 	 * type_llq_bounds() gives, 0 is below factor^low, the last at or
 	 * above factor^(high + 1) */
 	int64_t llq_factor, llq_low, llq_high, llq_steps;
+	/* TSERIES: the interval (ns), how many are kept, how values of
+	 * one interval combine, and the map whose value stands for the
+	 * clock (BPFTRACE_DUMMY_TS_MAP, bpftrace's test hook; its time is
+	 * then wall-clock ns, not the monotonic clock's) or NULL */
+	int64_t ts_interval;
+	uint32_t ts_intervals;
+	uint8_t ts_agg;             /* enum tseries_agg */
+	const char *ts_clock_map;
 	uint32_t stack_limit;       /* KSTACK/USTACK: frames kept */
 	uint8_t stack_mode;         /* KSTACK/USTACK: 0 bpftrace, 1 perf, 2 raw */
 	/* The C type a value came from: STRUCT and ARRAY always (their

@@ -1,9 +1,10 @@
 /* cg_map.c - map reads, writes and deletes, and the aggregations (count,
- * sum, min, max, avg, stats, hist, lhist) on per-CPU maps, with the value
+ * sum, min, max, avg, stats, hist, lhist, tseries) on per-CPU maps, with the value
  * layouts and bucket numbering documented in program.h. */
 #include "cg.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "../funcs/func.h"
 #include "../host/host.h"
@@ -539,6 +540,101 @@ static vreg llq_bucket(struct cg *cg, vreg x, const struct type *t)
 	return b;
 }
 
+/* tseries' clock: the monotonic ns, or the value of the map
+ * BPFTRACE_DUMMY_TS_MAP names (a keyless map of an integer). */
+static vreg tseries_clock(struct cg *cg, const struct node *call,
+			  const struct type *vt)
+{
+	if (!vt->ts_clock_map)
+		return cg_call(cg, BPF_FUNC_ktime_get_ns, NULL, 0);
+	for (uint32_t i = 0; i < cg->prog->nmaps; i++) {
+		const struct map_spec *c = &cg->prog->maps[i];
+		if (!c->name || strcmp(c->name, vt->ts_clock_map) != 0)
+			continue;
+		if (c->nkeys || !c->value_type ||
+		    c->value_type->kind != TYPE_INT)
+			break;
+		struct cg_mark mk = cg_mark(cg);
+		struct cmem key = cg_alloc(cg, c->key_size);
+		cg_zero(cg, key, c->key_size);
+		vreg p = cg_call(cg, BPF_FUNC_map_lookup_elem,
+				 (struct ir_arg[]){ IR_MAP((int)i),
+						    cg_arg(key) }, 2);
+		vreg t = load_or_zero(cg, p, 0);
+		cg_release(cg, mk);
+		return t;
+	}
+	cg_error(cg, call->pos, "BPFTRACE_DUMMY_TS_MAP names %s, which is "
+		 "not a map of one integer in this script", vt->ts_clock_map);
+	return cg_call(cg, BPF_FUNC_ktime_get_ns, NULL, 0);
+}
+
+/* tseries(x, interval, n[, agg]): the interval's slot (epoch % n, the
+ * key's last word) holds { epoch + 1, value, count, time } per CPU; a
+ * write of a later epoch starts the slot over, of an earlier one (a CPU
+ * behind) is dropped. */
+static void tseries(struct cg *cg, int map, struct cmem key, uint32_t ksize,
+		    const struct node *call, const struct type *vt, vreg x)
+{
+	struct ir *ir = cg->ir;
+	vreg ts = tseries_clock(cg, call, vt);
+	vreg ep = ir_vreg(ir), iv = ir_vreg(ir);
+	ir_movi(ir, iv, vt->ts_interval);
+	ir_mov(ir, ep, ts);
+	ir_alu(ir, BPF_DIV, ep, ep, iv);
+	vreg slot = ir_vreg(ir);
+	ir_mov(ir, slot, ep);
+	ir_alui(ir, BPF_MOD, slot, slot, vt->ts_intervals);
+	ir_alui(ir, BPF_ADD, ep, ep, 1);
+	ir_stx(ir, BPF_DW, key.base, (int16_t)(key.off + (int32_t)ksize - 8),
+	       slot);
+	vreg p = lookup(cg, map, key);
+	uint32_t fresh = ir_label(ir), reset = ir_label(ir);
+	uint32_t done = ir_label(ir);
+	ir_jcci(ir, BPF_JEQ, p, 0, fresh);
+	vreg cur = ir_vreg(ir);
+	ir_ldx(ir, BPF_DW, cur, p, 0);
+	ir_jcc(ir, BPF_JGT, cur, ep, done);
+	ir_jcc(ir, BPF_JNE, cur, ep, reset);
+	/* the same interval: combine */
+	vreg v = ir_vreg(ir), c = ir_vreg(ir);
+	ir_ldx(ir, BPF_DW, v, p, 8);
+	ir_ldx(ir, BPF_DW, c, p, 16);
+	ir_alui(ir, BPF_ADD, c, c, 1);
+	ir_stx(ir, BPF_DW, p, 16, c);
+	ir_stx(ir, BPF_DW, p, 24, ts);
+	switch (vt->ts_agg) {
+	case TS_AVG:
+	case TS_SUM:
+		ir_alu(ir, BPF_ADD, v, v, x);
+		ir_stx(ir, BPF_DW, p, 8, v);
+		break;
+	case TS_MAX:
+	case TS_MIN:
+		ir_jcc(ir, keep_jump(vt->ts_agg == TS_MAX, vt->is_signed), v, x,
+		       done);
+		ir_stx(ir, BPF_DW, p, 8, x);
+		break;
+	default:
+		ir_stx(ir, BPF_DW, p, 8, x);
+	}
+	ir_ja(ir, done);
+	ir_place(ir, reset);
+	ir_stx(ir, BPF_DW, p, 0, ep);
+	ir_stx(ir, BPF_DW, p, 8, x);
+	ir_st(ir, BPF_DW, p, 16, 1);
+	ir_stx(ir, BPF_DW, p, 24, ts);
+	ir_ja(ir, done);
+	ir_place(ir, fresh);
+	struct cmem val = cg_alloc(cg, TSERIES_SLOT);
+	ir_stx(ir, BPF_DW, val.base, (int16_t)val.off, ep);
+	ir_stx(ir, BPF_DW, val.base, (int16_t)(val.off + 8), x);
+	ir_st(ir, BPF_DW, val.base, (int16_t)(val.off + 16), 1);
+	ir_stx(ir, BPF_DW, val.base, (int16_t)(val.off + 24), ts);
+	update(cg, map, key, val);
+	ir_place(ir, done);
+}
+
 static int64_t lit(const struct node *call, uint32_t i)
 {
 	if (i < call->u.call.args.n && call->u.call.args.v[i]->kind == N_INT)
@@ -579,6 +675,9 @@ static void aggregate(struct cg *cg, const struct node *m,
 		return;
 	case TYPE_STDDEV:
 		stddev(cg, map, key, cg_reg(cg, x), vt->is_signed);
+		return;
+	case TYPE_TSERIES:
+		tseries(cg, map, key, s->key_size, call, vt, cg_reg(cg, x));
 		return;
 	case TYPE_HIST:
 	case TYPE_LHIST: {

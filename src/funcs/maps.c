@@ -4,6 +4,9 @@
  * operations on maps (delete, clear, zero). */
 #include "funcs_int.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static struct type *agg_type(struct sema *s, enum type_kind kind,
 			     uint32_t size)
 {
@@ -142,6 +145,55 @@ static const struct type *check_lhist(struct sema *s, struct node *n)
 	return t;
 }
 
+/* tseries(value, interval, num_intervals[, agg]), bpftrace 0.25: the
+ * interval (a duration: 100ms) and count literals, agg one of avg, max,
+ * min, sum (default: the last value of each interval). */
+static const struct type *check_tseries(struct sema *s, struct node *n)
+{
+	static const char *const aggs[] = { "avg", "max", "min", "sum" };
+	const struct type *at = sema_int_arg(s, n, 0, "its value");
+	int64_t iv, ni;
+	bool ok = sema_lit_int(s, n, 1, "the interval", &iv);
+	ok = sema_lit_int(s, n, 2, "the number of intervals", &ni) && ok;
+	int agg = TS_LAST;
+	if (n->u.call.args.n > 3) {
+		const char *a = sema_lit_str(s, n, 3, "the aggregation");
+		if (!a)
+			return NULL;
+		for (agg = 0; agg < 4 && strcmp(aggs[agg], a) != 0; agg++)
+			;
+		if (agg == 4) {
+			sema_error(s, n->u.call.args.v[3]->pos, "ARG_TYPE",
+				   "tseries(): the aggregation must be \"avg\", "
+				   "\"max\", \"min\" or \"sum\", not \"%s\"", a);
+			return NULL;
+		}
+		agg++;    /* TS_AVG .. TS_SUM */
+	}
+	if (!ok || !at)
+		return NULL;
+	if (s->final && iv < 1) {
+		sema_error(s, n->u.call.args.v[1]->pos, "ARG_TYPE",
+			   "tseries(): the interval must be at least 1 ns, "
+			   "not %lld", (long long)iv);
+		return NULL;
+	}
+	if (s->final && (ni < 1 || ni > TSERIES_MAX_INTERVALS)) {
+		sema_error(s, n->u.call.args.v[2]->pos, "ARG_TYPE",
+			   "tseries(): the number of intervals must be 1 to "
+			   "%d, not %lld", TSERIES_MAX_INTERVALS, (long long)ni);
+		return NULL;
+	}
+	struct type *t = agg_type(s, TYPE_TSERIES, TSERIES_SLOT);
+	t->is_signed = at->is_signed;
+	t->ts_interval = iv;
+	t->ts_intervals = (uint32_t)ni;
+	t->ts_agg = (uint8_t)agg;
+	const char *clock = getenv("BPFTRACE_DUMMY_TS_MAP");
+	t->ts_clock_map = clock && *clock ? arena_strdup(s->a, clock) : NULL;
+	return t;
+}
+
 static struct node *map_key_element(struct sema *s, struct node *n,
 				    const char *fn);
 
@@ -277,6 +329,7 @@ const struct func funcs_maps[] = {
 	{ "__dtrace_llquantize", 5, 5, FUNC_AGG, 0, check_llquantize },
 	{ "hist", 1, 1, FUNC_AGG, 0, check_hist },
 	{ "lhist", 4, 4, FUNC_AGG, 0, check_lhist },
+	{ "tseries", 3, 4, FUNC_AGG, 0, check_tseries },
 	{ "delete", 1, 2, 0, 0, check_delete, gen_delete },
 	{ "has_key", 2, 2, 0, 0, check_has_key, gen_has_key },
 	{ "len", 1, 1, 0, 0, check_len, gen_len },

@@ -134,6 +134,12 @@ static int map_create(const struct program *prog, const struct map_spec *m)
 		 * script with hundreds of maps pays in full before its first
 		 * event; elements allocated on insert cost only on new keys. */
 		flags = BPF_F_NO_PREALLOC;
+		/* ... except tseries(): one call may start several interval
+		 * slots, and an interval probe (hard interrupt) that inserts
+		 * a few in a row finds the allocator's per-CPU cache empty
+		 * (-ENOMEM after the first) */
+		if (m->value_type && m->value_type->kind == TYPE_TSERIES)
+			flags = 0;
 	}
 	if (m->mmapable && type == BPF_MAP_TYPE_ARRAY)
 		flags = BPF_F_MMAPABLE;

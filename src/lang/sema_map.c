@@ -290,6 +290,8 @@ static uint32_t max_entries(const struct sema_map *m)
 	switch (m->value->kind) {
 	case TYPE_HIST:
 		return HIST_BUCKETS;
+	case TYPE_TSERIES:
+		return m->value->ts_intervals;
 	case TYPE_LHIST: {
 		const struct type *t = m->value;
 		int64_t step = t->lhist_step > 0 ? t->lhist_step : 1;
@@ -323,7 +325,8 @@ void sema_add_maps(struct sema *s)
 			continue;
 		bool agg = type_is_agg(m->value);
 		bool bucket = m->value->kind == TYPE_HIST ||
-			m->value->kind == TYPE_LHIST;
+			m->value->kind == TYPE_LHIST ||
+			m->value->kind == TYPE_TSERIES;
 		/* A keyless count() is one per-CPU slot that always exists,
 		 * as in bpftrace 0.17: never fired, it prints `@c: 0`. */
 		bool slot = !m->nkeys && m->value->kind == TYPE_COUNT;

@@ -276,6 +276,12 @@ static void key_text(const struct mctx *mc, struct sbuf *out,
 	sbuf_putc(out, ']');
 }
 
+void maps_key_text(const struct mctx *mc, struct sbuf *out,
+		   const uint8_t *key)
+{
+	key_text(mc, out, key);
+}
+
 /* JSON: the fields joined by "," as one quoted string, then ": ". */
 static void json_key(const struct mctx *mc, struct sbuf *out,
 		     const uint8_t *key)
@@ -740,6 +746,20 @@ static int print_snapshot(struct output *o, const struct map_spec *m,
 		return -EINVAL;
 	enum map_shape shape = shape_of(mc.vt);
 	uint32_t ks = s->key_size ? s->key_size : m->key_size;
+	if (mc.vt->kind == TYPE_TSERIES) {
+		/* the key's last word is the interval's slot */
+		if (ks < 8 || (m->key_type && m->nkeys &&
+			       m->key_type->size > ks - 8))
+			return -EINVAL;
+		mc.ksize = ks - 8;
+		if (strcmp(o->fmt->name, "text") != 0) {
+			o->fmt->error_stderr(o, "tseries() maps print only as "
+					     "text: sonde has no JSON form "
+					     "for them");
+			return 0;
+		}
+		return tseries_render_text(&mc, s, out);
+	}
 	if (shape == SHAPE_HIST) {
 		if (ks < 8)
 			return -EINVAL;

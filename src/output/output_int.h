@@ -89,6 +89,13 @@ struct mctx {
 };
 
 
+/* "[k1, k2]" of a map entry's key (nothing for a keyless map). */
+void maps_key_text(const struct mctx *mc, struct sbuf *out,
+		   const uint8_t *key);
+/* A tseries() map as text (tseries.c); 0 or -errno. */
+int tseries_render_text(const struct mctx *mc, const struct map_snapshot *s,
+			struct sbuf *out);
+
 /* One output format (-f): how each kind of output is written. Every
  * place that writes output asks the format through o->fmt rather than
  * testing which one it is; a new kind of output adds a hook to every

@@ -171,6 +171,14 @@ bool sema_require(struct sema *s, struct pos pos, uint32_t caps,
 		  const char *what);
 /* The type a record field (args->f, fexit's retval) loads as; with
  * `bytes`, an array of bytes loads as a string of its size. */
+/* sema_args.c: args.name / args->name (a field of every probe's
+ * context record; `bytes`: a byte array loads as its bytes), `args` as
+ * a value (the node becomes a record: an N_TUPLE with names), and
+ * rec.name of a record (the node becomes an N_TUPLE_INDEX). */
+const struct type *sema_field(struct sema *s, struct node *n, bool bytes);
+const struct type *sema_args_value(struct sema *s, struct node *n);
+/* (a, b) and records (name=a, ...): sema.c */
+const struct type *sema_tuple(struct sema *s, struct node *n);
 const struct type *sema_record_field_type(struct sema *s,
 					  const struct record_field *f,
 					  bool bytes);

@@ -276,11 +276,6 @@ static void key_text(const struct mctx *mc, struct sbuf *out,
 	sbuf_putc(out, ']');
 }
 
-void maps_key_text(const struct mctx *mc, struct sbuf *out,
-		   const uint8_t *key)
-{
-	key_text(mc, out, key);
-}
 
 /* JSON: the fields joined by "," as one quoted string, then ": ". */
 static void json_key(const struct mctx *mc, struct sbuf *out,
@@ -642,6 +637,19 @@ static enum map_shape shape_of(const struct type *t)
 	}
 }
 
+void maps_key_text(const struct mctx *mc, struct sbuf *out,
+		   const uint8_t *key)
+{
+	key_text(mc, out, key);
+}
+
+void maps_key_json(const struct mctx *mc, struct sbuf *out,
+		   const uint8_t *key)
+{
+	if (has_keys(mc))
+		json_key(mc, out, key);
+}
+
 /* Big maps are written as they are rendered rather than held whole:
  * everything that could be wrong with the snapshot was checked first. */
 static void spill(const struct mctx *mc, struct sbuf *out)
@@ -752,13 +760,14 @@ static int print_snapshot(struct output *o, const struct map_spec *m,
 			       m->key_type->size > ks - 8))
 			return -EINVAL;
 		mc.ksize = ks - 8;
+		if (strcmp(o->fmt->name, "json") == 0)
+			return tseries_render(&mc, s, out, true);
 		if (strcmp(o->fmt->name, "text") != 0) {
 			o->fmt->error_stderr(o, "tseries() maps print only as "
-					     "text: sonde has no JSON form "
-					     "for them");
+					     "text or JSON");
 			return 0;
 		}
-		return tseries_render_text(&mc, s, out);
+		return tseries_render(&mc, s, out, false);
 	}
 	if (shape == SHAPE_HIST) {
 		if (ks < 8)

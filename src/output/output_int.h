@@ -92,9 +92,12 @@ struct mctx {
 /* "[k1, k2]" of a map entry's key (nothing for a keyless map). */
 void maps_key_text(const struct mctx *mc, struct sbuf *out,
 		   const uint8_t *key);
-/* A tseries() map as text (tseries.c); 0 or -errno. */
-int tseries_render_text(const struct mctx *mc, const struct map_snapshot *s,
-			struct sbuf *out);
+/* The same, in JSON: "KEY": (nothing for a keyless map). */
+void maps_key_json(const struct mctx *mc, struct sbuf *out,
+		   const uint8_t *key);
+/* A tseries() map as text or JSON (tseries.c); 0 or -errno. */
+int tseries_render(const struct mctx *mc, const struct map_snapshot *s,
+		   struct sbuf *out, bool json);
 
 /* One output format (-f): how each kind of output is written. Every
  * place that writes output asks the format through o->fmt rather than

@@ -1,4 +1,4 @@
-/* tseries.c - a tseries() map (bpftrace 0.25) as text, the way bpftrace
+/* tseries.c - a tseries() map (bpftrace 0.24) as text (and JSON, below), the way bpftrace
  * 0.26's runtime tests and stdlib.md show it: per key, one line per
  * interval from the oldest one kept to the latest any key wrote, each
  * with its start time, a '*' placed between the smallest and largest
@@ -217,8 +217,47 @@ static int cmp_slot(const void *x, const void *y, void *ctx)
 	return a->epoch < b->epoch ? -1 : a->epoch > b->epoch;
 }
 
-int tseries_render_text(const struct mctx *mc, const struct map_snapshot *s,
-			struct sbuf *out)
+/* JSON, as bpftrace 0.26 writes it (its runtime tests' expected
+ * output): the intervals that have a value, their start in UTC with
+ * nanoseconds, "1970-01-01 00:00:00.500000000". */
+static void render_key_json(const struct mctx *mc, struct sbuf *out,
+			    struct tsval *const *g, size_t n, uint64_t last)
+{
+	const struct type *t = mc->vt;
+	uint64_t span = t->ts_intervals ? t->ts_intervals : 1;
+	uint64_t first = last >= span ? last - span + 1 : 1;
+	sbuf_putc(out, '[');
+	bool any = false;
+	for (size_t i = 0; i < n; i++) {
+		if (g[i]->epoch < first || g[i]->epoch > last)
+			continue;
+		uint64_t ns = (g[i]->epoch - 1) * (uint64_t)t->ts_interval;
+		if (!t->ts_clock_map) {
+			struct timespec bt = { 0 };
+			if (mc->o->boottime_ok)
+				bt = mc->o->boottime;
+			else
+				resolve_boot_time(&bt);
+			ns += (uint64_t)bt.tv_sec * 1000000000u +
+				(uint64_t)bt.tv_nsec;
+		}
+		time_t sec = (time_t)(ns / 1000000000u);
+		struct tm tm;
+		char text[32] = "?";
+		if (gmtime_r(&sec, &tm))
+			strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &tm);
+		char val[24];
+		num(val, sizeof(val), t, shown(t, g[i]));
+		sbuf_printf(out, "%s{\"interval_start\": \"%s.%09llu\", "
+			    "\"value\": %s}", any ? ", " : "", text,
+			    (unsigned long long)(ns % 1000000000u), val);
+		any = true;
+	}
+	sbuf_putc(out, ']');
+}
+
+int tseries_render(const struct mctx *mc, const struct map_snapshot *s,
+		   struct sbuf *out, bool json)
 {
 	if (s->n && s->value_size < TSERIES_SLOT)
 		return -EINVAL;
@@ -243,13 +282,32 @@ int tseries_render_text(const struct mctx *mc, const struct map_snapshot *s,
 		n++;
 	}
 	qsort_r(v, n, sizeof(*v), cmp_slot, (void *)mc);
+	bool keyed = mc->m->nkeys > 0;
+	if (json) {
+		sbuf_puts(out, "{\"type\": \"tseries\", \"data\": {");
+		json_str(out, mc->m->name, strlen(mc->m->name));
+		sbuf_puts(out, keyed ? ": {" : ": ");
+		if (!keyed && !n)
+			sbuf_puts(out, "[]");
+	}
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 		while (j < n && !memcmp(v[i]->key, v[j]->key, mc->ksize))
 			j++;
-		render_key(mc, out, v + i, j - i, last);
+		if (json) {
+			if (i)
+				sbuf_puts(out, ", ");
+			maps_key_json(mc, out, v[i]->key);
+			render_key_json(mc, out, v + i, j - i, last);
+			if (!keyed)
+				break;
+		} else {
+			render_key(mc, out, v + i, j - i, last);
+		}
 		i = j;
 	}
+	if (json)
+		sbuf_puts(out, keyed ? "}}}\n" : "}}\n");
 	free(vals);
 	free(v);
 	return 0;

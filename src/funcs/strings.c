@@ -126,7 +126,11 @@ static const struct type *check_strcontains(struct sema *s, struct node *n)
 {
 	const struct type *a = sema_str_arg(s, n, 0, "the haystack");
 	const struct type *b = sema_str_arg(s, n, 1, "the needle");
-	return a && b ? type_u64() : NULL;
+	if (!a || !b)
+		return NULL;
+	/* a bool from 0.24 (stdlib.md: "bool strcontains(...)"), as the
+	 * comparisons are; 0.17's gives 1 or 0 */
+	return s->prog->dialect >= DIALECT_024 ? type_bool() : type_u64();
 }
 
 /* strlen(s) (bpftrace 0.2x): a string's length, a uint64 */

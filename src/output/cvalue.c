@@ -20,7 +20,9 @@
  * below; malformed ones must not recurse without end). */
 #define MAX_NEST 64
 
-enum cstyle { CS_TEXT, CS_KEY, CS_JSON };
+/* CS_JSON26: JSON without the spaces inside braces, as bpftrace 0.26
+ * writes it ({"m": 2, "n": 3}) */
+enum cstyle { CS_TEXT, CS_KEY, CS_JSON, CS_JSON26 };
 
 static void cval(struct sbuf *out, const struct ctype *t, const uint8_t *d,
 		 size_t avail, enum cstyle st, int depth);
@@ -101,7 +103,7 @@ static void string(struct sbuf *out, const uint8_t *d, size_t n,
 		   enum cstyle st)
 {
 	size_t len = strnlen((const char *)d, n);
-	if (st == CS_JSON)
+	if (st == CS_JSON || st == CS_JSON26)
 		json_str(out, (const char *)d, len);
 	else
 		sbuf_put(out, (const char *)d, len);
@@ -125,7 +127,7 @@ static void fields(struct sbuf *out, const struct ctype *t, const uint8_t *d,
 		if (!*first)
 			sbuf_puts(out, st == CS_KEY ? "," : ", ");
 		*first = false;
-		if (st == CS_JSON) {
+		if (st == CS_JSON || st == CS_JSON26) {
 			json_str(out, f->name, strlen(f->name));
 			sbuf_puts(out, ": ");
 		} else {
@@ -153,9 +155,10 @@ static void cval(struct sbuf *out, const struct ctype *t, const uint8_t *d,
 	case CT_STRUCT:
 	case CT_UNION: {
 		bool first = true;
-		sbuf_puts(out, st == CS_KEY ? "{" : "{ ");
+		bool tight = st == CS_KEY || st == CS_JSON26;
+		sbuf_puts(out, tight ? "{" : "{ ");
 		fields(out, t, d, avail, 0, st, &first, depth);
-		sbuf_puts(out, st == CS_KEY ? "}" : " }");
+		sbuf_puts(out, tight ? "}" : " }");
 		return;
 	}
 	case CT_ARRAY: {
@@ -188,7 +191,8 @@ void cvalue_text(struct sbuf *out, const struct type *t, const uint8_t *data,
 	cval(out, t->ctype, data, t->size, key ? CS_KEY : CS_TEXT, 0);
 }
 
-void cvalue_json(struct sbuf *out, const struct type *t, const uint8_t *data)
+void cvalue_json(struct sbuf *out, const struct type *t, const uint8_t *data,
+		 bool tight)
 {
-	cval(out, t->ctype, data, t->size, CS_JSON, 0);
+	cval(out, t->ctype, data, t->size, tight ? CS_JSON26 : CS_JSON, 0);
 }

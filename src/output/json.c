@@ -106,7 +106,8 @@ void json_value(struct output *o, struct sbuf *out, const struct type *t,
 		return;
 	case TYPE_STRUCT:
 	case TYPE_ARRAY:
-		cvalue_json(out, t, data);
+		/* 0.26 writes {"m": 2}, 0.17 { "m": 2 } */
+		cvalue_json(out, t, data, o && o->prog->dialect >= DIALECT_026);
 		return;
 	case TYPE_TUPLE:
 		if (t->names) {

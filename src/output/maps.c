@@ -297,6 +297,12 @@ static void plain_value_text(const struct mctx *mc, struct sbuf *out,
 	if (is_value_sorted(t->kind) && !t->is_bool) {
 		uint64_t v = e->a;
 		uint64_t div = mc->div ? mc->div : 1;
+		if (t->kind == TYPE_INT && t->is_ptr && div == 1 &&
+		    mc->o->prog->dialect >= DIALECT_026) {
+			/* pointers in hex (value.c's int_text) */
+			sbuf_printf(out, "0x%llx", (unsigned long long)v);
+			return;
+		}
 		bool sg = vt_signed(t);
 		if (t->kind == TYPE_COUNT)
 			sg = false;

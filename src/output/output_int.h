@@ -289,7 +289,8 @@ void resolve_cache_free(struct cgroup_cache *c);
 void cvalue_text(struct sbuf *out, const struct type *t, const uint8_t *data,
 		 bool key);
 /* { "a": 1 } */
-void cvalue_json(struct sbuf *out, const struct type *t, const uint8_t *data);
+void cvalue_json(struct sbuf *out, const struct type *t, const uint8_t *data,
+		 bool tight);
 
 /* ---- json.c ---------------------------------------------------------- */
 

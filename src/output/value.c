@@ -211,7 +211,10 @@ void value_text(struct output *o, struct sbuf *out, const struct type *t,
 		break;
 	case TYPE_STRUCT:
 	case TYPE_ARRAY:
-		cvalue_text(out, t, data, ctx == VCTX_KEY);
+		/* map keys: 0.17's {.a=1,.b=2}; 0.26 writes them as values
+		 * ({ .a = 1, .b = 2 }, its tests' expected output) */
+		cvalue_text(out, t, data, ctx == VCTX_KEY &&
+			    !(o && o->prog->dialect >= DIALECT_026));
 		break;
 	case TYPE_TIMESTAMP:
 		resolve_timestamp(o, out, data);

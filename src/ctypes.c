@@ -437,6 +437,23 @@ int ctypes_add_const(struct ctypes *r, const char *name, int64_t value)
 	return 0;
 }
 
+int ctypes_add_enum_const(struct ctypes *r, const char *name, int64_t value,
+			  const struct ctype *of)
+{
+	int rc = ctypes_add_const(r, name, value);
+	struct entry *e = rc == 0 ? lookup(r, NS_CONST, name) : NULL;
+	if (e)
+		e->type = (struct ctype *)of;
+	return rc;
+}
+
+const struct ctype *ctypes_const_enum(struct ctypes *r, const char *name)
+{
+	struct entry *e = r && name ? lookup(r, NS_CONST, name) : NULL;
+	return e && !e->missing && e->type && e->type->kind == CT_ENUM ?
+		e->type : NULL;
+}
+
 const struct ctype *ctypes_declared_tag(struct ctypes *r, enum ctype_kind kind,
 					const char *name)
 {

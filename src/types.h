@@ -361,6 +361,11 @@ int ctypes_declare_tag(struct ctypes *r, enum ctype_kind kind,
 int ctypes_add_typedef(struct ctypes *r, const char *name,
 		       const struct ctype *t);
 int ctypes_add_const(struct ctypes *r, const char *name, int64_t value);
+/* The same for an enumerator of enum `of`, which ctypes_const_enum then
+ * names (bpftrace 0.26 prints such a constant by its name). */
+int ctypes_add_enum_const(struct ctypes *r, const char *name, int64_t value,
+			  const struct ctype *of);
+const struct ctype *ctypes_const_enum(struct ctypes *r, const char *name);
 /* Lookups: declared first, then the resolvers. find_tag returns a
  * complete type if any source has one (a declared but incomplete struct
  * is completed from the resolvers, as `struct task_struct;` in a header

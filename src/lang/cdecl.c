@@ -655,7 +655,7 @@ static const struct ctype *enum_spec(struct cdecl *c)
 			return NULL;
 		char *n = cd_name(c, t);
 		if (ctype_add_value(c->a, e, n, next) < 0 ||
-		    ctypes_add_const(c->reg, n, next) < 0)
+		    ctypes_add_enum_const(c->reg, n, next, e) < 0)
 			return NULL;
 		if (next < lo)
 			lo = next;

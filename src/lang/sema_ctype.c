@@ -160,8 +160,16 @@ const struct type *sema_cast_ctype(struct sema *s, struct node *n,
 				   "to %s", sema_tname(s, from), tn);
 			return NULL;
 		}
-		return type_int(s->a, t->size * 8,
-				t->is_signed);
+		const struct type *r = type_int(s->a, t->size * 8,
+						t->is_signed);
+		if (t->kind == CT_ENUM && s->prog->dialect >= DIALECT_026) {
+			/* (enum E)x prints by name in 0.26 */
+			struct type *e = arena_new(s->a, struct type);
+			*e = *r;
+			e->ctype = ctypes_complete(s->prog->ctypes, t);
+			r = e;
+		}
+		return r;
 	}
 	if (t->kind != CT_PTR) {
 		sema_error(s, n->pos, "BAD_CAST", "cannot cast to '%s': only "
@@ -382,11 +390,21 @@ const struct type *sema_ident(struct sema *s, struct node *n)
 			   "unknown identifier '%s'", n->u.str.s);
 		return NULL;
 	}
+	/* 0.26 prints an enum's constant by its name (its tests: "enum {
+	 * FOO = 333 }; print(FOO)" gives FOO): an int64 that keeps its
+	 * enum as its C type */
+	const struct ctype *en = s->prog->dialect >= DIALECT_026 ?
+		ctypes_const_enum(s->prog->ctypes, n->u.str.s) : NULL;
 	if (s->final) {
 		n->kind = N_INT;
 		n->u.ival = (uint64_t)v;
 	}
-	return type_s64();
+	if (!en)
+		return type_s64();
+	struct type *t = arena_new(s->a, struct type);
+	*t = *type_s64();
+	t->ctype = en;
+	return t;
 }
 
 /* A tracepoint field declared as a pointer to a struct ("struct

@@ -55,6 +55,15 @@ const struct type *sema_merge(struct sema *s, const struct type *old,
 	return type_unify(s->a, old, t);
 }
 
+/* An integer of an enum type, which 0.26 prints by the enumerator's
+ * name: maps keep the enum (only under --dialect=0.26, so 0.17's types
+ * stay as they were). */
+static bool is_enum_int(struct sema *s, const struct type *t)
+{
+	return is_int(t) && !t->is_ptr && t->ctype &&
+	       t->ctype->kind == CT_ENUM && s->prog->dialect >= DIALECT_026;
+}
+
 /* Maps hold integers as 64 bits (with the signedness of the first value
  * stored), as bpftrace does. */
 static const struct type *map_int(struct sema *s, const struct type *t)
@@ -68,6 +77,12 @@ static const struct type *map_int(struct sema *s, const struct type *t)
 	}
 	if (is_typed_ptr(t) || (t->kind == TYPE_INT && t->is_bool))
 		return t;
+	if (is_enum_int(s, t)) {
+		struct type *e = arena_new(s->a, struct type);
+		*e = *type_int(s->a, 64, t->is_signed);
+		e->ctype = t->ctype;
+		return e;
+	}
 	return is_int(t) ? type_int(s->a, 64, t->is_signed) : t;
 }
 
@@ -105,6 +120,12 @@ static struct sema_map *map_entry(struct sema *s, struct node *n)
  * (bpftrace 0.17 prints @k[(uint64)-1] as @k[-1]), in tuples too. */
 static const struct type *key_type(struct sema *s, const struct type *t)
 {
+	if (is_enum_int(s, t)) {
+		struct type *e = arena_new(s->a, struct type);
+		*e = *type_s64();
+		e->ctype = t->ctype;
+		return e;
+	}
 	if (is_int(t) && !is_typed_ptr(t) && !t->is_bool)
 		return type_s64();
 	if (t->kind != TYPE_TUPLE)

@@ -294,7 +294,10 @@ static void plain_value_text(const struct mctx *mc, struct sbuf *out,
 			     const struct ment *e)
 {
 	const struct type *t = mc->vt;
-	if (is_value_sorted(t->kind) && !t->is_bool) {
+	bool enum_name = t->kind == TYPE_INT && t->ctype && !t->is_ptr &&
+		t->ctype->kind == CT_ENUM &&
+		mc->o->prog->dialect >= DIALECT_026;
+	if (is_value_sorted(t->kind) && !t->is_bool && !enum_name) {
 		uint64_t v = e->a;
 		uint64_t div = mc->div ? mc->div : 1;
 		if (t->kind == TYPE_INT && t->is_ptr && div == 1 &&

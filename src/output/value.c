@@ -137,6 +137,15 @@ static void int_text(struct output *o, struct sbuf *out, const struct type *t,
 		     const uint8_t *data, enum value_ctx ctx)
 {
 	uint64_t v = value_int(t, data);
+	const struct ctype *en = t->ctype && !t->is_ptr &&
+		t->ctype->kind == CT_ENUM && o &&
+		o->prog->dialect >= DIALECT_026 ? t->ctype : NULL;
+	for (uint32_t i = 0; en && i < en->nvalues; i++)
+		if ((uint64_t)en->values[i].value == v) {
+			/* 0.26: an enum by its enumerator's name */
+			sbuf_puts(out, en->values[i].name);
+			return;
+		}
 	if (t->is_bool)
 		sbuf_puts(out, v ? "true" : "false");
 	else if (t->is_ptr && (ctx == VCTX_KEY ||

@@ -229,8 +229,12 @@ const struct type *sema_check_format(struct sema *s, struct node *n,
 		const char *want;
 		switch (*p) {
 		case 's':
-			good = !is_int(t) && t->kind != TYPE_NONE &&
-				t->kind != TYPE_RECORD && !type_is_agg(t);
+			/* 0.26: an enum's value prints by name with %s */
+			good = (!is_int(t) && t->kind != TYPE_NONE &&
+				t->kind != TYPE_RECORD && !type_is_agg(t)) ||
+			       (is_int(t) && !t->is_ptr && t->ctype &&
+				t->ctype->kind == CT_ENUM &&
+				s->prog->dialect >= DIALECT_026);
 			want = "a string (or a symbol, stack or address)";
 			break;
 		case 'r':

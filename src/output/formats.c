@@ -165,10 +165,17 @@ const struct output_format output_format_text = {
 
 /* ---- json: bpftrace 0.17's JSON lines -------------------------------- */
 
+/* 0.26 adds a "count" beside the data (its runtime tests' expected
+ * output: {"type": "attached_probes", "count": 1, "data": {"probes":
+ * 1}}) */
 static void json_attaching(struct output *o, struct sbuf *out, unsigned n)
 {
-	sbuf_printf(out, "{\"type\": \"attached_probes\", \"data\": "
-		    "{\"probes\": %u}}\n", n);
+	if (o && o->prog->dialect >= DIALECT_026)
+		sbuf_printf(out, "{\"type\": \"attached_probes\", \"count\": "
+			    "%u, \"data\": {\"probes\": %u}}\n", n, n);
+	else
+		sbuf_printf(out, "{\"type\": \"attached_probes\", \"data\": "
+			    "{\"probes\": %u}}\n", n);
 }
 
 static void json_lost(struct output *o, struct sbuf *out, uint64_t n)

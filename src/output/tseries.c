@@ -64,7 +64,8 @@ static void merge_slot(const struct type *t, const struct map_snapshot *s,
 		switch (t->ts_agg) {
 		case TS_AVG:
 		case TS_SUM:
-			r->value += x;
+			/* wraps as the BPF side's 64-bit add does */
+			r->value = (int64_t)((uint64_t)r->value + (uint64_t)x);
 			break;
 		case TS_MAX:
 		case TS_MIN: {

@@ -294,14 +294,17 @@ static void plain_value_text(const struct mctx *mc, struct sbuf *out,
 			     const struct ment *e)
 {
 	const struct type *t = mc->vt;
+	/* 0.26's text names enums and writes pointers in hex; its JSON
+	 * keeps both numbers ("to preserve backwards compat for machines
+	 * parsing output", its tests say) */
+	bool text26 = mc->o->prog->dialect >= DIALECT_026 &&
+		strcmp(mc->o->fmt->name, "text") == 0;
 	bool enum_name = t->kind == TYPE_INT && t->ctype && !t->is_ptr &&
-		t->ctype->kind == CT_ENUM &&
-		mc->o->prog->dialect >= DIALECT_026;
+		t->ctype->kind == CT_ENUM && text26;
 	if (is_value_sorted(t->kind) && !t->is_bool && !enum_name) {
 		uint64_t v = e->a;
 		uint64_t div = mc->div ? mc->div : 1;
-		if (t->kind == TYPE_INT && t->is_ptr && div == 1 &&
-		    mc->o->prog->dialect >= DIALECT_026) {
+		if (t->kind == TYPE_INT && t->is_ptr && div == 1 && text26) {
 			/* pointers in hex (value.c's int_text) */
 			sbuf_printf(out, "0x%llx", (unsigned long long)v);
 			return;

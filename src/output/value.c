@@ -137,9 +137,13 @@ static void int_text(struct output *o, struct sbuf *out, const struct type *t,
 		     const uint8_t *data, enum value_ctx ctx)
 {
 	uint64_t v = value_int(t, data);
+	/* 0.26 names an enum's value, except in JSON's map keys (its
+	 * JSON keeps enums numbers; printf's text names them) */
 	const struct ctype *en = t->ctype && !t->is_ptr &&
 		t->ctype->kind == CT_ENUM && o &&
-		o->prog->dialect >= DIALECT_026 ? t->ctype : NULL;
+		o->prog->dialect >= DIALECT_026 &&
+		!(ctx == VCTX_KEY && o->fmt && strcmp(o->fmt->name, "json") == 0) ?
+		t->ctype : NULL;
 	for (uint32_t i = 0; en && i < en->nvalues; i++)
 		if ((uint64_t)en->values[i].value == v) {
 			/* 0.26: an enum by its enumerator's name */

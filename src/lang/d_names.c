@@ -23,7 +23,6 @@ static const struct {
 
 /* D's variables that sonde does not provide yet (README: D language). */
 static const char *const d_missing[] = {
-	"vtimestamp",
 	"uregs", "curpsinfo", "curlwpsinfo", "caller", "ucaller", "epid",
 	"id", "ipl", "root", "cwd", "arg", "curcpu", "zonename", "projid",
 	"taskid", NULL,
@@ -113,6 +112,22 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 	if (strcmp(name, "stackdepth") == 0 || strcmp(name, "ustackdepth") == 0)
 		return d_call(p, pos, "__dtrace_stackdepth",
 			      d_int(p, pos, name[0] == 'u'), NULL, NULL);
+	if (strcmp(name, "vtimestamp") == 0) {
+		/* the thread's on-CPU nanoseconds: the scheduler's own count,
+		 * task->se.sum_exec_runtime. Oracle's DTrace for Linux 2.x has
+		 * no vtimestamp; the kernel adds the running stretch to it at
+		 * each tick, switch and accounting update, so it lags the
+		 * truth by under a tick (README: D language). */
+		struct node *se = node_new(p->a, N_FIELD, pos);
+		se->u.field.base = d_builtin(p, pos, BI_CURTASK, 0);
+		se->u.field.name = "se";
+		se->u.field.arrow = true;
+		struct node *rt = node_new(p->a, N_FIELD, pos);
+		rt->u.field.base = se;
+		rt->u.field.name = "sum_exec_runtime";
+		rt->u.field.arrow = false;
+		return rt;
+	}
 	if (strcmp(name, "walltimestamp") == 0) {
 		/* the monotonic clock the probes read, moved to the wall
 		 * clock by the distance between the two now */

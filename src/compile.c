@@ -96,6 +96,8 @@ static int expand_probes(struct node *root, struct program *prog,
 			struct node *ap = probe->u.probe.attach.v[i];
 			const struct provider *pv =
 				provider_find(ap->u.attach.provider);
+			if (pv && pv->d_only && o->frontend != &frontend_dtrace)
+				pv = NULL;
 			if (!pv) {
 				diag_error(d, ap->pos, "BAD_PROBE",
 					   "unknown probe type '%s' in '%s'",

@@ -72,6 +72,9 @@ struct engine_ops {
 	 * probe has stopped. */
 	int (*run_begin)(struct engine *e);
 	int (*run_end)(struct engine *e);
+	/* D: run the dtrace:::ERROR probes once, their arg0..arg5 the
+	 * fault's (output_on_fault). NULL: the engine has none. */
+	int (*run_fault)(struct engine *e, const uint64_t args[6]);
 	/* Wait up to timeout_ms for events and dispatch them. Returns 1 if a
 	 * handler asked to stop, 0 on timeout or progress, -errno on failure
 	 * (-EINTR when a signal arrived; -ECANCELED when the engine failed

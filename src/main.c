@@ -362,6 +362,18 @@ static int on_event(void *arg, const void *data, size_t size)
 	return 0;
 }
 
+/* D's dtrace:::ERROR: a clause faulted (output/dtrace.c) */
+struct fault_ctx {
+	const struct engine_ops *eng;
+	struct engine *e;
+};
+
+static int on_fault(void *arg, const uint64_t args[6])
+{
+	struct fault_ctx *f = arg;
+	return f->eng->run_fault ? f->eng->run_fault(f->e, args) : 0;
+}
+
 static bool process_alive(int pid)
 {
 	return kill(pid, 0) == 0 || errno == EPERM;
@@ -584,6 +596,7 @@ static int run(const struct options *o, const struct program *prog)
 	if (cancel_requested())
 		goto cancelled;
 
+	struct fault_ctx fault = { 0 };
 	struct engine_opts eo = { .pid = o->pid, .cpid = ch.pid,
 				  .follow_forks = o->follow_forks,
 				  .cmd_name = shim ? ch.shim_name : NULL,
@@ -616,6 +629,9 @@ static int run(const struct options *o, const struct program *prog)
 		goto out;
 	}
 	rc.out = out;
+	fault.eng = eng;
+	fault.e = e;
+	output_on_fault(out, on_fault, &fault);
 	metrics_set_output(mx, out);
 	if (output_stacks_init(out) < 0) {
 		log_error("output: %s", strerror(ENOMEM));

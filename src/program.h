@@ -243,6 +243,13 @@ enum event_kind {
 	EV_DTRACE_DISCARD,
 	/* tracemem(addr, n): args: the bytes (a buf) */
 	EV_DTRACE_TRACEMEM,
+	/* D: a clause read memory it may not (copyinstr(), a pointer):
+	 * the record is the address (u64) after the id; top is the probe's
+	 * ID (its index + 1), div the clause's action number, fmt the
+	 * probe's PROV:MOD:FUNC:NAME. The clause stopped there; the
+	 * dtrace:::ERROR clauses run (engine run_fault) or, with none,
+	 * DTrace's default message is printed. */
+	EV_DTRACE_FAULT,
 };
 
 /* The EV_WATCH record: the probe (index in the program's probes) whose
@@ -374,6 +381,7 @@ struct attach_req {
 	bool child_only;
 	/* ATTACH_TEST_RUN: when */
 	bool at_end;               /* END rather than BEGIN */
+	bool on_fault;             /* D's dtrace:::ERROR: at each fault */
 	/* ATTACH_TRACING: the kernel function's BTF id in vmlinux (the
 	 * program is loaded with it as attach_btf_id). */
 	uint32_t btf_id;
@@ -426,6 +434,8 @@ struct process_req {
 	enum process_how {
 		PROCESS_BEGIN,      /* once in sonde, before the first event */
 		PROCESS_END,        /* once in sonde, after the last */
+		PROCESS_FAULT,      /* in sonde, at each fault of a D clause
+				     * (dtrace:::ERROR) */
 		PROCESS_TIMER,      /* in sonde, every period_ns */
 		PROCESS_USDT,       /* at a USDT site of the traced process: the
 				     * nop the note's address names */
@@ -566,6 +576,8 @@ struct program {
 		 * their header (the per-CPU map ".dspec" holds the current
 		 * one and the id counter: funcs/dtrace.c) */
 		bool speculates;
+		/* dtrace:::ERROR clauses exist: a fault runs them */
+		bool has_error;
 		/* "description 'BEGIN '" or "script 'x.d'": what the
 		 * matched line names */
 		const char *label;

@@ -80,6 +80,15 @@ struct cg {
 	int mapfail_map;             /* SONDE_MAPFAIL_MAP, or -1 */
 
 	uint32_t l_exit;             /* return 0 */
+	vreg open_recs[8];           /* ring records reserved whose fields
+				      * are being computed, innermost last:
+				      * a D fault discards them */
+	uint32_t nopen;
+	bool in_clause;              /* D: in a merged block's clause ... */
+	uint32_t l_clause;           /* ... whose end a fault jumps to */
+	uint32_t d_action;           /* D: the statement of the probe's
+				      * block being compiled (1...), for
+				      * a fault's "action #N" */
 	struct pos pos;              /* the statement or call being compiled,
 				      * for -k's reports (cg_check_helper) */
 	struct cg_loop loops[32];
@@ -297,6 +306,11 @@ struct cval cg_call_expr(struct cg *cg, const struct node *n);
  * failure means a lost update or action (maps, signals, ...); -kk also
  * the reads (probe_read*), which fail on bad pointers all the time. */
 void cg_check_helper(struct cg *cg, vreg ret, int helper);
+/* D: a read of a clause (copyinstr(), a pointer) that failed (ret < 0)
+ * is a fault: an EV_DTRACE_FAULT record with the address, and the
+ * probe's program stops there (dtrace:::ERROR). Nothing in bpftrace's
+ * language, or when the address is not a register. */
+void cg_d_fault(struct cg *cg, vreg ret, vreg addr);
 /* -kk: report a map lookup that found nothing (ptr NULL) at cg->pos. */
 void cg_check_found(struct cg *cg, vreg ptr);
 void cg_call_to(struct cg *cg, const struct node *n, struct cmem dst,
@@ -305,6 +319,9 @@ void cg_call_stmt(struct cg *cg, const struct node *n);
 
 /* cg_stmt.c */
 void cg_stmt(struct cg *cg, const struct node *n);
+/* A D clause's statements, each numbered (cg->d_action) for a fault's
+ * "action #N"; the front end's own statements are not counted. */
+void cg_clause_body(struct cg *cg, const struct node *body);
 void cg_block(struct cg *cg, const struct node *n);
 
 /* cg_formap.c: for ($kv : @m) and len(@m), over bpf_for_each_map_elem;

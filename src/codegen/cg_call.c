@@ -138,6 +138,9 @@ void cg_emit_event(struct cg *cg, const struct node *n, uint32_t first,
 	ir_st(cg->ir, BPF_DW, rec, 0, id);
 	if (cg->prog->dtrace.speculates)
 		tag_speculation(cg, rec, id);
+	bool open = cg->nopen < 8;
+	if (open)
+		cg->open_recs[cg->nopen++] = rec;
 	if (fill) {
 		fill(cg, n, rec, args);
 	} else if (args) {
@@ -155,6 +158,8 @@ void cg_emit_event(struct cg *cg, const struct node *n, uint32_t first,
 			cg_release(cg, mk);
 		}
 	}
+	if (open)
+		cg->nopen--;
 	struct ir_arg flags = cg_wake_flags(cg, e->kind == EV_EXIT);
 	cg_callv(cg, BPF_FUNC_ringbuf_submit,
 		(struct ir_arg[]){ IR_ARG(rec), flags }, 2);
@@ -242,6 +247,48 @@ static void check_helper(struct cg *cg, vreg ret, int helper, bool found)
 	ir_ja(cg->ir, ok);
 	ir_place(cg->ir, lost);
 	count_lost_kind(cg, EV_HELPER_ERROR);
+	ir_place(cg->ir, ok);
+}
+
+void cg_d_fault(struct cg *cg, vreg ret, vreg addr)
+{
+	const struct probe *p = cg->probe;
+	if (!cg->prog->dtrace.on || cg->prog->ringbuf_map < 0 || !p)
+		return;
+	const char *const *dn = p->dname;
+	struct event_spec e = {
+		.kind = EV_DTRACE_FAULT, .map_id = -1, .pos = cg->pos,
+		.fmt = arena_printf(cg->a, "%s:%s:%s:%s", dn[0] ? dn[0] : "",
+				    dn[1] ? dn[1] : "", dn[2] ? dn[2] : "",
+				    dn[3] ? dn[3] : ""),
+		.top = (uint64_t)(p - cg->prog->probes) + 1,
+		.div = cg->d_action,   /* 0: the predicate */
+	};
+	int id = program_add_event(cg->prog, &e);
+	uint32_t ok = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JSGE, ret, 0, ok);
+	vreg rec = cg_call(cg, BPF_FUNC_ringbuf_reserve,
+			   (struct ir_arg[]){ IR_MAP(cg->prog->ringbuf_map),
+					      IR_IMM(16), IR_IMM(0) }, 3);
+	uint32_t lost = ir_label(cg->ir), done = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JEQ, rec, 0, lost);
+	ir_st(cg->ir, BPF_DW, rec, 0, id);
+	ir_stx(cg->ir, BPF_DW, rec, 8, addr);
+	cg_callv(cg, BPF_FUNC_ringbuf_submit,
+		(struct ir_arg[]){ IR_ARG(rec), cg_wake_flags(cg, false) }, 2);
+	ir_ja(cg->ir, done);
+	ir_place(cg->ir, lost);
+	count_lost_kind(cg, EV_DTRACE_FAULT);
+	ir_place(cg->ir, done);
+	/* the clause stops, its records under way dropped (a for loop's
+	 * callback cannot leave the probe: it goes on, as bpftrace's
+	 * reads do; so do more than 8 records nested) */
+	if (cg->sub < 0 && cg->nopen < 8) {
+		for (uint32_t i = cg->nopen; i-- > 0;)
+			cg_callv(cg, BPF_FUNC_ringbuf_discard, (struct ir_arg[]){
+				 IR_ARG(cg->open_recs[i]), IR_IMM(0) }, 2);
+		ir_ja(cg->ir, cg->in_clause ? cg->l_clause : cg->l_exit);
+	}
 	ir_place(cg->ir, ok);
 }
 

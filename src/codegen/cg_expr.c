@@ -207,8 +207,9 @@ static struct cval unop(struct cg *cg, const struct node *n)
 		ir_st(cg->ir, BPF_DW, tmp.base, (int16_t)tmp.off, 0);
 		vreg p = cg_reg(cg, cg_expr(cg, o));
 		unsigned bytes = n->type && n->type->bits ? n->type->bits / 8 : 8;
-		cg_callv(cg, BPF_FUNC_probe_read, (struct ir_arg[]){
+		vreg r = cg_call(cg, BPF_FUNC_probe_read, (struct ir_arg[]){
 			cg_arg(tmp), IR_IMM((int32_t)bytes), IR_ARG(p) }, 3);
+		cg_d_fault(cg, r, p);
 		d = cg_load(cg, BPF_DW, tmp);
 		cg_normalize(cg, d, n->type);
 		cg_release(cg, mk);

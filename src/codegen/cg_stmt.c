@@ -2,6 +2,8 @@
  * continue, return; stack objects are released after each statement. */
 #include "cg.h"
 
+#include <string.h>
+
 static void assign_var(struct cg *cg, const struct node *st)
 {
 	const struct node *t = st->u.assign.target;
@@ -68,9 +70,22 @@ void cg_stmt(struct cg *cg, const struct node *n)
 		break;
 	case N_IF: {
 		uint32_t els = ir_label(cg->ir), done = ir_label(cg->ir);
+		bool was_in = cg->in_clause;
+		uint32_t was_l = cg->l_clause, was_action = cg->d_action;
+		if (n->u.if_.clause) {   /* D: a fault leaves the clause */
+			cg->in_clause = true;
+			cg->l_clause = els;
+			cg->d_action = 0;    /* its predicate */
+		}
 		cg_cond_jump(cg, n->u.if_.cond, false, els);
 		cg_release(cg, mk);
-		cg_block(cg, n->u.if_.then);
+		if (n->u.if_.clause)
+			cg_clause_body(cg, n->u.if_.then);
+		else
+			cg_block(cg, n->u.if_.then);
+		cg->in_clause = was_in;
+		cg->l_clause = was_l;
+		cg->d_action = was_action;
 		if (n->u.if_.els) {
 			ir_ja(cg->ir, done);
 			ir_place(cg->ir, els);
@@ -136,6 +151,33 @@ void cg_stmt(struct cg *cg, const struct node *n)
 		cg_error(cg, n->pos, "statement cannot be compiled");
 	}
 	cg_release(cg, mk);
+}
+
+/* A statement D's front end added to a clause (its record line, its
+ * deferred exit's variables): not one of the script's actions. */
+static bool d_internal(const struct node *s)
+{
+	if (s->kind == N_ASSIGN && s->u.assign.target->kind == N_VAR)
+		return strncmp(s->u.assign.target->u.var.name, "__dtrace_",
+			       9) == 0;
+	if (s->kind == N_EXPR_STMT && s->u.expr_stmt.expr->kind == N_CALL)
+		return strcmp(s->u.expr_stmt.expr->u.call.name,
+			      "__dtrace_probe_line") == 0;
+	return false;
+}
+
+void cg_clause_body(struct cg *cg, const struct node *body)
+{
+	if (!body || body->kind != N_BLOCK) {
+		cg_block(cg, body);
+		return;
+	}
+	cg->d_action = 0;
+	for (uint32_t i = 0; i < body->u.list.n; i++) {
+		if (!d_internal(body->u.list.v[i]))
+			cg->d_action++;
+		cg_stmt(cg, body->u.list.v[i]);
+	}
 }
 
 void cg_block(struct cg *cg, const struct node *n)

@@ -289,6 +289,7 @@ void cg_str_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 	vreg r = cg_call(cg, helper,
 			 (struct ir_arg[]){ cg_arg(dst), len, IR_ARG(ptr) }, 3);
 	cg_check_helper(cg, r, helper);
+	cg_d_fault(cg, r, ptr);
 }
 
 /* buf(ptr, len): u32 length, then the bytes (types.h TYPE_BUF). */
@@ -345,4 +346,6 @@ void cg_buf_call_to(struct cg *cg, const struct node *n, struct cmem dst)
 	vreg r = cg_call(cg, helper, (struct ir_arg[]){
 				 cg_arg(cg_at(dst, 4)), IR_ARG(l), from }, 3);
 	cg_check_helper(cg, r, helper);
+	if (helper != BPF_FUNC_probe_read_kernel)   /* read at a pointer */
+		cg_d_fault(cg, r, from.v);
 }

@@ -179,7 +179,7 @@ static int gen_probe(struct program *prog, struct probe *p,
 	prologue(&cg);
 	if (pn->u.probe.predicate)
 		cg_cond_jump(&cg, pn->u.probe.predicate, false, cg.l_exit);
-	cg_block(&cg, pn->u.probe.body);
+	cg_clause_body(&cg, pn->u.probe.body);
 	ir_place(&ir, cg.l_exit);
 	ir_reti(&ir, 0);
 

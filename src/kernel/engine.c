@@ -605,7 +605,7 @@ static int run_once(struct engine *e, bool at_end)
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct engine_probe *ep = &e->probes[i];
 		if (!ep->has_req || ep->req.how != ATTACH_TEST_RUN ||
-		    ep->req.at_end != at_end)
+		    ep->req.at_end != at_end || ep->req.on_fault)
 			continue;
 		LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = ctx,
 			    .ctx_size_in = sizeof(ctx));
@@ -684,6 +684,29 @@ int engine_run_iterators(struct engine *e)
 		}
 	}
 	e->iters_done = any;
+	return 0;
+}
+
+/* D's dtrace:::ERROR probes, run at a clause's fault with its
+ * arguments as the context's words (arg0..arg5). */
+int engine_run_fault(struct engine *e, const uint64_t args[6])
+{
+	uint64_t ctx[12] = { 0 };
+	memcpy(ctx, args, 6 * sizeof(*args));
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct engine_probe *ep = &e->probes[i];
+		if (!ep->has_req || ep->req.how != ATTACH_TEST_RUN ||
+		    !ep->req.on_fault || ep->prog_fd < 0)
+			continue;
+		LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = ctx,
+			    .ctx_size_in = sizeof(ctx));
+		int r = bpf_prog_test_run_opts(ep->prog_fd, &o);
+		if (r < 0) {
+			log_error("probe %s: cannot run: %s", ep->probe->name,
+				  strerror(-r));
+			return r;
+		}
+	}
 	return 0;
 }
 
@@ -856,6 +879,7 @@ const struct engine_ops engine_kernel = {
 	.attach = engine_attach,
 	.run_begin = engine_run_begin,
 	.run_end = engine_run_end,
+	.run_fault = engine_run_fault,
 	.poll = engine_poll,
 	.drain = engine_drain,
 	.map_reader = engine_map_reader,

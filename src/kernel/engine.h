@@ -23,6 +23,7 @@ int engine_attach(struct engine *e);
 /* Run the BEGIN (or END) probes once. */
 int engine_run_begin(struct engine *e);
 int engine_run_end(struct engine *e);
+int engine_run_fault(struct engine *e, const uint64_t args[6]);
 /* Wait up to timeout_ms for events and dispatch them. Returns 1 if a
  * handler asked to stop, 0 on timeout or progress, -errno on failure
  * (-EINTR when a signal arrived). */

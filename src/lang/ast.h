@@ -259,6 +259,9 @@ struct node {
 			struct node *cond;
 			struct node *then;  /* N_BLOCK */
 			struct node *els;   /* N_BLOCK, N_IF (else if) or NULL */
+			/* D: one clause of a probe's merged block
+			 * (lang/d_clauses.c): a fault leaves it only */
+			bool clause;
 		} if_;
 		struct {
 			struct node *cond;  /* N_WHILE; N_UNROLL: a $N count;

@@ -378,18 +378,13 @@ static void map_desc(struct d_parser *p, struct node *probe,
 	split_desc(p->a, t, &d);
 	size_t before = probe->u.probe.attach.n;
 	if (matches(d.prov, "dtrace") && !*d.mod && !*d.func) {
-		static const char *const dt[] = { "BEGIN", "END" };
-		for (int i = 0; i < 2; i++)
+		static const char *const dt[] = { "BEGIN", "END", "ERROR" };
+		for (int i = 0; i < 3; i++)
 			if (matches(d.name, dt[i]) && (*d.name || *d.prov))
 				add_attach(p, probe, pos, arena_printf(p->a,
 					   "dtrace:::%s", dt[i]), dt[i]);
 		if (probe->u.probe.attach.n > before)
 			return;
-	}
-	if (matches(d.prov, "dtrace") && strcmp(d.name, "ERROR") == 0) {
-		diag_error(p->d, pos, "BAD_PROBE", "dtrace:::ERROR is not "
-			   "supported yet by sonde's D");
-		return;
 	}
 	bool prof = strncmp(d.name, "profile-", 8) == 0;
 	if ((prof || strncmp(d.name, "tick-", 5) == 0) &&
@@ -772,7 +767,8 @@ static void name_probe(struct program *prog, struct probe *pr,
 	const char **n = pr->dname;
 	n[0] = n[1] = n[2] = "";
 	n[3] = d.name;
-	if (strcmp(kind, "BEGIN") == 0 || strcmp(kind, "END") == 0) {
+	if (strcmp(kind, "BEGIN") == 0 || strcmp(kind, "END") == 0 ||
+	    strcmp(kind, "ERROR") == 0) {
 		n[0] = "dtrace";
 		n[3] = kind;
 	} else if (strcmp(kind, "interval") == 0 ||
@@ -824,8 +820,12 @@ static void name_probe(struct program *prog, struct probe *pr,
 static void d_name_probes(struct program *prog, frontend_site_func site)
 {
 	prog->dtrace.on = true;
-	for (uint32_t i = 0; i < prog->nprobes; i++)
-		name_probe(prog, &prog->probes[i], site);
+	for (uint32_t i = 0; i < prog->nprobes; i++) {
+		struct probe *pr = &prog->probes[i];
+		name_probe(prog, pr, site);
+		if (pr->kind && strcmp(pr->kind, "ERROR") == 0)
+			prog->dtrace.has_error = true;
+	}
 }
 
 const struct frontend frontend_dtrace = {

@@ -185,20 +185,18 @@ static const char *clause_key(struct d_parser *p, const struct node *c)
 	return k;
 }
 
-/* The clause's predicate and body as statements of one block: if
- * (predicate) { body }, or the body's statements. */
+/* The clause's predicate and body as a statement of one block: if
+ * (predicate) { body } (if (1) without one), marked as a clause: a
+ * fault in it ends it, and the later clauses run (codegen). */
 static void append_clause(struct d_parser *p, struct node_list *l,
 			  struct node *c)
 {
 	struct node *body = c->u.probe.body;
-	if (!c->u.probe.predicate) {
-		for (uint32_t i = 0; i < body->u.list.n; i++)
-			node_list_push(p->a, l, body->u.list.v[i]);
-		return;
-	}
-	struct node *s = node_new(p->a, N_IF, c->u.probe.predicate->pos);
-	s->u.if_.cond = c->u.probe.predicate;
+	struct node *s = node_new(p->a, N_IF, body->pos);
+	s->u.if_.cond = c->u.probe.predicate ? c->u.probe.predicate :
+		d_int(p, body->pos, 1);
 	s->u.if_.then = body;
+	s->u.if_.clause = true;
 	node_list_push(p->a, l, s);
 }
 

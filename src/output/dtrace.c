@@ -64,6 +64,54 @@ int dtrace_probe_line(struct output *o, const struct event_spec *e,
 	return r;
 }
 
+/* DTrace's fault: DTRACEFLT_BADADDR, the only one sonde's reads tell */
+#define D_FAULT_BADADDR 1
+
+/* A clause faulted: the script's dtrace:::ERROR clauses run with its
+ * details, and DTrace's message (libdtrace's dt_handle_err) goes to
+ * stderr, as dtrace(8)'s own ERROR enabling prints it.
+ * sonde's BPF has no DIF: the DIF offset is -1, which DTrace's message
+ * leaves out. */
+int dtrace_fault(struct output *o, const struct event_spec *e,
+		 const uint8_t *data, size_t size)
+{
+	uint64_t addr;
+	if (size < 8 || !e->fmt)
+		return -EINVAL;
+	memcpy(&addr, data, 8);
+	/* the faulting clause's record line, begun, ends here (DTrace
+	 * drops the whole record; sonde has printed its start) */
+	if (!o->prog->dtrace.quiet && o->line_open) {
+		struct sbuf nl = { 0 };
+		sbuf_putc(&nl, '\n');
+		int r = output_write(o, &nl);
+		sbuf_free(&nl);
+		if (r < 0)
+			return r;
+	}
+	/* a fault in an ERROR clause is dropped silently, as DTrace does
+	 * (ERROR is not run again) */
+	if (strcmp(e->fmt, "dtrace:::ERROR") == 0)
+		return 0;
+	if (o->on_fault && o->prog->dtrace.has_error) {
+		uint64_t args[6] = { 0, e->top, e->div, (uint64_t)-1,
+				     D_FAULT_BADADDR, addr };
+		if (o->on_fault(o->fault_ctx, args) < 0)
+			return -EIO;
+	}
+	/* and dtrace(8)'s own enabling of ERROR reports it */
+	char where[32] = "predicate";
+	if (e->div)
+		snprintf(where, sizeof(where), "action #%llu",
+			 (unsigned long long)e->div);
+	fflush(o->opts.out);
+	fprintf(stderr, "dtrace: error on enabled probe ID %llu (ID %llu: "
+		"%s): invalid address (0x%llx) in %s\n",
+		(unsigned long long)e->top, (unsigned long long)e->top,
+		e->fmt, (unsigned long long)addr, where);
+	return 0;
+}
+
 /* ---- aggregations ---------------------------------------------------- */
 
 static const uint8_t *key_widths(const struct output *o, const char *name)

@@ -64,6 +64,13 @@ void output_free(struct output *o)
 	free(o);
 }
 
+void output_on_fault(struct output *o,
+		     int (*fn)(void *ctx, const uint64_t args[6]), void *ctx)
+{
+	o->on_fault = fn;
+	o->fault_ctx = ctx;
+}
+
 void output_set_hooks(struct output *o, const struct output_hooks *h)
 {
 	if (!o)
@@ -82,6 +89,8 @@ int output_write(struct output *o, const struct sbuf *b)
 		return -ENOMEM;
 	if (b->n && fwrite(b->s, 1, b->n, o->opts.out) != b->n)
 		return -EIO;
+	if (b->n)
+		o->line_open = b->s[b->n - 1] != '\n';
 	return 0;
 }
 
@@ -414,6 +423,8 @@ int output_event(struct output *o, const void *data, size_t size)
 		return dtrace_printa(o, e);
 	case EV_DTRACE_TRACEMEM:
 		return dtrace_tracemem(o, e, d, size);
+	case EV_DTRACE_FAULT:
+		return dtrace_fault(o, e, d, size);
 	case EV_DTRACE_NORMALIZE:
 	case EV_DTRACE_TRUNC:
 		return dtrace_map_op(o, e, d);

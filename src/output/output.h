@@ -83,6 +83,12 @@ void output_lost(struct output *o, uint64_t n);
  * takes milliseconds, and a probe that fires on their own work keeps
  * the backlog growing: END would never come). Counted, said at free. */
 void output_stop_commands(struct output *o);
+/* D: what runs the dtrace:::ERROR clauses when a clause faults: fn
+ * gets their arguments (arg0 0, arg1 the enabled probe's ID, arg2 the
+ * action, arg3 the DIF offset: -1, arg4 the fault, arg5 the address).
+ * Without it (or dtrace.has_error), a fault prints DTrace's message. */
+void output_on_fault(struct output *o,
+		     int (*fn)(void *ctx, const uint64_t args[6]), void *ctx);
 /* A run-time warning or error in the chosen format. */
 void output_message(struct output *o, const char *level, const char *msg);
 /* Warn, once per map, about user maps whose updates failed (full). */

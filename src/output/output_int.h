@@ -158,6 +158,8 @@ const struct output_format *output_format_find(const char *name);
 
 /* ---- dtrace.c: D's records (EV_DTRACE_*) ---------------------------- */
 
+int dtrace_fault(struct output *o, const struct event_spec *e,
+		 const uint8_t *data, size_t size);
 int dtrace_probe_line(struct output *o, const struct event_spec *e,
 		      const uint8_t *data, size_t size);
 int dtrace_printa(struct output *o, const struct event_spec *e);
@@ -209,6 +211,10 @@ struct output {
 	struct dtrace_join *dtrace_join;  /* printa(@a, @b ...) under way */
 	bool dtrace_truncating;     /* trunc(@m, n) under way: ... */
 	int64_t dtrace_trunc;       /* ... n */
+	bool line_open;             /* the last write did not end a line */
+	/* output_on_fault: the ERROR clauses' runner */
+	int (*on_fault)(void *ctx, const uint64_t args[6]);
+	void *fault_ctx;
 };
 
 /* The script's line at pos with '~' under its span (formats.c). */

@@ -35,6 +35,13 @@ static int end_parse(struct attach_point *attach, struct expand_ctx *ctx)
 	return once_parse(attach, ctx, "END");
 }
 
+/* D's dtrace:::ERROR (lang/d.c makes it): run by sonde when a clause
+ * faults, its arguments the fault's (output_on_fault) */
+static int error_parse(struct attach_point *attach, struct expand_ctx *ctx)
+{
+	return once_parse(attach, ctx, "ERROR");
+}
+
 static int once_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 		       int (*emit)(void *arg, const char *target,
 				   const char *func, uint64_t freq),
@@ -55,6 +62,19 @@ static int end_attach(const struct probe *p, struct attach_req *req)
 	req->how = ATTACH_TEST_RUN;
 	req->at_end = true;
 	return 1;
+}
+
+static int error_attach(const struct probe *p, struct attach_req *req)
+{
+	req->how = ATTACH_TEST_RUN;
+	req->on_fault = true;
+	return 1;
+}
+
+static int error_process(const struct probe *p, struct process_req *req)
+{
+	req->how = PROCESS_FAULT;
+	return 0;
 }
 
 static int begin_process(const struct probe *p, struct process_req *req)
@@ -91,4 +111,17 @@ const struct provider provider_end = {
 	.caps = PROBE_RUNS_ONCE | PROBE_USTACK,
 	.attach = end_attach,
 	.process = end_process,
+};
+
+/* arg0..arg5 are the context's words, as a raw tracepoint's */
+const struct provider provider_error = {
+	.name = "ERROR",
+	.keep_spelling = true,
+	.d_only = true,
+	.parse = error_parse,
+	.expand = once_expand,
+	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
+	.caps = PROBE_RUNS_ONCE | PROBE_ARGN | PROBE_USTACK,
+	.attach = error_attach,
+	.process = error_process,
 };

@@ -51,6 +51,9 @@ struct provider {
 	/* Probe names keep the provider name as written when it is an
 	 * alias ("kfunc:f" stays "kfunc:f", as bpftrace 0.17 names it). */
 	bool keep_spelling;
+	/* only D's front end names it (dtrace:::ERROR): to bpftrace's
+	 * language it is an unknown probe type */
+	bool d_only;
 	/* The kernel runs the programs of one event of this type newest
 	 * attachment first (uprobes, kprobes, software events ...): the
 	 * engine attaches such probes in reverse script order, as bpftrace

@@ -13,7 +13,7 @@
 #include "../base/glob.h"
 
 extern const struct provider provider_asyncwatchpoint, provider_begin,
-	provider_end,
+	provider_end, provider_error,
 	provider_fentry, provider_fexit,
 	provider_hardware, provider_interval, provider_iter, provider_kprobe,
 	provider_kretprobe, provider_rawtracepoint, provider_profile,
@@ -25,6 +25,7 @@ const struct provider *const providers[] = {
 	&provider_asyncwatchpoint,
 	&provider_begin,
 	&provider_end,
+	&provider_error,
 	&provider_fentry,
 	&provider_fexit,
 	&provider_hardware,

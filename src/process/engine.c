@@ -333,12 +333,15 @@ static int process_attach(struct engine *e)
 	return n;
 }
 
-/* Run one of sonde's own probes. */
-static void run_here(struct engine *e, struct proc_probe *pp)
+/* Run one of sonde's own probes, args its first words (or none). */
+static void run_here_with(struct engine *e, struct proc_probe *pp,
+			  const uint64_t *args, unsigned nargs)
 {
-	/* room for any context the program may read: all zero */
+	/* room for any context the program may read: zero past args */
 	uint64_t ctx[32] = { 0 };
 	uint64_t ret;
+	for (unsigned i = 0; i < nargs && i < 32; i++)
+		ctx[i] = args[i];
 	rt_self.regs = NULL;
 	rt_self.slot = 0;
 	if (vm_prog_run(pp->vm, ctx, &ret) == -E2BIG)
@@ -346,11 +349,24 @@ static void run_here(struct engine *e, struct proc_probe *pp)
 			 pp->probe->name);
 }
 
+static void run_here(struct engine *e, struct proc_probe *pp)
+{
+	run_here_with(e, pp, NULL, 0);
+}
+
 static int run_once(struct engine *e, enum process_how how)
 {
 	for (uint32_t i = 0; i < e->nprobes; i++)
 		if (e->probes[i].req.how == how && e->probes[i].vm)
 			run_here(e, &e->probes[i]);
+	return 0;
+}
+
+static int process_run_fault(struct engine *e, const uint64_t args[6])
+{
+	for (uint32_t i = 0; i < e->nprobes; i++)
+		if (e->probes[i].req.how == PROCESS_FAULT && e->probes[i].vm)
+			run_here_with(e, &e->probes[i], args, 6);
 	return 0;
 }
 
@@ -619,6 +635,7 @@ const struct engine_ops engine_process = {
 	.attach = process_attach,
 	.run_begin = process_run_begin,
 	.run_end = process_run_end,
+	.run_fault = process_run_fault,
 	.poll = process_poll,
 	.drain = process_drain,
 	.map_reader = process_map_reader,

@@ -134,6 +134,8 @@ struct type {
 	const char *ts_clock_map;
 	uint32_t stack_limit;       /* KSTACK/USTACK: frames kept */
 	uint8_t stack_mode;         /* KSTACK/USTACK: 0 bpftrace, 1 perf, 2 raw */
+	bool sym_module;            /* KSYM/USYM: D's mod()/umod(): printed
+				     * as the address's module alone */
 	/* The C type a value came from: STRUCT and ARRAY always (their
 	 * layout); INT when read from C memory (an enum, a bool, a pointer:
 	 * then is_ptr is set and ctype is the CT_PTR, whose pointee `->` and

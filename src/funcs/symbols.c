@@ -41,6 +41,21 @@ static void gen_usym(struct cg *cg, const struct node *n, struct cmem dst,
 	cg_note_pid(cg);
 }
 
+/* D's mod(addr) and umod(addr): ksym/usym printed as the module the
+ * address is in (the kernel's "vmlinux" or a module; the file's base
+ * name in the process), or the address when none has it. */
+static const struct type *check_mod(struct sema *s, struct node *n)
+{
+	bool user = strcmp(n->u.call.name, "__dtrace_umod") == 0;
+	const struct type *b = user ? check_usym(s, n) : check_ksym(s, n);
+	if (!b)
+		return NULL;
+	struct type *t = arena_new(s->a, struct type);
+	*t = *b;
+	t->sym_module = true;
+	return t;
+}
+
 /* kaddr("sym"): a pointer. */
 static const struct type *check_addr(struct sema *s, struct node *n)
 {
@@ -197,6 +212,8 @@ const struct func funcs_symbols[] = {
 	/* name, arguments min max, flags, needs, check, code (value, memory) */
 	{ "ksym", 1, 1, 0, 0, check_ksym, NULL, gen_ksym },
 	{ "usym", 1, 1, 0, 0, check_usym, NULL, gen_usym },
+	{ "__dtrace_mod", 1, 1, 0, 0, check_mod, NULL, gen_ksym },
+	{ "__dtrace_umod", 1, 1, 0, 0, check_mod, NULL, gen_usym },
 	{ "kaddr", 1, 1, 0, 0, check_addr, gen_kaddr },
 	{ "uaddr", 1, 1, 0, 0, check_uaddr, cg_uaddr },
 	{ "reg", 1, 1, 0, PROBE_REGS, check_reg, gen_reg },

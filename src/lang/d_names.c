@@ -311,7 +311,7 @@ int d_int_width(const struct node *n)
 static const char *const d_missing_funcs[] = {
 
 	"print",
-	"copyinto", "copyout", "copyoutstr", "jstack", "umod", "mod", "uaddr", "alloca", "bcopy", "rand",
+	"copyinto", "copyout", "copyoutstr", "jstack", "uaddr", "alloca", "bcopy", "rand",
 	"mutex_owned", "progenyof", "chill", "breakpoint", "panic", "stop",
 	"freopen", "ftruncate", "setopt", "getmajor", "getminor", "htons",
 	"htonl", "htonll", "ntohs", "ntohl", "ntohll", "inet_ntoa",
@@ -448,6 +448,8 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 		{ "sym", "ksym", 1, 1, false },
 		{ "ufunc", "usym", 1, 1, false },
 		{ "usym", "usym", 1, 1, false },
+		{ "mod", "__dtrace_mod", 1, 1, false },
+		{ "umod", "__dtrace_umod", 1, 1, false },
 		{ "stack", "kstack", 0, 1, false },
 		{ "ustack", "ustack", 0, 2, false },
 		{ NULL, NULL, 0, 0, false },

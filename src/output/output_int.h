@@ -54,9 +54,10 @@ void sbuf_truncate(struct sbuf *b, size_t n);
  * stack prints as its id. Each hook appends to `out`. */
 struct output_hooks {
 	void *ctx;
-	/* ksym(addr) (pid = -1) / usym(addr) in pid. */
+	/* ksym(addr) (pid = -1) / usym(addr) in pid; with module, D's
+	 * mod()/umod(): the module's name instead. */
 	void (*sym)(void *ctx, struct sbuf *out, uint64_t addr, int64_t pid,
-		    bool user);
+		    bool user, bool module);
 	/* A KSTACK/USTACK value (raw bytes per types.h), indented by
 	 * `indent` spaces per frame (4 in map keys, 8 elsewhere). */
 	void (*stack)(void *ctx, struct sbuf *out, const struct type *t,
@@ -333,6 +334,10 @@ int stacks_sample(struct stacks *s, const void *data, size_t size);
 void stacks_new_pid(struct stacks *s, int64_t pid);
 /* The canonical USTACK id (USTACK_ID_CANON | n) of a sample id, and the
  * generation in which the sample arrived; -ENOENT when unknown. */
+/* The symbol ADDR is in (in PID when USER): its start and module (as
+ * struct sym has them). 0, or -ENOENT when nothing names it. */
+int stacks_sym_of(struct stacks *s, uint64_t addr, int64_t pid, bool user,
+		  uint64_t *start, const char **module);
 int stacks_canon_of(struct stacks *s, uint64_t sample_id, uint64_t *canon_id,
 		    uint32_t *gen);
 uint32_t stacks_gen(struct stacks *s);

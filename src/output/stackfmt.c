@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "stackfmt.h"
 
@@ -120,6 +121,24 @@ char *stackfmt_string(const uint64_t *ips, size_t n, const struct stackfmt *f)
 
 int stackfmt_sym(FILE *out, const struct stackfmt *f, uint64_t addr)
 {
+	if (f->module_only) {
+		struct sym s;
+		if (resolve(f, addr, &s) != 0 || !s.name) {
+			fprintf(out, "0x%" PRIx64, addr);
+		} else if (!s.module) {
+			fputs(f->user ? "[unknown]" : "vmlinux", out);
+		} else if (f->user) {
+			const char *b = strrchr(s.module, '/');
+			fputs(b ? b + 1 : s.module, out);
+		} else {   /* "[name]" */
+			size_t n = strlen(s.module);
+			if (n >= 2 && s.module[0] == '[' && s.module[n - 1] == ']')
+				fprintf(out, "%.*s", (int)(n - 2), s.module + 1);
+			else
+				fputs(s.module, out);
+		}
+		return ferror(out) ? -EIO : 0;
+	}
 	return stackfmt_frame(out, f, addr, false, false);
 }
 

@@ -34,6 +34,10 @@ struct stackfmt {
 	 * address that name it when the process cannot be read any more */
 	const char *site_path;
 	uint64_t site_vaddr, site_addr;
+	/* stackfmt_sym: D's mod()/umod(): the module alone (the kernel's
+	 * "vmlinux" or its module, a file's base name), "0x..." when the
+	 * address is in none */
+	bool module_only;
 };
 
 /* A stack of N addresses, innermost first: "" when N is 0 (bpftrace's

@@ -149,17 +149,104 @@ static void merge_values(const struct type *vt, uint8_t *a, const uint8_t *b,
 	}
 }
 
+/* D's keys of func()/sym()/mod() and their user forms: the key fields'
+ * offsets (and types), as ustack_offsets. */
+static unsigned sym_offsets(const struct type *t, uint32_t base,
+			    uint32_t *offs, const struct type **types,
+			    unsigned n)
+{
+	if (!t)
+		return n;
+	if (t->kind == TYPE_KSYM || t->kind == TYPE_USYM) {
+		if (n < MAX_USTACK_FIELDS) {
+			types[n] = t;
+			offs[n++] = base;
+		}
+		return n;
+	}
+	if (t->kind == TYPE_TUPLE)
+		for (uint32_t i = 0; i < t->nfields; i++)
+			n = sym_offsets(t->fields[i], base + t->offsets[i],
+					offs, types, n);
+	return n;
+}
+
+/* A module's first address seen: the one its mod()/umod() keys take. */
+struct mod_seen {
+	const char *module;
+	int64_t pid;
+	uint64_t addr;
+};
+#define MODS_SEEN_MAX 256
+
+/* D's consumer makes the keys of one function (func, sym) or one
+ * module (mod, umod) one entry; so does this: each such address becomes
+ * its symbol's start, or its module's first address seen. Whether a key
+ * changed. */
+static bool canon_sym_key(struct output *o, const uint32_t *offs,
+			  const struct type **types, unsigned n, uint8_t *key,
+			  uint32_t key_size, struct mod_seen *mods,
+			  unsigned *nmods)
+{
+	bool changed = false;
+	for (unsigned i = 0; i < n; i++) {
+		bool user = types[i]->kind == TYPE_USYM;
+		if (offs[i] + (user ? 16 : 8) > key_size)
+			continue;
+		uint64_t addr = ld64(key + offs[i]), start;
+		int64_t pid = user ? (int64_t)ld64(key + offs[i] + 8) : -1;
+		const char *module;
+		if (stacks_sym_of(o->stacks, addr, pid, user, &start,
+				  &module) < 0)
+			continue;
+		uint64_t canon = start;
+		if (types[i]->sym_module) {
+			unsigned k = 0;
+			for (; k < *nmods; k++)
+				if (mods[k].pid == pid &&
+				    (mods[k].module == module ||
+				     (module && mods[k].module &&
+				      !strcmp(mods[k].module, module))))
+					break;
+			if (k == *nmods && k < MODS_SEEN_MAX)
+				mods[(*nmods)++] = (struct mod_seen){ module,
+								     pid, addr };
+			canon = k < *nmods ? mods[k].addr : addr;
+		}
+		if (canon != addr) {
+			st64(key + offs[i], canon);
+			changed = true;
+		}
+	}
+	return changed;
+}
+
 int stackmaps_canonicalize(struct output *o, const struct map_spec *m,
 			   struct map_snapshot *s)
 {
-	if (!stackmaps_keyed_by_samples(o, m) || s->n == 0)
+	uint32_t soffs[MAX_USTACK_FIELDS];
+	const struct type *stypes[MAX_USTACK_FIELDS];
+	unsigned nsym = o->prog->dtrace.on && o->stacks && m->name &&
+		m->name[0] == '@' ?
+		sym_offsets(m->key_type, 0, soffs, stypes, 0) : 0;
+	bool samples = stackmaps_keyed_by_samples(o, m);
+	if ((!samples && !nsym) || s->n == 0)
 		return 0;
 	size_t vbytes = (size_t)s->nvalues * s->value_stride;
 	bool changed = false;
-	for (uint32_t i = 0; i < s->n; i++)
-		if (translate_key(o, m, s->keys + (size_t)i * s->key_size,
-				  s->key_size, UINT32_MAX))
+	struct mod_seen *mods = NULL;
+	unsigned nmods = 0;
+	if (nsym && !(mods = calloc(MODS_SEEN_MAX, sizeof(*mods))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->n; i++) {
+		uint8_t *k = s->keys + (size_t)i * s->key_size;
+		if (samples && translate_key(o, m, k, s->key_size, UINT32_MAX))
 			changed = true;
+		if (nsym && canon_sym_key(o, soffs, stypes, nsym, k,
+					  s->key_size, mods, &nmods))
+			changed = true;
+	}
+	free(mods);
 	if (!changed)
 		return 0;
 	/* Merge equal keys into their first occurrence (quadratic in the

@@ -734,12 +734,32 @@ struct usyms *stacks_usyms(struct stacks *s)
 
 /* ---- the output hooks ----------------------------------------------- */
 
+int stacks_sym_of(struct stacks *s, uint64_t addr, int64_t pid, bool user,
+		  uint64_t *start, const char **module)
+{
+	struct sym sym;
+	int r;
+	if (user) {
+		pid_t p = (pid_t)(uint32_t)pid;
+		remember(s, p, false);
+		r = s->usyms ? usyms_lookup(s->usyms, p, addr, &sym) : -ENOENT;
+	} else {
+		r = s->ksyms ? ksyms_lookup(s->ksyms, addr, &sym) : -ENOENT;
+	}
+	if (r < 0 || !sym.name)
+		return -ENOENT;
+	*start = sym.start;
+	*module = sym.module;
+	return 0;
+}
+
 static void hook_sym(void *ctx, struct sbuf *out, uint64_t addr, int64_t pid,
-		     bool user)
+		     bool user, bool module)
 {
 	struct stacks *s = ctx;
 	struct stackfmt f = { .ksyms = s->ksyms, .usyms = s->usyms,
-			      .user = user, .pid = (pid_t)pid };
+			      .user = user, .pid = (pid_t)pid,
+			      .module_only = module };
 	if (user) {
 		/* a probe's func: the pid, and above it the probe site
 		 * (codegen's usym_site) to name it by when the process is

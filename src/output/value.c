@@ -69,12 +69,12 @@ static void addr_text(struct sbuf *out, uint64_t a)
 }
 
 static void sym_text(struct output *o, struct sbuf *out, const uint8_t *data,
-		     bool user)
+		     bool user, bool module)
 {
 	uint64_t addr = load64(data);
 	int64_t pid = user ? (int64_t)load64(data + 8) : -1;
 	if (o && o->have_hooks && o->hooks.sym)
-		o->hooks.sym(o->hooks.ctx, out, addr, pid, user);
+		o->hooks.sym(o->hooks.ctx, out, addr, pid, user, module);
 	else
 		addr_text(out, addr);
 }
@@ -207,10 +207,10 @@ void value_text(struct output *o, struct sbuf *out, const struct type *t,
 		break;
 	}
 	case TYPE_KSYM:
-		sym_text(o, out, data, false);
+		sym_text(o, out, data, false, t->sym_module);
 		break;
 	case TYPE_USYM:
-		sym_text(o, out, data, true);
+		sym_text(o, out, data, true, t->sym_module);
 		break;
 	case TYPE_KSTACK:
 	case TYPE_USTACK:

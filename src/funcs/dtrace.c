@@ -4,6 +4,7 @@
  *   __dtrace_trace(WIDTH, x)     trace(x): x as DTrace prints a traced
  *                                value (WIDTH 4 or 8: the integer's D
  *                                size), quiet or not
+ *   __dtrace_print(WIDTH, x)     print(x): its type and value
  *   __dtrace_probe_line("%3d %6d %32s ", cpu, id, "function:name")
  *                                a record's "CPU ID FUNCTION:NAME" start
  *   __dtrace_printa(@m[, fmt])   printa()
@@ -46,6 +47,29 @@ static const struct type *check_trace(struct sema *s, struct node *n)
 	else {
 		sema_error(s, arg(n, 1)->pos, "ARG_TYPE",
 			   "trace( ) of a value of type '%s' is not supported "
+			   "yet", sema_tname(s, t));
+		return NULL;
+	}
+	return format_event(s, n, fmt, 1, EV_PRINTF);
+}
+
+/* __dtrace_print(WIDTH, x): print(x) as libdtrace's dt_print.c prints a
+ * scalar at the top: its type, a space, the value (an integer in hex,
+ * "%#x" as C prints it: 0 is "0"; a string quoted), a newline. sonde's
+ * D knows an integer's width, not its typedef: "int" or "int64_t". */
+static const struct type *check_print(struct sema *s, struct node *n)
+{
+	const struct type *t = sema_expr(s, arg(n, 1));
+	if (!t)
+		return NULL;
+	const char *fmt;
+	if (t->kind == TYPE_STR)
+		fmt = "string \"%s\"\n";
+	else if (t->kind == TYPE_INT)
+		fmt = arg(n, 0)->u.ival == 4 ? "int %#x\n" : "int64_t %#llx\n";
+	else {
+		sema_error(s, arg(n, 1)->pos, "ARG_TYPE",
+			   "print( ) of a value of type '%s' is not supported "
 			   "yet", sema_tname(s, t));
 		return NULL;
 	}
@@ -294,6 +318,7 @@ static struct cval gen_printa(struct cg *cg, const struct node *call)
 
 const struct func funcs_dtrace[] = {
 	{ "__dtrace_trace", 2, 2, 0, 0, check_trace, funcs_gen_event },
+	{ "__dtrace_print", 2, 2, 0, 0, check_print, funcs_gen_event },
 	{ "__dtrace_probe_line", 4, 4, 0, 0, check_probe_line, funcs_gen_event },
 	{ "__dtrace_printa", 1, FUNC_ARGS_ANY, 0, 0, check_printa, gen_printa },
 	{ "__dtrace_stack", 1, 1, 0, 0, check_stack, funcs_gen_event },

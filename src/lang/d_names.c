@@ -310,7 +310,6 @@ int d_int_width(const struct node *n)
 /* D's functions that sonde does not provide yet. */
 static const char *const d_missing_funcs[] = {
 
-	"print",
 	"copyinto", "copyout", "copyoutstr", "jstack", "uaddr", "alloca", "bcopy", "rand",
 	"mutex_owned", "progenyof", "chill", "breakpoint", "panic", "stop",
 	"freopen", "ftruncate", "setopt", "getmajor", "getminor", "htons",
@@ -464,11 +463,12 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 			return NULL;
 		return call_with(p, pos, same[i].sonde, args);
 	}
-	if (strcmp(name, "trace") == 0) {
+	if (strcmp(name, "trace") == 0 || strcmp(name, "print") == 0) {
 		if (!arity(p, name, pos, args, 1, 1))
 			return NULL;
 		p->records = true;
-		return d_call(p, pos, "__dtrace_trace",
+		return d_call(p, pos, name[0] == 't' ? "__dtrace_trace" :
+			      "__dtrace_print",
 			      d_int(p, pos, (uint64_t)d_int_width_of(p, args->v[0])),
 			      args->v[0], NULL);
 	}

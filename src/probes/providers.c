@@ -71,7 +71,7 @@ const char *provider_names_with(struct arena *a, uint32_t caps)
 	const char *names[32];
 	size_t n = 0;
 	for (const struct provider *const *p = providers; *p && n < 32; p++)
-		if (((*p)->caps & caps) == caps)
+		if (((*p)->caps & caps) == caps && !(*p)->d_only)
 			names[n++] = (*p)->name;
 	const char *out = "";
 	for (size_t i = 0; i < n; i++)

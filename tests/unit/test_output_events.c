@@ -231,7 +231,7 @@ static void t_attach_lost(void)
 
 /* The symbol/stack hooks: what the stacks part installs is used. */
 static void hook_sym(void *ctx, struct sbuf *out, uint64_t addr, int64_t pid,
-		     bool user)
+		     bool user, bool module)
 {
 	(void)ctx;
 	sbuf_printf(out, "%s:%lld:%llx", user ? "u" : "k", (long long)pid,

@@ -378,6 +378,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 		o->frontend->name_probes(prog, site_func);
 	if (o->settings) {
 		prog->dtrace.quiet = o->settings->quiet;
+		prog->dtrace.flowindent = o->settings->flowindent;
 		prog->dtrace.aggs = o->settings->aggs;
 		prog->dtrace.naggs = o->settings->naggs;
 		prog->dtrace.clauses = o->settings->clauses;

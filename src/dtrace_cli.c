@@ -208,10 +208,13 @@ int dtrace_cli_parse(int argc, char **argv, struct options *o,
 			}
 			o->include_dirs[o->ninclude_dirs++] = optarg;
 			break;
-		case 'F':
-			fprintf(stderr, "dtrace: -F (flowindent) is not supported "
-				"yet by sonde's D\n");
-			return EXIT_SCRIPT;
+		case 'F':   /* -F is -x flowindent */
+			if (d->nx == DTRACE_CLI_MAX) {
+				log_error("-F: too many options");
+				return EXIT_SCRIPT;
+			}
+			d->x[d->nx++] = "flowindent";
+			break;
 		case 'V':
 			printf("dtrace: Sun D 1.6.3 (sonde v%s)\n", SONDE_VERSION);
 			exit(EXIT_OK);

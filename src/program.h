@@ -572,6 +572,9 @@ struct program {
 	struct {
 		bool on;               /* the script is D */
 		bool quiet;            /* -q, #pragma D option quiet */
+		/* -F, -x flowindent: record lines "CPU FUNCTION", the
+		 * function indented by its entry/return depth on its CPU */
+		bool flowindent;
 		/* speculate() is called: records carry the speculation in
 		 * their header (the per-CPU map ".dspec" holds the current
 		 * one and the id counter: funcs/dtrace.c) */

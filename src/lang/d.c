@@ -50,7 +50,7 @@ static const struct {
 	/* speculations are held by the consumer (output/dspec.c), with
 	 * bounds of its own */
 	{ "nspec", OPT_IGNORED }, { "specsize", OPT_IGNORED },
-	{ "flowindent", OPT_MISSING }, { "rawbytes", OPT_MISSING },
+	{ "flowindent", OPT_FLAG }, { "rawbytes", OPT_MISSING },
 	{ "stackframes", OPT_MISSING }, { "ustackframes", OPT_MISSING },
 	{ "aggsortkey", OPT_MISSING }, { "aggsortrev", OPT_MISSING },
 	{ "aggsortpos", OPT_MISSING }, { "aggsortkeypos", OPT_MISSING },
@@ -109,6 +109,8 @@ static int set_option(struct diags *d, struct pos pos, const char *opt,
 		}
 		if (name[0] == 'q')
 			set->quiet = true;
+		else if (name[0] == 'f')
+			set->flowindent = true;
 		else if (name[0] == 'd' && name[1] == 'e')
 			set->destructive = true;
 		return 0;
@@ -730,7 +732,9 @@ static struct node *d_parse(struct arena *a, const char *text,
 	}
 	if (!root->u.list.n && !d->nerrors)
 		diag_error(d, d_lex_pos(&p.lx), "SYNTAX", "no probes specified");
-	if (!set->quiet && !d->nerrors)
+	/* flowindent prints the record lines quiet or not, as dtrace(8)
+	 * does */
+	if ((!set->quiet || set->flowindent) && !d->nerrors)
 		for (uint32_t i = 0; i < root->u.list.n; i++)
 			if (records.v[i])
 				d_add_record(&p, root->u.list.v[i]);

@@ -52,6 +52,7 @@ struct frontend_opts {
  * set. */
 struct frontend_settings {
 	bool quiet;
+	bool flowindent;   /* D's -F: record lines indented by call depth */
 	bool destructive;
 	uint32_t strsize;
 	uint64_t bufsize;

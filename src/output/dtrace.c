@@ -49,15 +49,115 @@ static void d_maps_begin(struct output *o, struct sbuf *out)
 	o->dtrace_exiting = true;
 }
 
+/* CPUs whose -F indent is kept; a record of a CPU past them is not
+ * indented. Indents stop growing at D_FLOW_INDENT_MAX spaces. */
+#define D_FLOW_CPUS 4096
+#define D_FLOW_INDENT_MAX 400
+
+/* a probe name that is WORD or ends in "-WORD" */
+static bool flow_named(const char *name, size_t n, const char *word)
+{
+	size_t w = strlen(word);
+	return n >= w && !memcmp(name + n - w, word, w) &&
+		(n == w || name[n - w - 1] == '-');
+}
+
+/* sonde's probes A and B (IDs) are one probe of DTrace's: each clause
+ * has probes of its own, one system probe several */
+static bool same_probe(const struct program *p, int64_t a, int64_t b)
+{
+	if (a < 1 || b < 1 || (uint64_t)a > p->nprobes ||
+	    (uint64_t)b > p->nprobes)
+		return false;
+	for (int i = 0; i < 4; i++) {
+		const char *x = p->probes[a - 1].dname[i];
+		const char *y = p->probes[b - 1].dname[i];
+		if (strcmp(x ? x : "", y ? y : "") != 0)
+			return false;
+	}
+	return true;
+}
+
+/* -F: "%3d %-41s " with the function indented by the CPU's depth and
+ * " -> " at an entry probe (a name "entry" or "...-entry"), " <- " at a
+ * return (one level out first; " => " and " <= " for syscall), "| "
+ * and FUNC:NAME at any other, as libdtrace's dt_flowindent and
+ * dtrace(8)'s chewrec print it. A probe's second clause in a row on a
+ * CPU neither indents nor unindents again ("| "). The record's
+ * arguments are the CPU, the probe ID and "FUNC:NAME"
+ * (lang/d_clauses.c). */
+static int flow_line(struct output *o, struct sbuf *b,
+		     const struct event_spec *e, const uint8_t *data,
+		     size_t size)
+{
+	const struct type *t = e->args;
+	if (!t || t->nfields < 3 || t->fields[2]->kind != TYPE_STR ||
+	    t->offsets[2] + t->fields[2]->size > size)
+		return -EINVAL;
+	int64_t cpu = 0;
+	memcpy(&cpu, data + t->offsets[0],
+	       t->fields[0]->size < 8 ? t->fields[0]->size : 8);
+	cpu = (int32_t)cpu;
+	const char *fn = (const char *)data + t->offsets[2];
+	size_t fnlen = strnlen(fn, t->fields[2]->size);
+	const char *colon = memrchr(fn, ':', fnlen);
+	size_t flen = colon ? (size_t)(colon - fn) : fnlen;
+	const char *name = colon ? colon + 1 : "";
+	size_t nlen = fnlen - (colon ? flen + 1 : fnlen);
+	bool entry = flow_named(name, nlen, "entry");
+	bool ret = !entry && flow_named(name, nlen, "return");
+	int64_t id = 0;
+	memcpy(&id, data + t->offsets[1],
+	       t->fields[1]->size < 8 ? t->fields[1]->size : 8);
+	id = (int32_t)id;
+	const struct program *p = o->prog;
+	bool sys = id >= 1 && (uint64_t)id <= p->nprobes &&
+		p->probes[id - 1].dname[0] &&
+		!strcmp(p->probes[id - 1].dname[0], "syscall");
+	if (!o->flow_indent &&
+	    !(o->flow_indent = calloc(D_FLOW_CPUS, sizeof(*o->flow_indent))))
+		return -ENOMEM;
+	if (!o->flow_last &&
+	    !(o->flow_last = calloc(D_FLOW_CPUS, sizeof(*o->flow_last))))
+		return -ENOMEM;
+	uint16_t dummy = 0, *ind = cpu >= 0 && cpu < D_FLOW_CPUS ?
+		&o->flow_indent[cpu] : &dummy;
+	if (cpu >= 0 && cpu < D_FLOW_CPUS) {
+		if ((entry || ret) && same_probe(p, o->flow_last[cpu], id))
+			entry = ret = false;
+		o->flow_last[cpu] = (uint32_t)id;
+	}
+	if (ret && *ind >= 2)
+		*ind -= 2;
+	struct sbuf n = { 0 };
+	sbuf_printf(&n, "%*s%s%.*s", (int)*ind, "",
+		    entry ? (sys ? " => " : " -> ") :
+		    ret ? (sys ? " <= " : " <- ") : "| ", (int)flen, fn);
+	if (!entry && !ret)
+		sbuf_printf(&n, ":%.*s", (int)nlen, name);
+	if (entry && *ind < D_FLOW_INDENT_MAX)
+		*ind += 2;
+	sbuf_printf(b, "%3d %-41s ", (int)cpu, n.s ? n.s : "");
+	int r = n.oom ? -ENOMEM : 0;
+	sbuf_free(&n);
+	return r;
+}
+
 int dtrace_probe_line(struct output *o, const struct event_spec *e,
 		      const uint8_t *data, size_t size)
 {
 	struct sbuf b = { 0 };
+	bool flow = o->prog->dtrace.flowindent;
 	if (!o->dtrace_heading) {
-		sbuf_printf(&b, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME");
+		if (flow)
+			sbuf_printf(&b, "%3s %-41s\n", "CPU", "FUNCTION");
+		else
+			sbuf_printf(&b, "%3s %6s %32s\n", "CPU", "ID",
+				    "FUNCTION:NAME");
 		o->dtrace_heading = true;
 	}
-	int r = fmt_format(o, &b, e->fmt, e->args, data, size);
+	int r = flow ? flow_line(o, &b, e, data, size) :
+		fmt_format(o, &b, e->fmt, e->args, data, size);
 	if (r == 0)
 		r = output_write(o, &b);
 	sbuf_free(&b);

@@ -56,6 +56,8 @@ void output_free(struct output *o)
 	dspec_free(o);
 	free(o->map_warned);
 	free(o->dtrace_printed);
+	free(o->flow_indent);
+	free(o->flow_last);
 	free(o->dtrace_normal);
 	sbuf_free(&o->scratch_text);
 	sbuf_free(&o->scratch_line);

@@ -213,6 +213,8 @@ struct output {
 	bool dtrace_truncating;     /* trunc(@m, n) under way: ... */
 	int64_t dtrace_trunc;       /* ... n */
 	bool line_open;             /* the last write did not end a line */
+	uint16_t *flow_indent;      /* D's -F: per CPU, the indent (spaces) */
+	uint32_t *flow_last;        /* ... and the last record's probe ID */
 	/* output_on_fault: the ERROR clauses' runner */
 	int (*on_fault)(void *ctx, const uint64_t args[6]);
 	void *fault_ctx;

@@ -4,5 +4,5 @@
  */
 BEGIN
 {
-	print(1);
+	jstack();
 }

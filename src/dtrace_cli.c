@@ -250,7 +250,7 @@ int dtrace_cli_parse(int argc, char **argv, struct options *o,
 		 * the profile probes DTrace creates in advance; USDT and pid
 		 * probes need a process (-p, -c) and a description */
 		static const char *const all[] = {
-			"dtrace:::", "syscall:::", "proc:::", "io:::",
+			"dtrace:::", "syscall:::", "proc:::", "sched:::", "io:::",
 			"profile:::profile-97", "profile:::profile-199",
 			"profile:::profile-499", "profile:::profile-997",
 			"profile:::profile-1999", "profile:::profile-4001",

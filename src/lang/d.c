@@ -11,7 +11,8 @@
  *   pidN:MOD:FUNC:entry|return   uprobe, uretprobe in MOD of process N
  *   PROVN:MOD:FUNC:NAME          usdt (PROV may be a glob; without a
  *                                process, every running process's)
- *   proc:::exec-success ..., io:::start|done   their tracepoints
+ *   proc:::exec-success ..., io:::start|done,  their tracepoints
+ *   sched:::off-cpu|wakeup
  *
  * with N a pid or $target. Then the clauses become probe blocks: a
  * clause that records data gets its "CPU ID FUNCTION:NAME" record line
@@ -332,6 +333,10 @@ static const struct {
 	{ "proc", "signal-handle", "signal:signal_deliver" },
 	{ "io", "start", "block:block_rq_issue" },
 	{ "io", "done", "block:block_rq_complete" },
+	/* Oracle's DTrace for Linux: off-cpu and wakeup on these
+	 * tracepoints (off-cpu in the thread leaving the CPU) */
+	{ "sched", "off-cpu", "sched:sched_switch" },
+	{ "sched", "wakeup", "sched:sched_wakeup" },
 	{ NULL, NULL, NULL },
 };
 
@@ -446,7 +451,8 @@ static void map_desc(struct d_parser *p, struct node *probe,
 			add_attach(p, probe, pos, t, arena_printf(p->a,
 				   "uprobe:%s:%s+%llu", tgt, d.func, off));
 		}
-	} else if (!strcmp(d.prov, "proc") || !strcmp(d.prov, "io")) {
+	} else if (!strcmp(d.prov, "proc") || !strcmp(d.prov, "io") ||
+		   !strcmp(d.prov, "sched")) {
 		for (int i = 0; sdt_map[i].prov; i++)
 			if (!strcmp(sdt_map[i].prov, d.prov) &&
 			    matches(d.name, sdt_map[i].name))
@@ -454,6 +460,18 @@ static void map_desc(struct d_parser *p, struct node *probe,
 					   "%s:::%s", d.prov, sdt_map[i].name),
 					   arena_printf(p->a, "tracepoint:%s",
 							sdt_map[i].tracepoint));
+		if (probe->u.probe.attach.n == before &&
+		    !strcmp(d.prov, "sched")) {
+			diag_error(p->d, pos, "BAD_PROBE", "%s: sonde's D has "
+				   "sched:::off-cpu and sched:::wakeup (kernel "
+				   "tracepoints); on-cpu, enqueue, dequeue, "
+				   "surrender and tick need kprobes (Oracle's "
+				   "DTrace for Linux puts them on fbt) and are not "
+				   "supported yet; preempt, remain-cpu, "
+				   "change-pri, sleep, schedctl-* and cpucaps-* "
+				   "do not exist on Linux", text);
+			return;
+		}
 		if (probe->u.probe.attach.n == before) {
 			diag_error(p->d, pos, "BAD_PROBE", "%s: the %s "
 				   "provider's probes sonde's D has are %s", text,

@@ -166,6 +166,11 @@ int dtrace_probe_line(struct output *o, const struct event_spec *e,
 
 /* DTrace's fault: DTRACEFLT_BADADDR, the only one sonde's reads tell */
 #define D_FAULT_BADADDR 1
+/* A clause that faults on every hit would write a line per hit to
+ * stderr, without end: past this many the rest are counted, and the
+ * count is said at the end (dtrace_faults_end). ERROR clauses still run
+ * for each. */
+#define D_FAULTS_SHOWN 100
 
 /* A clause faulted: the script's dtrace:::ERROR clauses run with its
  * details, and DTrace's message (libdtrace's dt_handle_err) goes to
@@ -200,6 +205,8 @@ int dtrace_fault(struct output *o, const struct event_spec *e,
 			return -EIO;
 	}
 	/* and dtrace(8)'s own enabling of ERROR reports it */
+	if (++o->dtrace_faults > D_FAULTS_SHOWN)
+		return 0;
 	char where[32] = "predicate";
 	if (e->div)
 		snprintf(where, sizeof(where), "action #%llu",
@@ -209,7 +216,18 @@ int dtrace_fault(struct output *o, const struct event_spec *e,
 		"%s): invalid address (0x%llx) in %s\n",
 		(unsigned long long)e->top, (unsigned long long)e->top,
 		e->fmt, (unsigned long long)addr, where);
+	if (o->dtrace_faults == D_FAULTS_SHOWN)
+		fprintf(stderr, "dtrace: more errors are counted, not "
+			"printed\n");
 	return 0;
+}
+
+void dtrace_faults_end(struct output *o)
+{
+	if (o->dtrace_faults > D_FAULTS_SHOWN)
+		fprintf(stderr, "dtrace: %llu errors, %llu of them not printed\n",
+			(unsigned long long)o->dtrace_faults,
+			(unsigned long long)(o->dtrace_faults - D_FAULTS_SHOWN));
 }
 
 /* ---- aggregations ---------------------------------------------------- */

@@ -54,6 +54,7 @@ void output_free(struct output *o)
 			 "full map (a probe's new key took the slot)",
 			 (unsigned long long)o->compact_lost);
 	dspec_free(o);
+	dtrace_faults_end(o);
 	free(o->map_warned);
 	free(o->dtrace_printed);
 	free(o->flow_indent);

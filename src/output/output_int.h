@@ -159,6 +159,7 @@ const struct output_format *output_format_find(const char *name);
 
 /* ---- dtrace.c: D's records (EV_DTRACE_*) ---------------------------- */
 
+void dtrace_faults_end(struct output *o);
 int dtrace_fault(struct output *o, const struct event_spec *e,
 		 const uint8_t *data, size_t size);
 int dtrace_probe_line(struct output *o, const struct event_spec *e,
@@ -218,6 +219,7 @@ struct output {
 	/* output_on_fault: the ERROR clauses' runner */
 	int (*on_fault)(void *ctx, const uint64_t args[6]);
 	void *fault_ctx;
+	uint64_t dtrace_faults;     /* faults reported (bounded: dtrace.c) */
 };
 
 /* The script's line at pos with '~' under its span (formats.c). */

@@ -177,6 +177,11 @@ struct sonde_globals {
 	 * burst costs one wake-up, not one per record (codegen wake_flags). */
 	uint64_t wake_armed;
 	uint64_t exit_lost;     /* exit()'s own record did not fit: stop anyway */
+	/* exit() ran: from then on the program's probes (not BEGIN or
+	 * END) return at once, so none fires between exit() and the
+	 * detach (codegen's prologue; a program without exit() has no
+	 * such check) */
+	uint64_t exiting;
 };
 
 /* skboutput(path, skb, len, offset): a record in the perf buffer

@@ -164,6 +164,7 @@ vreg cg_global(struct cg *cg, uint32_t off);
 /* A pointer to the .globals record (struct sonde_globals), or 0 if the
  * lookup failed; the caller checks both, and that prog->globals_map >= 0. */
 vreg cg_globals_ptr(struct cg *cg);
+bool cg_exit_guarded(const struct program *prog);
 
 /* cg_expr.c */
 struct cval cg_expr(struct cg *cg, const struct node *n);

@@ -31,6 +31,21 @@ static int scratch_map(struct program *prog)
 	return program_add_map(prog, &s);
 }
 
+/* Whether exit() must stop the program's other probes: it has exit()
+ * and a probe that can fire again (BEGIN and END run once). Programs
+ * without either keep their bytecode as it was. */
+bool cg_exit_guarded(const struct program *prog)
+{
+	bool exits = false, repeats = false;
+	for (uint32_t i = 0; i < prog->nevents; i++)
+		if (prog->events[i].kind == EV_EXIT)
+			exits = true;
+	for (uint32_t i = 0; i < prog->nprobes; i++)
+		if (!(prog->probes[i].caps & PROBE_RUNS_ONCE))
+			repeats = true;
+	return exits && repeats && prog->globals_map >= 0;
+}
+
 static void prologue(struct cg *cg)
 {
 	const struct node *pn = cg->pnode;
@@ -52,6 +67,11 @@ static void prologue(struct cg *cg)
 				      (struct ir_arg[]){ IR_MAP(cg->scratch_map),
 							 IR_STK(off) }, 2);
 		ir_jcci(cg->ir, BPF_JEQ, cg->scratch, 0, cg->l_exit);
+	}
+	if (!(cg->probe->caps & PROBE_RUNS_ONCE) && cg_exit_guarded(cg->prog)) {
+		/* after exit(), nothing more (the record may be unread yet) */
+		vreg x = cg_global(cg, offsetof(struct sonde_globals, exiting));
+		ir_jcci(cg->ir, BPF_JNE, x, 0, cg->l_exit);
 	}
 	uint32_t nvars = pn->u.probe.nvars;
 	cg->root_fp = VR_FP;

@@ -20,9 +20,18 @@ static const struct type *check_exit(struct sema *s, struct node *n)
 	return type_none();
 }
 
-/* bpftrace ends the probe at exit(). */
+/* bpftrace ends the probe at exit(), and sonde the program's other
+ * probes (sonde_globals.exiting) before its record is even read. */
 static struct cval gen_exit(struct cg *cg, const struct node *n)
 {
+	if (cg_exit_guarded(cg->prog)) {
+		vreg g = cg_globals_ptr(cg);
+		uint32_t skip = ir_label(cg->ir);
+		ir_jcci(cg->ir, BPF_JEQ, g, 0, skip);
+		ir_st(cg->ir, BPF_DW, g,
+		      (int16_t)offsetof(struct sonde_globals, exiting), 1);
+		ir_place(cg->ir, skip);
+	}
 	cg_emit_event(cg, n, 0, NULL);
 	ir_ja(cg->ir, cg->l_exit);
 	return cg_imm(0, n->type);

@@ -597,15 +597,23 @@ fail:
 	return r < 0 ? r : -EINVAL;
 }
 
-static int run_once(struct engine *e, bool at_end)
+/* Run with BPF_PROG_TEST_RUN the probes sonde runs itself: BEGIN or
+ * END (AT_END), or D's dtrace:::ERROR (ON_FAULT), whose context words
+ * arg0..arg5 are the fault's ARGS. */
+static int run_once(struct engine *e, bool at_end, bool on_fault,
+		    const uint64_t *args)
 {
 	/* Room for any context the program may read (12 u64 arguments,
-	 * all zero): BEGIN/END have no arguments. */
+	 * zero past ARGS): BEGIN/END have no arguments. */
 	uint64_t ctx[12] = { 0 };
+	if (args)
+		memcpy(ctx, args, 6 * sizeof(*args));
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct engine_probe *ep = &e->probes[i];
 		if (!ep->has_req || ep->req.how != ATTACH_TEST_RUN ||
-		    ep->req.at_end != at_end || ep->req.on_fault)
+		    ep->req.on_fault != on_fault)
+			continue;
+		if (on_fault ? ep->prog_fd < 0 : ep->req.at_end != at_end)
 			continue;
 		LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = ctx,
 			    .ctx_size_in = sizeof(ctx));
@@ -691,30 +699,14 @@ int engine_run_iterators(struct engine *e)
  * arguments as the context's words (arg0..arg5). */
 int engine_run_fault(struct engine *e, const uint64_t args[6])
 {
-	uint64_t ctx[12] = { 0 };
-	memcpy(ctx, args, 6 * sizeof(*args));
-	for (uint32_t i = 0; i < e->nprobes; i++) {
-		struct engine_probe *ep = &e->probes[i];
-		if (!ep->has_req || ep->req.how != ATTACH_TEST_RUN ||
-		    !ep->req.on_fault || ep->prog_fd < 0)
-			continue;
-		LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = ctx,
-			    .ctx_size_in = sizeof(ctx));
-		int r = bpf_prog_test_run_opts(ep->prog_fd, &o);
-		if (r < 0) {
-			log_error("probe %s: cannot run: %s", ep->probe->name,
-				  strerror(-r));
-			return r;
-		}
-	}
-	return 0;
+	return run_once(e, false, true, args);
 }
 
 /* BEGIN runs before the other probes are attached (main.c), as in
  * bpftrace 0.17: an interval's clock starts after it. */
 int engine_run_begin(struct engine *e)
 {
-	return run_once(e, false);
+	return run_once(e, false, false, NULL);
 }
 
 int engine_run_end(struct engine *e)
@@ -730,7 +722,7 @@ int engine_run_end(struct engine *e)
 	engine_watch_stop(e);
 	e->ignore_events = false;
 	e->stopped = false;
-	return run_once(e, true);
+	return run_once(e, true, false, NULL);
 }
 
 /* What a ring_buffer__poll/consume result means to engine_poll. */

@@ -354,25 +354,25 @@ static void run_here(struct engine *e, struct proc_probe *pp)
 	run_here_with(e, pp, NULL, 0);
 }
 
-static int run_once(struct engine *e, enum process_how how)
+/* Every probe run by sonde itself as HOW (BEGIN, END, D's ERROR with
+ * the fault's ARGS). */
+static int run_once(struct engine *e, enum process_how how,
+		    const uint64_t *args, unsigned nargs)
 {
 	for (uint32_t i = 0; i < e->nprobes; i++)
 		if (e->probes[i].req.how == how && e->probes[i].vm)
-			run_here(e, &e->probes[i]);
+			run_here_with(e, &e->probes[i], args, nargs);
 	return 0;
 }
 
 static int process_run_fault(struct engine *e, const uint64_t args[6])
 {
-	for (uint32_t i = 0; i < e->nprobes; i++)
-		if (e->probes[i].req.how == PROCESS_FAULT && e->probes[i].vm)
-			run_here_with(e, &e->probes[i], args, 6);
-	return 0;
+	return run_once(e, PROCESS_FAULT, args, 6);
 }
 
 static int process_run_begin(struct engine *e)
 {
-	return run_once(e, PROCESS_BEGIN);
+	return run_once(e, PROCESS_BEGIN, NULL, 0);
 }
 
 static int on_record(void *arg, void *data, uint32_t size)
@@ -500,7 +500,7 @@ static int process_run_end(struct engine *e)
 		return -ECANCELED;   /* no END over a region it broke */
 	e->ignore_events = false;
 	e->stopped = false;
-	return run_once(e, PROCESS_END);
+	return run_once(e, PROCESS_END, NULL, 0);
 }
 
 /* Run the timers that are due; returns ms until the next one (or -1). */

@@ -65,6 +65,18 @@ static int64_t wall_offset(void)
 		(real.tv_nsec - mono.tv_nsec);
 }
 
+/* BASE->NAME (ARROW) or BASE.NAME: a member of a kernel struct that a
+ * built-in variable reads through BTF */
+static struct node *field(struct d_parser *p, struct pos pos,
+			  struct node *base, const char *name, bool arrow)
+{
+	struct node *f = node_new(p->a, N_FIELD, pos);
+	f->u.field.base = base;
+	f->u.field.name = name;
+	f->u.field.arrow = arrow;
+	return f;
+}
+
 struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 {
 	for (uint32_t i = 0; i < p->ninlines; i++) {
@@ -95,14 +107,9 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 			return d_builtin(p, pos, BI_DPROBE, (uint32_t)i);
 	if (strcmp(name, "ppid") == 0) {
 		/* the parent's process id, from the task's BTF */
-		struct node *parent = node_new(p->a, N_FIELD, pos);
-		parent->u.field.base = d_builtin(p, pos, BI_CURTASK, 0);
-		parent->u.field.name = "real_parent";
-		parent->u.field.arrow = true;
-		struct node *tgid = node_new(p->a, N_FIELD, pos);
-		tgid->u.field.base = parent;
-		tgid->u.field.name = "tgid";
-		tgid->u.field.arrow = true;
+		struct node *parent = field(p, pos, d_builtin(p, pos, BI_CURTASK, 0),
+					    "real_parent", true);
+		struct node *tgid = field(p, pos, parent, "tgid", true);
 		/* unsigned, as pid and $target are to sonde */
 		struct node *c = node_new(p->a, N_CAST, pos);
 		c->u.cast.type_name = "uint64";
@@ -118,15 +125,9 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 		 * no vtimestamp; the kernel adds the running stretch to it at
 		 * each tick, switch and accounting update, so it lags the
 		 * truth by under a tick (README: D language). */
-		struct node *se = node_new(p->a, N_FIELD, pos);
-		se->u.field.base = d_builtin(p, pos, BI_CURTASK, 0);
-		se->u.field.name = "se";
-		se->u.field.arrow = true;
-		struct node *rt = node_new(p->a, N_FIELD, pos);
-		rt->u.field.base = se;
-		rt->u.field.name = "sum_exec_runtime";
-		rt->u.field.arrow = false;
-		return rt;
+		struct node *se = field(p, pos, d_builtin(p, pos, BI_CURTASK, 0),
+					"se", true);
+		return field(p, pos, se, "sum_exec_runtime", false);
 	}
 	if (strcmp(name, "walltimestamp") == 0) {
 		/* the monotonic clock the probes read, moved to the wall

@@ -292,6 +292,9 @@ void resolve_cgroup_path(struct output *o, struct sbuf *out,
 void resolve_macaddr(struct sbuf *out, const uint8_t *data);
 /* The boot time, read once when the output is made (0 or -errno). */
 int resolve_boot_time(struct timespec *bt);
+/* ... the one the output read, or read now if it could not (0 or
+ * -errno) */
+int output_boot_time(const struct output *o, struct timespec *bt);
 void resolve_cache_free(struct cgroup_cache *c);
 
 /* ---- cvalue.c: C struct/union/array values (TYPE_STRUCT, TYPE_ARRAY) */

@@ -63,6 +63,15 @@ int resolve_boot_time(struct timespec *bt)
 	return 0;
 }
 
+int output_boot_time(const struct output *o, struct timespec *bt)
+{
+	if (o && o->boottime_ok) {
+		*bt = o->boottime;
+		return 0;
+	}
+	return resolve_boot_time(bt);
+}
+
 /* bpftrace formats into 64 bytes and replaces every "%f" of the format,
  * scanning left to right, with the microseconds: "%%f" is "%" then the
  * microseconds too. A result that does not fit is an error, "(?)". */
@@ -74,9 +83,7 @@ void resolve_timestamp(struct output *o, struct sbuf *out,
 	struct timespec bt;
 	if (!fmt)
 		fmt = "";
-	if (o && o->boottime_ok) {
-		bt = o->boottime;
-	} else if (resolve_boot_time(&bt) < 0) {
+	if (output_boot_time(o, &bt) < 0) {
 		report(o, "cannot resolve timestamp: the boot time is unknown");
 		sbuf_puts(out, "(?)");
 		return;

@@ -123,10 +123,7 @@ static void time_label(const struct mctx *mc, struct sbuf *out, uint64_t ns)
 	if (!t->ts_clock_map) {
 		/* the monotonic clock: since boot */
 		struct timespec bt = { 0 };
-		if (mc->o->boottime_ok)
-			bt = mc->o->boottime;
-		else
-			resolve_boot_time(&bt);
+		output_boot_time(mc->o, &bt);
 		uint64_t n = (uint64_t)bt.tv_nsec + ns % 1000000000u;
 		sec += bt.tv_sec + (time_t)(n / 1000000000u);
 		ms = (long)(n % 1000000000u / 1000000u);
@@ -235,10 +232,7 @@ static void render_key_json(const struct mctx *mc, struct sbuf *out,
 		uint64_t ns = (g[i]->epoch - 1) * (uint64_t)t->ts_interval;
 		if (!t->ts_clock_map) {
 			struct timespec bt = { 0 };
-			if (mc->o->boottime_ok)
-				bt = mc->o->boottime;
-			else
-				resolve_boot_time(&bt);
+			output_boot_time(mc->o, &bt);
 			ns += (uint64_t)bt.tv_sec * 1000000000u +
 				(uint64_t)bt.tv_nsec;
 		}

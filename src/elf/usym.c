@@ -1,4 +1,4 @@
-/* usym.c - user-space symbolization: remembered process mappings, their ELF files through libdwfl, JIT perf maps. */
+/* usym.c - user-space symbolization: remembered process mappings, their ELF files through libdwfl (usym_dwfl.c), JIT perf maps (usym_jit.c). */
 
 /*
  * How it works. usym_process_remember(pid) copies /proc/PID/maps and, for
@@ -14,7 +14,7 @@
  * .dynsym, separate debug files (found by build-id under /usr/lib/debug
  * and by .gnu_debuglink, through debugfile.c, which opens nothing that
  * could block), and the CFI that unwind.c uses. Anonymous executable memory is looked up in
- * /tmp/perf-PID.map, the JIT symbol file perf defined.
+ * /tmp/perf-PID.map, the JIT symbol file perf defined (usym_jit.c).
  *
  * Names are interned in one table so each distinct string (demangled C++
  * names in particular) is stored once, however many frames use it.
@@ -92,7 +92,7 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
-static const char *usyms_intern(struct usyms *u, const char *s)
+const char *usyms_intern(struct usyms *u, const char *s)
 {
 	size_t i;
 
@@ -130,7 +130,7 @@ static const char *usyms_intern(struct usyms *u, const char *s)
 /* The name to show for a raw symbol name: without a symbol version
  * ("__libc_start_main@@GLIBC_2.34" in a debug file's .symtab is
  * "__libc_start_main", as bpftrace prints it), demangled when it is C++. */
-static const char *usyms_name(struct usyms *u, const char *raw)
+const char *usyms_name(struct usyms *u, const char *raw)
 {
 	const char *at = strchr(raw, '@');
 	char buf[512];
@@ -689,73 +689,6 @@ const struct umap *uproc_map(const struct uproc *p, uint64_t addr)
 
 /* ---- the Dwfl of a snapshot ------------------------------------------------ */
 
-static int no_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
-		       Dwarf_Addr base, char **file_name, Elf **elfp)
-{
-	return -1;      /* every module is reported with its fd */
-}
-
-int elf__debug_open(Elf *e, const char *path, int *fd, Elf **out);
-
-/* A module's separate debug file, as symbols.c finds it (build-id under
- * /usr/lib/debug, else the debug link, CRC checked), opened the way
- * files a traced process could have planted are (a FIFO named as the
- * link next to the file would block libdwfl's own search for good). */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata,
-			  const char *modname, Dwarf_Addr base,
-			  const char *file_name, const char *debuglink_file,
-			  GElf_Word debuglink_crc, char **debuginfo_file_name)
-{
-	Dwarf_Addr bias;
-	Elf *main_elf = dwfl_module_getelf(mod, &bias);
-	Elf *dbg = NULL;
-	int fd = -1;
-
-	if (!main_elf || !file_name ||
-	    elf__debug_open(main_elf, file_name, &fd, &dbg) < 0)
-		return -1;
-	elf_end(dbg);         /* libdwfl opens its own from the fd */
-	return fd;
-}
-
-static const Dwfl_Callbacks usym_callbacks = {
-	.find_elf = no_find_elf,
-	.find_debuginfo = find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
-
-/* The load bias of FD mapped at M: the PT_LOAD holding file offset
- * M->pgoff gives bias = start - pgoff - p_vaddr + p_offset. */
-static int map_bias(int fd, const struct umap *m, uint64_t *bias)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	size_t i, phnum;
-	int err = -ENOEXEC;
-
-	if (!elf)
-		return -ENOEXEC;
-	if (elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &phnum) == 0) {
-		for (i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
-			uint64_t align, lo;
-
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			align = ph.p_align > 1 ? ph.p_align : 1;
-			if (align < 4096)
-				align = 4096;
-			lo = ph.p_offset & ~(align - 1);
-			if (m->pgoff >= lo && m->pgoff < ph.p_offset + ph.p_filesz) {
-				*bias = m->start - m->pgoff - ph.p_vaddr + ph.p_offset;
-				err = 0;
-				break;
-			}
-		}
-	}
-	elf_end(elf);
-	return err;
-}
-
 Dwfl *uproc_dwfl(struct usyms *u, struct uproc *p)
 {
 	Dwfl *dwfl;
@@ -789,7 +722,7 @@ Dwfl *uproc_dwfl(struct usyms *u, struct uproc *p)
 				break;
 		if (j < i)
 			continue;
-		if (map_bias(m->file->fd, m, &bias) < 0)
+		if (umap_bias(m->file->fd, m, &bias) < 0)
 			continue;
 		fd = dup(m->file->fd);
 		if (fd < 0)
@@ -810,107 +743,6 @@ Dwfl *uproc_dwfl(struct usyms *u, struct uproc *p)
 	lru_push(u, p);
 	u->ndwfl++;
 	return dwfl;
-}
-
-/* ---- perf maps (JIT code) ---------------------------------------------------- */
-
-static int jit_cmp(const void *a, const void *b)
-{
-	const struct jitsym *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* (Re)read /tmp/perf-PID.map when its size changed since the last read:
- * JITs append to it while they run. At most PERF_MAP_MAX symbols. */
-#define PERF_MAP_MAX (1u << 21)
-static void uproc_load_perf_map(struct usyms *u, struct uproc *p)
-{
-	char path[64], line[4096];
-	struct stat st;
-	size_t cap = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->pid);
-	if (stat(path, &st) < 0 || (long long)st.st_size == p->jit_size)
-		return;
-	/* anyone can write in /tmp: only a regular file (not a FIFO, not
-	 * a link to somebody else's file) that the process's own user (or
-	 * root) owns, as perf accepts it */
-	struct stat owner;
-	char proc[32];
-	int fd = file_open_regular(path, true);
-	snprintf(proc, sizeof(proc), "/proc/%d", (int)p->pid);
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) < 0 || stat(proc, &owner) < 0 ||
-	    (st.st_uid != owner.st_uid && st.st_uid != 0) ||
-	    !(f = fdopen(fd, "r"))) {
-		close(fd);
-		return;
-	}
-	free(p->jit);
-	p->jit = NULL;
-	p->njit = 0;
-	p->jit_size = (long long)st.st_size;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, size;
-		int name_at = 0;
-		size_t len;
-
-		if (sscanf(line, "%llx %llx %n", &start, &size, &name_at) < 2 ||
-		    !name_at)
-			continue;
-		len = strlen(line);
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = '\0';
-		if (p->njit >= PERF_MAP_MAX)
-			break;       /* a JIT's map is not this long */
-		if (vec_reserve_arr(p->jit, cap, p->njit + 1))
-			break;
-		p->jit[p->njit].start = start;
-		p->jit[p->njit].size = size;
-		p->jit[p->njit].name = usyms_name(u, line + name_at);
-		if (p->jit[p->njit].name)
-			p->njit++;
-	}
-	fclose(f);
-	qsort(p->jit, p->njit, sizeof(*p->jit), jit_cmp);
-}
-
-static int uproc_jit_lookup(struct usyms *u, struct uproc *p, uint64_t addr,
-			    struct sym *out)
-{
-	size_t lo = 0, hi;
-	char path[64];
-
-	uproc_load_perf_map(u, p);
-	hi = p->njit;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->jit[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* the latest entry at or below addr that covers it (JITs may
-	 * re-emit code at a recycled address; the last wins) */
-	while (lo > 0) {
-		const struct jitsym *j = &p->jit[--lo];
-
-		if (addr < j->start + j->size) {
-			snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->pid);
-			out->name = j->name;
-			out->start = j->start;
-			out->offset = addr - j->start;
-			out->module = usyms_intern(u, path);
-			return 0;
-		}
-		if (lo > 0 && p->jit[lo - 1].start + p->jit[lo - 1].size <= j->start)
-			break;
-	}
-	return -ENOENT;
 }
 
 /* ---- lookups ------------------------------------------------------------------- */

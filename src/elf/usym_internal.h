@@ -176,4 +176,18 @@ int uproc_frozen_mapping(const struct uproc *p, uint64_t addr,
 			 struct umapping *out);
 void uproc_unfreeze(struct usyms *u, struct uproc *p);
 
+/* usym.c: strings interned once per table; a raw symbol name demangled
+ * (unless BPFTRACE_NO_CPP_DEMANGLE) and interned */
+const char *usyms_intern(struct usyms *u, const char *s);
+const char *usyms_name(struct usyms *u, const char *raw);
+
+/* usym_dwfl.c: libdwfl's callbacks for modules reported with their
+ * descriptors, and the load bias of FD mapped at M */
+extern const Dwfl_Callbacks usym_callbacks;
+int umap_bias(int fd, const struct umap *m, uint64_t *bias);
+
+/* usym_jit.c: ADDR in P's JIT code, named by /tmp/perf-PID.map */
+int uproc_jit_lookup(struct usyms *u, struct uproc *p, uint64_t addr,
+		     struct sym *out);
+
 #endif

@@ -273,109 +273,6 @@ void agent_site_event(struct agent_session *s, uint32_t event, uint64_t addr,
 		send_msg(s->sock, &m, sizeof(m));
 }
 
-/* ---- the program section (proto.h), checked ---- */
-
-struct section {
-	const uint8_t *base;       /* a private copy */
-	uint64_t size;
-	struct proto_prog h;
-	const struct proto_probe *probes;
-	const struct proto_site *sites;
-	const struct proto_file *files;
-	const char *strings;
-};
-
-static bool span_ok(uint64_t off, uint64_t len, uint64_t size)
-{
-	return off <= size && len <= size - off;
-}
-
-static int section_read(struct section *sec, const uint8_t *base,
-			uint64_t size)
-{
-	if (size < sizeof(sec->h))
-		return -EINVAL;
-	memcpy(&sec->h, base, sizeof(sec->h));
-	const struct proto_prog *h = &sec->h;
-	if (h->magic != PROTO_PROG_MAGIC || h->nprobes > (1u << 16) ||
-	    h->nsites > (1u << 20) || h->nfiles > (1u << 16) ||
-	    h->probes_off % 8 || h->sites_off % 8 || h->files_off % 8 ||
-	    !span_ok(h->probes_off, (uint64_t)h->nprobes * sizeof(struct proto_probe), size) ||
-	    !span_ok(h->sites_off, (uint64_t)h->nsites * sizeof(struct proto_site), size) ||
-	    !span_ok(h->files_off, (uint64_t)h->nfiles * sizeof(struct proto_file), size) ||
-	    !span_ok(h->strings_off, h->strings_size, size) ||
-	    (h->strings_size && base[h->strings_off + h->strings_size - 1]))
-		return -EINVAL;
-	sec->base = base;
-	sec->size = size;
-	sec->probes = (const void *)(base + h->probes_off);
-	sec->sites = (const void *)(base + h->sites_off);
-	sec->files = (const void *)(base + h->files_off);
-	sec->strings = (const char *)base + h->strings_off;
-	for (uint32_t i = 0; i < h->nprobes; i++) {
-		const struct proto_probe *p = &sec->probes[i];
-		if (p->insns_off % 8 || p->name_off >= h->strings_size ||
-		    !span_ok(p->insns_off, (uint64_t)p->ninsns * 8, size))
-			return -EINVAL;
-	}
-	for (uint32_t i = 0; i < h->nfiles; i++)
-		if (sec->files[i].path_off >= h->strings_size)
-			return -EINVAL;
-	for (uint32_t i = 0; i < h->nsites; i++) {
-		const struct proto_site *t = &sec->sites[i];
-		if (t->probe >= h->nprobes || t->file >= h->nfiles ||
-		    t->len == 0 || t->len > sizeof(t->expect) ||
-		    (t->kind == PROTO_SITE_USDT && t->len != 1 && t->len != 5))
-			return -EINVAL;
-	}
-	return 0;
-}
-
-/* ---- finding sites in the mappings ---- */
-
-/* Is mapping m of this file? Its device and inode, or (on overlay file
- * systems, where /proc/self/maps shows another device) a stat of its
- * path. */
-static bool same_file(const struct agent_map *m, const struct proto_file *f)
-{
-	if (m->inode != f->ino || !m->path[0])
-		return false;
-	if (makedev(m->dev_major, m->dev_minor) == f->dev)
-		return true;
-	struct stat st;
-	return stat(m->path, &st) == 0 && st.st_dev == f->dev &&
-	       st.st_ino == f->ino;
-}
-
-/* The address where this process maps file offset `off` of f, in a
- * mapping with all of `prot`; 0 if none. */
-static uint64_t address_of(const struct agent_maps *maps,
-			   const struct proto_file *f, uint64_t off, int prot)
-{
-	for (size_t i = 0; i < maps->n; i++) {
-		const struct agent_map *m = &maps->v[i];
-		if ((m->prot & prot) != prot || off < m->offset ||
-		    off - m->offset >= m->end - m->start || !same_file(m, f))
-			continue;
-		return m->start + (off - m->offset);
-	}
-	return 0;
-}
-
-static char *hexbytes(char *out, const uint8_t *b, uint32_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	char *p = out;
-	for (uint32_t i = 0; i < n; i++) {
-		if (i)
-			*p++ = ' ';
-		*p++ = digits[b[i] >> 4];
-		*p++ = digits[b[i] & 15];
-	}
-	*p = '\0';
-	return out;
-}
-
 /* ---- the kinds of sites ---- */
 
 /* Prepare the patch of one site found at addr: *id, or -errno with why.
@@ -395,7 +292,7 @@ static int site_prepare(const struct proto_site *t, uint64_t addr,
 			snprintf(why, len, "the code at 0x%llx is %s, not the nop "
 				 "the file has (a breakpoint of a debugger or a "
 				 "kernel uprobe?)", (unsigned long long)addr,
-				 hexbytes(hb, (const uint8_t *)addr, t->len));
+				 agent_hexbytes(hb, (const uint8_t *)addr, t->len));
 			return -EBUSY;
 		}
 		int r = agent_patch_add(addr, t->expect, t->len,
@@ -432,7 +329,7 @@ static void add_sema(struct agent_session *s, const struct agent_maps *maps,
 		     const struct proto_file *f, uint64_t sema_offset, uint32_t ns)
 {
 	uint64_t sema = sema_offset ?
-		address_of(maps, f, sema_offset, PROT_READ | PROT_WRITE) : 0;
+		agent_address_of(maps, f, sema_offset, PROT_READ | PROT_WRITE) : 0;
 	bool seen = false;
 	for (uint32_t k = 0; k < s->nsemas; k++)
 		seen |= (uint64_t)(uintptr_t)s->semas[k] == sema;
@@ -448,7 +345,7 @@ static void add_sema(struct agent_session *s, const struct agent_maps *maps,
 static int session_scan(struct agent_session *s)
 {
 	struct section sec;
-	int r = section_read(&sec, s->section, s->section_size);
+	int r = agent_section_read(&sec, s->section, s->section_size);
 	if (r < 0)
 		return r;
 	uint32_t ns = sec.h.nsites;
@@ -473,7 +370,7 @@ static int session_scan(struct agent_session *s)
 			continue;
 		const struct proto_site *t = &sec.sites[i];
 		const struct proto_file *f = &sec.files[t->file];
-		uint64_t addr = address_of(&maps, f, t->offset, PROT_EXEC);
+		uint64_t addr = agent_address_of(&maps, f, t->offset, PROT_EXEC);
 		if (!addr)
 			continue;          /* not in this process (yet) */
 		/* sonde's still; or its library went and came again, and
@@ -591,7 +488,7 @@ static int session_build(struct agent_session *s, const struct proto_setup *m,
 	if (!s->section)
 		return -ENOMEM;
 	memcpy(s->section, s->rt.base + s->rt.hdr.prog_off, psize);
-	if ((r = section_read(&sec, s->section, psize)) < 0) {
+	if ((r = agent_section_read(&sec, s->section, psize)) < 0) {
 		snprintf(why, whylen, "the program section is malformed");
 		return r;
 	}
@@ -670,7 +567,7 @@ void agent_scan_new(void)
 	struct section sec;
 	bool pending = false;
 	if (s && agent_live->session == s &&
-	    section_read(&sec, s->section, s->section_size) == 0) {
+	    agent_section_read(&sec, s->section, s->section_size) == 0) {
 		/* a site not found yet, or whose library went away (or
 		 * came again, sonde's patch of it gone): the maps are read
 		 * only then (Python loads dozens of modules) */

@@ -6,6 +6,7 @@
 #include "../runtime/rt.h"
 #include "../vm/vm.h"
 #include "agent.h"
+#include "proto.h"
 
 /* One session: the region of one sonde run, the programs loaded from
  * it, which programs run at which patch, and what it changed. All in
@@ -134,5 +135,24 @@ uint32_t agent_adopt_child(uint32_t *ids, uint32_t max);
 /* agent.c: the patches adopted so (ids), for the watch; under the patch
  * lock. */
 uint32_t agent_adopted(const uint32_t **ids);
+
+/* agent_section.c: the program section (proto.h), every offset and
+ * count checked against its size by agent_section_read before use */
+struct section {
+	const uint8_t *base;       /* a private copy */
+	uint64_t size;
+	struct proto_prog h;
+	const struct proto_probe *probes;
+	const struct proto_site *sites;
+	const struct proto_file *files;
+	const char *strings;
+};
+int agent_section_read(struct section *sec, const uint8_t *base, uint64_t size);
+/* the address where this process maps file offset OFF of F, in a
+ * mapping with all of PROT; 0 if none */
+uint64_t agent_address_of(const struct agent_maps *maps,
+		    const struct proto_file *f, uint64_t off, int prot);
+/* N bytes as "xx xx ..." into OUT (3 * N bytes) */
+char *agent_hexbytes(char *out, const uint8_t *b, uint32_t n);
 
 #endif

@@ -463,6 +463,16 @@ void dtrace_cli_diags(const struct dtrace_cli *d, const struct diags *ds,
 			fprintf(f, "dtrace: warning: %s\n", g->msg);
 			continue;
 		}
+		if (g0->tag && !strcmp(g0->tag, "UNSAFE")) {
+			/* a destructive action without -w: dtrace(8) fails to
+			 * enable the program, named as it was given */
+			fprintf(f, "dtrace: failed to enable '%s': destructive "
+				"actions not allowed\n",
+				d->spec && !strcmp(name, "stdin") ? d->spec : name);
+			if (one.msg != g0->msg)
+				free(one.msg);
+			return;
+		}
 		if (!g->pos.line)   /* -x options, before any script line */
 			fprintf(f, "dtrace: %s\n", g->msg);
 		else if (d->spec && !strcmp(name, "stdin"))

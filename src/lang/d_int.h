@@ -71,6 +71,12 @@ struct node *d_call(struct d_parser *p, struct pos pos, const char *name,
 struct node *d_builtin(struct d_parser *p, struct pos pos,
 		       enum builtin_id id, uint32_t index);
 
+/* d_subr.c: a D subroutine that is other words of sonde's functions
+ * (stop, rand, htons ..., getmajor, inet_ntoa, d_path); *handled false
+ * when NAME is none of them. */
+struct node *d_subr_call(struct d_parser *p, const char *name,
+			 struct node_list *args, struct pos pos, bool *handled);
+
 /* d_names.c: an identifier as an expression (a builtin variable, or a
  * D global), and a call of a D function, as the AST says them. */
 struct node *d_name(struct d_parser *p, const char *name, struct pos pos);

@@ -311,11 +311,10 @@ int d_int_width(const struct node *n)
 /* D's functions that sonde does not provide yet. */
 static const char *const d_missing_funcs[] = {
 
-	"copyinto", "copyout", "copyoutstr", "jstack", "uaddr", "alloca", "bcopy", "rand",
-	"mutex_owned", "progenyof", "chill", "breakpoint", "panic", "stop",
-	"freopen", "ftruncate", "setopt", "getmajor", "getminor", "htons",
-	"htonl", "htonll", "ntohs", "ntohl", "ntohll", "inet_ntoa",
-	"inet_ntoa6", "inet_ntop", "ddi_pathname", "cleanpath", "d_path",
+	"copyinto", "copyout", "copyoutstr", "jstack", "uaddr", "alloca", "bcopy",
+	"mutex_owned", "progenyof", "chill", "breakpoint", "panic",
+	"freopen", "ftruncate", "setopt", "inet_ntoa6", "ddi_pathname",
+	"cleanpath",
 	"link_ntop", NULL,
 };
 
@@ -572,6 +571,10 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 			a->u.call.name = "str";
 		return a;
 	}
+	bool handled;
+	struct node *subr = d_subr_call(p, name, args, pos, &handled);
+	if (handled)
+		return subr;
 	for (int i = 0; d_missing_funcs[i]; i++)
 		if (strcmp(d_missing_funcs[i], name) == 0) {
 			d_error(p, pos, "%s( ) is not supported yet by sonde's D",

@@ -2,8 +2,8 @@
  * bpftrace's language has no word for. They are named __dtrace_* so
  * that no bpftrace script meets them by accident:
  *   __dtrace_trace(WIDTH, x)     trace(x): x as DTrace prints a traced
- *                                value (WIDTH 4 or 8: the integer's D
- *                                size), quiet or not
+ *                                value (WIDTH 1, 2, 4 or 8: the
+ *                                integer's D size), quiet or not
  *   __dtrace_print(WIDTH, x)     print(x): its type and value
  *   __dtrace_probe_line("%3d %6d %32s ", cpu, id, "function:name")
  *                                a record's "CPU ID FUNCTION:NAME" start
@@ -42,8 +42,12 @@ static const struct type *check_trace(struct sema *s, struct node *n)
 	if (t->kind == TYPE_STR)
 		fmt = quiet ? "%s" : "  %-33s";
 	else if (t->kind == TYPE_INT)
-		fmt = arg(n, 0)->u.ival == 4 ? (quiet ? "%d" : " %8d") :
-			quiet ? "%lld" : " %16lld";
+		switch (arg(n, 0)->u.ival) {   /* libdtrace's, by size */
+		case 1: fmt = quiet ? "%d" : " %3d"; break;
+		case 2: fmt = quiet ? "%d" : " %5d"; break;
+		case 4: fmt = quiet ? "%d" : " %8d"; break;
+		default: fmt = quiet ? "%lld" : " %16lld"; break;
+		}
 	else {
 		sema_error(s, arg(n, 1)->pos, "ARG_TYPE",
 			   "trace( ) of a value of type '%s' is not supported "
@@ -66,7 +70,7 @@ static const struct type *check_print(struct sema *s, struct node *n)
 	if (t->kind == TYPE_STR)
 		fmt = "string \"%s\"\n";
 	else if (t->kind == TYPE_INT)
-		fmt = arg(n, 0)->u.ival == 4 ? "int %#x\n" : "int64_t %#llx\n";
+		fmt = arg(n, 0)->u.ival == 8 ? "int64_t %#llx\n" : "int %#x\n";
 	else {
 		sema_error(s, arg(n, 1)->pos, "ARG_TYPE",
 			   "print( ) of a value of type '%s' is not supported "

@@ -616,6 +616,12 @@ static struct node *fold(struct d_parser *p, struct node *n)
 		default: return NULL;
 		}
 	}
+	if (n->kind == N_TERNARY) {   /* D's signed division (d_parser.c) */
+		struct node *c = fold(p, n->u.ternary.cond);
+		if (!c || c->kind != N_INT)
+			return NULL;
+		return fold(p, c->u.ival ? n->u.ternary.then : n->u.ternary.els);
+	}
 	if (n->kind != N_BINOP)
 		return NULL;
 	struct node *l = fold(p, n->u.binop.lhs), *r = fold(p, n->u.binop.rhs);
@@ -633,6 +639,8 @@ static struct node *fold(struct d_parser *p, struct node *n)
 	case OP_BAND: v = a & b; break;
 	case OP_BOR: v = a | b; break;
 	case OP_BXOR: v = a ^ b; break;
+	case OP_LT: v = (int64_t)a < (int64_t)b; break;
+	case OP_NE: v = a != b; break;
 	default: return NULL;
 	}
 	return d_int(p, n->pos, v);
@@ -642,10 +650,43 @@ static struct node *fold(struct d_parser *p, struct node *n)
  * assigned, so `int x;`, `self string s;` and struct, typedef,
  * translator and provider definitions are read over; `inline TYPE NAME
  * = constant;` names its value. The lexer stops after the ';'. */
+/* `[self|this] INTTYPE a, b;`: the variables' D integer type, for
+ * trace() and keys (d_int_type); the tokens after what it reads are
+ * read over by the caller. */
+static void declare_vars(struct d_parser *p)
+{
+	const char *scope = "@.";
+	if (p->tok.kind == DT_IDENT && (!strcmp(p->tok.s, "self") ||
+					!strcmp(p->tok.s, "this"))) {
+		scope = p->tok.s[0] == 's' ? "@.self." : "this_";
+		d_next(p);
+	}
+	if (p->tok.kind == DT_IDENT && (!strcmp(p->tok.s, "struct") ||
+					!strcmp(p->tok.s, "union")))
+		return;
+	bool is_string, is_ptr;
+	const char *ty = d_cast_type(p, &is_string, &is_ptr);
+	if (!ty || is_string)
+		return;
+	int type = is_ptr ? 8 | D_INT_UNSIGNED :
+		(strstr(ty, "64") ? 8 : strstr(ty, "32") ? 4 :
+		 strstr(ty, "16") ? 2 : 1) | (ty[0] == 'u' ? D_INT_UNSIGNED : 0);
+	while (p->tok.kind == DT_IDENT) {
+		d_declare_int(p, arena_printf(p->a, "%s%s", scope, p->tok.s),
+			      type);
+		d_next(p);
+		if (!d_tok_is(&p->tok, ","))
+			return;
+		d_next(p);
+	}
+}
+
 static void declaration(struct d_parser *p)
 {
 	d_next(p);
 	bool is_inline = p->tok.kind == DT_IDENT && !strcmp(p->tok.s, "inline");
+	if (!is_inline)
+		declare_vars(p);
 	const char *last = NULL;
 	int depth = 0;
 	while (!p->bail && p->tok.kind != DT_EOF) {

@@ -33,7 +33,8 @@ struct d_parser {
 	} *inlines;
 	uint32_t ninlines;
 	/* variables (a D global's, self->'s, this->'s map or variable
-	 * name) whose first assignment was a D int, for d_int_width */
+	 * name) and the D integer type (D_INT_*) of their declaration or
+	 * first assignment, for d_int_type */
 	struct strmap ints;
 	struct strmap aggs;        /* aggregations whose key widths are noted */
 };
@@ -60,6 +61,10 @@ void d_add_exit(struct d_parser *p, struct node *probe);
 
 /* d_parser.c */
 struct node *d_parse_expr(struct d_parser *p);
+/* At a type's first word: its name for a cast ("int32", "uint64",
+ * "uint64" for a struct or union), with whether it is D's string or a
+ * pointer; NULL (nothing consumed) if no type name is there. */
+const char *d_cast_type(struct d_parser *p, bool *is_string, bool *is_ptr);
 /* At '{'; an outer block (a clause's) leaves its '}' as the token. */
 struct node *d_parse_block(struct d_parser *p, bool outer);
 
@@ -87,13 +92,22 @@ struct node *d_psinfo(struct d_parser *p, const char *base,
 		      const char *member, struct pos pos);
 /* A $macro variable: $1, $$1, $target, $pid ... */
 struct node *d_macro(struct d_parser *p, const struct d_tok *t);
-/* 4 when D would type the expression as a 32-bit int (trace() prints
- * it %8d), else 8. */
+/* The D integer type (d_lexer.h's size | D_INT_UNSIGNED) of an
+ * expression, as D's rules give it: constants by their suffix and
+ * magnitude, C's usual arithmetic conversions, a shift its left
+ * operand's, comparisons int; what is not an integer, 8. trace() and
+ * an aggregation's keys print by its size. */
+int d_int_type(const struct node *n);
+/* The same, with variables typed by their declaration or first
+ * assignment. */
+int d_int_type_of(struct d_parser *p, const struct node *n);
+/* Only the size (1, 2, 4 or 8). */
 int d_int_width(const struct node *n);
-/* The same, with variables typed by their first assignment. */
 int d_int_width_of(struct d_parser *p, const struct node *n);
 /* Note an assignment to a variable (N_VAR or N_MAP) for the above. */
 void d_note_assign(struct d_parser *p, const struct node *target,
 		   const struct node *value);
+/* A declaration (`uint64_t x;`): the variable's type, unless known. */
+void d_declare_int(struct d_parser *p, const char *name, int type);
 
 #endif

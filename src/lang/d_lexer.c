@@ -187,6 +187,22 @@ static void lex_string(struct d_lexer *l, struct d_tok *t)
 	t->n = (uint32_t)n;
 }
 
+/* A constant's D type, as the guide's "Constants" gives it: the first of
+ * int, long and long long (and, for an octal or hexadecimal constant or
+ * a value past the signed range, their unsigned versions) that holds
+ * the value, as C's rules have it; a 'u' suffix keeps only the unsigned
+ * ones, 'l' or 'll' starts at long. */
+static uint8_t constant_type(uint64_t v, bool decimal, bool uns, bool lng)
+{
+	if (!lng && !uns && v <= 0x7fffffff)
+		return 4;
+	if (!lng && v <= 0xffffffff && (uns || !decimal))
+		return 4 | D_INT_UNSIGNED;
+	if (!uns && v <= 0x7fffffffffffffffull)
+		return 8;
+	return 8 | D_INT_UNSIGNED;
+}
+
 static void lex_number(struct d_lexer *l, struct d_tok *t)
 {
 	const char *s = l->p;
@@ -196,8 +212,23 @@ static void lex_number(struct d_lexer *l, struct d_tok *t)
 	bool bad = errno == ERANGE;
 	while (end > l->p)
 		adv(l);
-	while (*l->p == 'u' || *l->p == 'U' || *l->p == 'l' || *l->p == 'L')
+	/* u, l, ll in either case and order: ul, llu, ... */
+	int nu = 0, nl = 0;
+	char lc = 0;
+	while (*l->p == 'u' || *l->p == 'U' || *l->p == 'l' || *l->p == 'L') {
+		if (*l->p == 'u' || *l->p == 'U') {
+			nu++;
+		} else {
+			/* "lL" is not a suffix: the two l's match */
+			if (nl && (lc != *l->p || l->p[-1] != lc))
+				bad = true;
+			lc = *l->p;
+			nl++;
+		}
 		adv(l);
+	}
+	if (nu > 1 || nl > 2)
+		bad = true;
 	if (bad || isalnum((unsigned char)*l->p) || *l->p == '_') {
 		while (isalnum((unsigned char)*l->p) || *l->p == '_')
 			adv(l);
@@ -208,6 +239,7 @@ static void lex_number(struct d_lexer *l, struct d_tok *t)
 	}
 	t->kind = DT_INT;
 	t->ival = v;
+	t->itype = constant_type(v, s[0] != '0', nu > 0, nl > 0);
 }
 
 /* Punctuation, longest first. */

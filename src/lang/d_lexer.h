@@ -11,10 +11,16 @@
 #include "../base/arena.h"
 #include "../base/diag.h"
 
+/* D's integer types as the front end tracks them: the size in bytes
+ * (1, 2, 4 or 8) or'd with D_INT_UNSIGNED. long and long long are both
+ * 8 bytes (LP64), so the size and the sign say all printing needs. */
+#define D_INT_UNSIGNED 0x10
+#define D_INT_SIZE(t) ((t) & 0xf)
+
 enum d_tok_kind {
 	DT_EOF,
 	DT_IDENT,     /* s: the name */
-	DT_INT,       /* ival; is_unsigned/is_long from its suffix */
+	DT_INT,       /* ival; itype: its D type (d_int.h's D_INT_*) */
 	DT_STR,       /* s: unescaped, n bytes */
 	DT_CHAR,      /* 'c': ival */
 	DT_AGG,       /* @name or @: s without the '@' */
@@ -29,6 +35,7 @@ struct d_tok {
 	const char *s;
 	uint32_t n;
 	uint64_t ival;
+	uint8_t itype;     /* DT_INT: size in bytes | D_INT_UNSIGNED */
 	bool dollar2;
 	char op[4];
 };

@@ -162,7 +162,10 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 		t->u.ternary.cond = cond;
 		t->u.ternary.then = neg2;
 		t->u.ternary.els = d_int(p, pos, 0);
-		return t;
+		struct node *as_int = node_new(p->a, N_CAST, pos);  /* an int */
+		as_int->u.cast.type_name = "int32";
+		as_int->u.cast.expr = t;
+		return as_int;
 	}
 	for (int i = 0; d_missing[i]; i++)
 		if (strcmp(d_missing[i], name) == 0) {
@@ -238,7 +241,7 @@ struct node *d_macro(struct d_parser *p, const struct d_tok *t)
 	return d_int(p, t->pos, v);
 }
 
-static struct d_parser *width_parser;   /* during d_int_width_of */
+static struct d_parser *type_parser;   /* during d_int_type_of */
 
 static const char *var_name(const struct node *n)
 {
@@ -253,33 +256,82 @@ void d_note_assign(struct d_parser *p, const struct node *target,
 	if (!name || !value || value->kind == N_CALL ||
 	    strmap_get(&p->ints, name) >= 0)
 		return;
-	/* the first assignment decides: 1 an int, 0 not */
-	strmap_put(&p->ints, name, d_int_width_of(p, value) == 4);
+	/* the first assignment decides, as in D: the expression's type */
+	strmap_put(&p->ints, name, d_int_type_of(p, value));
+}
+
+void d_declare_int(struct d_parser *p, const char *name, int type)
+{
+	if (strmap_get(&p->ints, name) < 0)
+		strmap_put(&p->ints, name, type);
+}
+
+int d_int_type_of(struct d_parser *p, const struct node *n)
+{
+	struct d_parser *saved = type_parser;
+	type_parser = p;
+	int t = d_int_type(n);
+	type_parser = saved;
+	return t;
 }
 
 int d_int_width_of(struct d_parser *p, const struct node *n)
 {
-	struct d_parser *saved = width_parser;
-	width_parser = p;
-	int w = d_int_width(n);
-	width_parser = saved;
-	return w;
+	return D_INT_SIZE(d_int_type_of(p, n));
 }
 
 int d_int_width(const struct node *n)
 {
+	return D_INT_SIZE(d_int_type(n));
+}
+
+/* C's integer promotion: a char or short operand is an int. */
+static int promote(int t)
+{
+	return D_INT_SIZE(t) < 4 ? 4 : t;
+}
+
+/* The usual arithmetic conversions (the guide's "Type Conversions"):
+ * the wider operand's type; of two the same size, unsigned if either
+ * is. */
+static int usual(int a, int b)
+{
+	a = promote(a);
+	b = promote(b);
+	if (D_INT_SIZE(a) != D_INT_SIZE(b))
+		return D_INT_SIZE(a) > D_INT_SIZE(b) ? a : b;
+	return a | (b & D_INT_UNSIGNED);
+}
+
+/* A cast's type name (cast_type's words: "int8" ... "uint64"). */
+static int named_type(const char *tn)
+{
+	bool uns = tn[0] == 'u';
+	int size = strstr(tn, "64") ? 8 : strstr(tn, "32") ? 4 :
+		strstr(tn, "16") ? 2 : strstr(tn, "8") ? 1 : 8;
+	return size | (uns ? D_INT_UNSIGNED : 0);
+}
+
+int d_int_type(const struct node *n)
+{
 	switch (n->kind) {
 	case N_VAR:
-	case N_MAP:
-		return width_parser &&
-			strmap_get(&width_parser->ints, var_name(n)) == 1 ? 4 : 8;
+	case N_MAP: {
+		int t = type_parser ? strmap_get(&type_parser->ints,
+						 var_name(n)) : -1;
+		return t > 0 ? t : 8;
+	}
 	case N_INT:
+		/* a constant D types otherwise is a cast (d_parser.c) */
 		return n->u.ival <= 0x7fffffff ? 4 : 8;
 	case N_BUILTIN:
 		switch (n->u.builtin.id) {
-		case BI_PID: case BI_TID: case BI_UID: case BI_GID:
-		case BI_CPU: case BI_CPID:
-			return 4;
+		case BI_PID: case BI_TID: case BI_CPU: case BI_CPID:
+			return 4;                       /* pid_t, id_t ... */
+		case BI_UID: case BI_GID:
+			return 4 | D_INT_UNSIGNED;      /* uid_t, gid_t */
+		case BI_NSECS:
+			return 8 | D_INT_UNSIGNED;      /* timestamp */
 		default:
 			return 8;
 		}
@@ -287,22 +339,28 @@ int d_int_width(const struct node *n)
 		return strcmp(n->u.call.name, "__dtrace_index") == 0 ||
 			strcmp(n->u.call.name, "__dtrace_rindex") == 0 ? 4 : 8;
 	case N_FIELD:   /* ppid */
-		return strcmp(n->u.field.name, "tgid") == 0 ? 4 : 8;
+		return strcmp(n->u.field.name, "tgid") == 0 ? 4 :
+			8 | D_INT_UNSIGNED;
 	case N_CAST:
 		if (n->u.cast.expr->kind == N_FIELD)   /* ppid */
-			return d_int_width(n->u.cast.expr);
-		return strstr(n->u.cast.type_name, "64") ? 8 : 4;
+			return d_int_type(n->u.cast.expr);
+		if (strchr(n->u.cast.type_name, '*'))  /* a pointer */
+			return 8 | D_INT_UNSIGNED;
+		return named_type(n->u.cast.type_name);
 	case N_BINOP:
 		if (n->u.binop.op >= OP_LAND)   /* && || and comparisons */
 			return 4;
-		return d_int_width(n->u.binop.lhs) == 4 &&
-			d_int_width(n->u.binop.rhs) == 4 ? 4 : 8;
+		/* a shift has its left operand's (promoted) type */
+		if (n->u.binop.op == OP_SHL || n->u.binop.op == OP_SHR)
+			return promote(d_int_type(n->u.binop.lhs));
+		return usual(d_int_type(n->u.binop.lhs),
+			     d_int_type(n->u.binop.rhs));
 	case N_UNOP:
 		return n->u.unop.op == OP_LNOT ? 4 :
-			d_int_width(n->u.unop.operand);
+			promote(d_int_type(n->u.unop.operand));
 	case N_TERNARY:
-		return d_int_width(n->u.ternary.then) == 4 &&
-			d_int_width(n->u.ternary.els) == 4 ? 4 : 8;
+		return usual(d_int_type(n->u.ternary.then),
+			     d_int_type(n->u.ternary.els));
 	default:
 		return 8;
 	}
@@ -380,11 +438,24 @@ static bool printf_conversions(struct d_parser *p, struct node_list *args)
 				conv = 's';
 				break;
 			default:
-				/* D sizes a conversion by its argument: sonde's
-				 * integers are 64-bit */
+				/* D sizes a conversion by its argument's D type
+				 * (libdtrace's pfprint_sint/_uint): a narrower
+				 * one is cast to its size, signed for %d and %i,
+				 * unsigned for the others, and printed 64-bit */
 				if (strchr("diuxXo", conv) && !sized) {
 					*w++ = 'l';
 					*w++ = 'l';
+					int size = d_int_width_of(p, a);
+					if (size < 8) {
+						struct node *cv = node_new(p->a,
+							N_CAST, pos);
+						cv->u.cast.type_name = arena_printf(
+							p->a, "%sint%d",
+							strchr("di", conv) ? "" : "u",
+							size * 8);
+						cv->u.cast.expr = a;
+						args->v[argi] = cv;
+					}
 				}
 				break;
 			}
@@ -467,10 +538,18 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 		if (!arity(p, name, pos, args, 1, 1))
 			return NULL;
 		p->records = true;
+		int w = d_int_width_of(p, args->v[0]);
+		struct node *x = args->v[0];
+		if (w < 4) {
+			/* a char or short: its record's bytes, read back
+			 * unsigned (libdtrace prints a uint8_t/uint16_t) */
+			x = node_new(p->a, N_CAST, pos);
+			x->u.cast.type_name = w == 1 ? "uint8" : "uint16";
+			x->u.cast.expr = args->v[0];
+		}
 		return d_call(p, pos, name[0] == 't' ? "__dtrace_trace" :
-			      "__dtrace_print",
-			      d_int(p, pos, (uint64_t)d_int_width_of(p, args->v[0])),
-			      args->v[0], NULL);
+			      "__dtrace_print", d_int(p, pos, (uint64_t)w),
+			      x, NULL);
 	}
 	if (strcmp(name, "printa") == 0) {
 		if (!arity(p, name, pos, args, 1, 255))

@@ -201,8 +201,7 @@ static const char *const int_types[][2] = {
 
 /* After '(' when a type name follows: "(TYPE)expr". NULL if the
  * parenthesis holds no type name. */
-static const char *cast_type(struct d_parser *p, bool *is_string,
-			     bool *is_ptr)
+const char *d_cast_type(struct d_parser *p, bool *is_string, bool *is_ptr)
 {
 	if (p->tok.kind != DT_IDENT)
 		return NULL;
@@ -258,6 +257,23 @@ static const char *cast_type(struct d_parser *p, bool *is_string,
 	return name ? name : "uint64";
 }
 
+/* A constant of its D type (d_lexer.c): an int, or a constant past
+ * int's range without a suffix, is the literal; any other (1U, 1L,
+ * 1ULL, 0x80000000) a cast of it to its type, which gives the value
+ * that type's arithmetic and d_int_type its type. */
+static struct node *typed_constant(struct d_parser *p, const struct d_tok *t)
+{
+	struct node *n = d_int(p, t->pos, t->ival);
+	uint8_t ty = t->kind == DT_INT ? t->itype : 4;
+	if (ty == 4 || (ty == 8 && t->ival > 0x7fffffff))
+		return n;
+	struct node *c = node_new(p->a, N_CAST, t->pos);
+	c->u.cast.type_name = ty == (4 | D_INT_UNSIGNED) ? "uint32" :
+		ty == 8 ? "int64" : "uint64";
+	c->u.cast.expr = n;
+	return c;
+}
+
 static struct node *parse_primary(struct d_parser *p)
 {
 	struct d_tok t = p->tok;
@@ -265,7 +281,7 @@ static struct node *parse_primary(struct d_parser *p)
 	case DT_INT:
 	case DT_CHAR:
 		d_next(p);
-		return d_int(p, t.pos, t.ival);
+		return typed_constant(p, &t);
 	case DT_STR: {
 		d_next(p);
 		struct node *n = node_new(p->a, N_STR, t.pos);
@@ -340,7 +356,7 @@ static struct node *parse_primary(struct d_parser *p)
 	case DT_OP:
 		if (d_accept(p, "(")) {
 			bool is_string, is_ptr;
-			const char *ty = cast_type(p, &is_string, &is_ptr);
+			const char *ty = d_cast_type(p, &is_string, &is_ptr);
 			if (ty) {
 				if (!d_expect(p, ")"))
 					return NULL;
@@ -457,7 +473,7 @@ static struct node *parse_unary(struct d_parser *p)
 		d_next(p);
 		bool is_string, is_ptr;
 		const char *ty = d_accept(p, "(") ?
-			cast_type(p, &is_string, &is_ptr) : NULL;
+			d_cast_type(p, &is_string, &is_ptr) : NULL;
 		if (!ty || is_string || !d_expect(p, ")")) {
 			if (!p->bail)
 				d_error(p, t.pos, "sizeof is supported only of "
@@ -475,6 +491,63 @@ static struct node *parse_unary(struct d_parser *p)
 		return leave(p, NULL);
 	}
 	return leave(p, parse_postfix(p));
+}
+
+/* Whether evaluating n twice is the same as once: no assignment, ++,
+ * -- or call in it. */
+static bool pure(const struct node *n, int depth)
+{
+	if (!n || depth > 8)
+		return false;
+	switch (n->kind) {
+	case N_INT: case N_STR: case N_BUILTIN: case N_VAR: case N_POSITIONAL:
+		return true;
+	case N_MAP:
+		for (uint32_t i = 0; i < n->u.map.keys.n; i++)
+			if (!pure(n->u.map.keys.v[i], depth + 1))
+				return false;
+		return true;
+	case N_CAST:
+		return pure(n->u.cast.expr, depth + 1);
+	case N_UNOP:
+		return n->u.unop.op != OP_DEREF &&
+			pure(n->u.unop.operand, depth + 1);
+	case N_BINOP:
+		return pure(n->u.binop.lhs, depth + 1) &&
+			pure(n->u.binop.rhs, depth + 1);
+	default:
+		return false;
+	}
+}
+
+static struct node *ternary(struct d_parser *p, struct pos pos,
+			    struct node *c, struct node *a, struct node *b)
+{
+	struct node *n = node_new(p->a, N_TERNARY, pos);
+	n->u.ternary.cond = c;
+	n->u.ternary.then = a;
+	n->u.ternary.els = b;
+	return n;
+}
+
+/* x / y and x % y of D's signed types divide as C does (toward zero,
+ * the remainder with x's sign); BPF divides unsigned, so the division
+ * is of the magnitudes and the sign put back:
+ *   |x| / |y|, negated when the signs differ; |x| % |y|, negated when
+ *   x < 0.
+ * Operands with side effects are left to BPF's unsigned division (they
+ * would run twice). */
+static struct node *signed_div(struct d_parser *p, struct pos pos,
+			       enum op op, struct node *l, struct node *r)
+{
+	struct node *zero = d_int(p, pos, 0);
+	struct node *ln = binop(p, pos, OP_LT, l, zero);
+	struct node *rn = binop(p, pos, OP_LT, r, zero);
+	struct node *la = ternary(p, pos, ln, unop(p, pos, OP_NEG, l), l);
+	struct node *ra = ternary(p, pos, rn, unop(p, pos, OP_NEG, r), r);
+	struct node *q = binop(p, pos, op, la, ra);
+	struct node *neg = op == OP_DIV ? binop(p, pos, OP_NE, ln, rn) : ln;
+	return ternary(p, pos, neg, unop(p, pos, OP_NEG, q), q);
 }
 
 /* Binary operators by precedence level, loosest first. */
@@ -514,6 +587,10 @@ static struct node *parse_binary(struct d_parser *p, int level)
 		if (bin[i].o == OP_NONE)   /* a ^^ b: exactly one is true */
 			l = binop(p, pos, OP_NE, unop(p, pos, OP_LNOT, l),
 				  unop(p, pos, OP_LNOT, r));
+		else if ((bin[i].o == OP_DIV || bin[i].o == OP_MOD) &&
+			 !(d_int_type_of(p, binop(p, pos, bin[i].o, l, r)) &
+			   D_INT_UNSIGNED) && pure(l, 0) && pure(r, 0))
+			l = signed_div(p, pos, bin[i].o, l, r);
 		else
 			l = binop(p, pos, bin[i].o, l, r);
 	}

@@ -275,6 +275,8 @@ static void sign_warnings(struct sema *s, struct pos pos, enum op op,
 {
 	if (l->is_ptr || r->is_ptr)
 		return;    /* pointers are not integers to bpftrace */
+	if (s->prog->dtrace.on)
+		return;    /* D converts as C does, and says nothing */
 	bool lsign = l->is_signed, rsign = r->is_signed;
 	if (lsign != rsign) {
 		if (lsign && nonneg_literal(ln)) {

@@ -271,7 +271,11 @@ static void key_datum(const struct mctx *mc, struct sbuf *out,
 		sbuf_printf(out, "  %-50.*s", (int)n, (const char *)at);
 	} else if (t->kind == TYPE_INT) {
 		int64_t v = value_sint(t, at);
-		if (width == 4)
+		if (width == 1)   /* dt_print_datum: a uint8_t, uint16_t */
+			sbuf_printf(out, " %3d", (int)(uint8_t)v);
+		else if (width == 2)
+			sbuf_printf(out, " %5d", (int)(uint16_t)v);
+		else if (width == 4)
 			sbuf_printf(out, " %8d", (int)v);
 		else
 			sbuf_printf(out, " %16lld", (long long)v);

@@ -349,8 +349,11 @@ void sema_add_maps(struct sema *s)
 			m->value->kind == TYPE_LHIST ||
 			m->value->kind == TYPE_TSERIES;
 		/* A keyless count() is one per-CPU slot that always exists,
-		 * as in bpftrace 0.17: never fired, it prints `@c: 0`. */
-		bool slot = !m->nkeys && m->value->kind == TYPE_COUNT;
+		 * as in bpftrace 0.17: never fired, it prints `@c: 0`. D's
+		 * aggregation never written has no entry, and prints
+		 * nothing, as in DTrace. */
+		bool slot = !m->nkeys && m->value->kind == TYPE_COUNT &&
+			!s->prog->dtrace.on;
 		struct map_spec spec = {
 			.name = m->name,
 			.kind = slot ? MAP_PERCPU_ARRAY :

@@ -1,0 +1,24 @@
+/*
+ * An aggregation no probe wrote has no data, so nothing of it is
+ * printed at exit (a keyless count() too); one that was written
+ * prints. The blank line is dtrace(8)'s at every exit.
+ * source: Dynamic Tracing Guide, "Aggregations" (the data of an
+ * aggregation is printed at exit; an aggregation holds what its
+ * probes recorded).
+ */
+#pragma D option quiet
+
+syscall::getppid:entry
+/pid == -1/
+{
+	@never = count();
+	@neverkeyed[execname] = count();
+	@neversum = sum(arg0);
+	@neverq = quantize(arg0);
+}
+
+BEGIN
+{
+	@once = count();
+	exit(0);
+}

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../program.h"
+#include "cdefs.h"
 
 /* ---- options ---------------------------------------------------------- */
 
@@ -681,22 +682,65 @@ static void declare_vars(struct d_parser *p)
 	}
 }
 
+/* Text [s, e) from line `line` on into p->decls, after the blank
+ * lines that keep it on its own lines (cdecl's errors name them). */
+static void keep_decl(struct d_parser *p, const char *s, const char *e,
+		      unsigned line)
+{
+	size_t pad = line > p->decls_line ? line - p->decls_line : 0;
+	size_t need = p->ndecls + pad + (size_t)(e - s) + 2;
+	if (need > p->decls_cap) {
+		size_t cap = need * 2;
+		char *v = realloc(p->decls, cap);
+		if (!v)
+			return;
+		p->decls = v;
+		p->decls_cap = cap;
+	}
+	memset(p->decls + p->ndecls, '\n', pad);
+	p->ndecls += pad;
+	p->decls_line += (unsigned)pad;
+	memcpy(p->decls + p->ndecls, s, (size_t)(e - s));
+	p->ndecls += (size_t)(e - s);
+	for (const char *c = s; c < e; c++)
+		p->decls_line += *c == '\n';
+	p->decls[p->ndecls] = 0;
+}
+
 static void declaration(struct d_parser *p)
 {
+	const char *start = p->lx.p;
+	unsigned line = p->lx.line;
 	d_next(p);
 	bool is_inline = p->tok.kind == DT_IDENT && !strcmp(p->tok.s, "inline");
+	bool is_typedef = p->tok.kind == DT_IDENT && !strcmp(p->tok.s, "typedef");
+	bool is_tag = p->tok.kind == DT_IDENT && (!strcmp(p->tok.s, "struct") ||
+		!strcmp(p->tok.s, "union") || !strcmp(p->tok.s, "enum"));
+	bool body = false, var = false;
 	if (!is_inline)
 		declare_vars(p);
 	const char *last = NULL;
 	int depth = 0;
 	while (!p->bail && p->tok.kind != DT_EOF) {
-		if (d_tok_is(&p->tok, "{"))
+		if (d_tok_is(&p->tok, "{")) {
 			depth++;
-		else if (d_tok_is(&p->tok, "}"))
+			body = true;
+		} else if (d_tok_is(&p->tok, "}")) {
 			depth--;
-		else if (d_tok_is(&p->tok, ";") && depth <= 0)
+		} else if (d_tok_is(&p->tok, ";") && depth <= 0) {
+			/* a type's definition, for the C declarations (a
+			 * variable of a struct type is read over) */
+			if (is_typedef && last)
+				strmap_put(&p->typedefs, last, 1);
+			if (is_typedef || (is_tag && body && !var))
+				keep_decl(p, start, p->lx.p, line);
 			return;
-		else if (p->tok.kind == DT_IDENT)
+		} else if (p->tok.kind == DT_IDENT && is_tag && body &&
+			   depth == 0) {
+			var = true;   /* struct foo { } var; */
+			d_next(p);
+			continue;
+		} else if (p->tok.kind == DT_IDENT)
 			last = p->tok.s;
 		else if (is_inline && d_tok_is(&p->tok, "=") && !depth && last) {
 			struct pos pos = p->tok.pos;
@@ -737,7 +781,8 @@ static struct node *d_parse(struct arena *a, const char *text,
 			    const struct frontend_opts *o, struct ctypes *reg,
 			    struct diags *d)
 {
-	struct d_parser p = { .a = a, .d = d, .o = o };
+	struct d_parser p = { .a = a, .d = d, .o = o, .reg = reg,
+			      .decls_line = 1 };
 	struct frontend_settings local = { 0 };
 	struct frontend_settings *set = o->set ? o->set : &local;
 	d_lex_init(&p.lx, a, text, d);
@@ -805,9 +850,26 @@ static struct node *d_parse(struct arena *a, const char *text,
 	if (!d->nerrors)
 		for (uint32_t i = 0; i < root->u.list.n; i++)
 			d_add_exit(&p, root->u.list.v[i]);
+	/* the struct, union, enum and typedef definitions: C's, through
+	 * the C declaration parser into the program's types */
+	if (p.ndecls && reg && !d->nerrors) {
+		struct cdefs *defs = cdefs_new();
+		struct cdefs_opts co = { .have_btf = o->have_btf };
+		const char *name = d->src && d->src->name ? d->src->name :
+			"stdin";
+		if (!defs || cdefs_run(defs, name, p.decls, p.ndecls, &co, reg,
+				       d) < 0) {
+			if (!d->nerrors)
+				diag_error(d, none, "SYNTAX", "the script's "
+					   "type declarations failed");
+		}
+		cdefs_free(defs);
+	}
+	free(p.decls);
 	vec_free(&records);
 	strmap_free(&p.ints);
 	strmap_free(&p.aggs);
+	strmap_free(&p.typedefs);
 	return root;
 }
 

@@ -37,6 +37,18 @@ struct d_parser {
 	 * first assignment, for d_int_type */
 	struct strmap ints;
 	struct strmap aggs;        /* aggregations whose key widths are noted */
+	struct strmap typedefs;    /* the typedef names the script declares */
+	struct ctypes *reg;        /* where its C declarations go */
+	/* the script's struct, union, enum and typedef declarations, on
+	 * their own lines (the rest blank), for cdecl at the end (d.c) */
+	char *decls;
+	size_t ndecls, decls_cap;
+	unsigned decls_line;       /* the line decls ends on */
+	/* variables first assigned a pointer cast, and its type name */
+	struct d_ptr_var {
+		const char *name, *type;
+		struct d_ptr_var *next;
+	} *ptr_vars;
 };
 
 void d_next(struct d_parser *p);
@@ -107,6 +119,9 @@ int d_int_width_of(struct d_parser *p, const struct node *n);
 /* Note an assignment to a variable (N_VAR or N_MAP) for the above. */
 void d_note_assign(struct d_parser *p, const struct node *target,
 		   const struct node *value);
+/* The pointer type a variable was first assigned ("struct foo *"),
+ * or NULL. */
+const char *d_ptr_type(struct d_parser *p, const struct node *var);
 /* A declaration (`uint64_t x;`): the variable's type, unless known. */
 void d_declare_int(struct d_parser *p, const char *name, int type);
 

@@ -253,11 +253,29 @@ void d_note_assign(struct d_parser *p, const struct node *target,
 		   const struct node *value)
 {
 	const char *name = var_name(target);
+	if (name && value && value->kind == N_CAST &&
+	    strchr(value->u.cast.type_name, '*') && !d_ptr_type(p, target)) {
+		/* a pointer variable's type, for copyinto() */
+		struct d_ptr_var *v = arena_new(p->a, struct d_ptr_var);
+		v->name = name;
+		v->type = value->u.cast.type_name;
+		v->next = p->ptr_vars;
+		p->ptr_vars = v;
+	}
 	if (!name || !value || value->kind == N_CALL ||
 	    strmap_get(&p->ints, name) >= 0)
 		return;
 	/* the first assignment decides, as in D: the expression's type */
 	strmap_put(&p->ints, name, d_int_type_of(p, value));
+}
+
+const char *d_ptr_type(struct d_parser *p, const struct node *var)
+{
+	const char *name = var_name(var);
+	for (struct d_ptr_var *v = p->ptr_vars; v && name; v = v->next)
+		if (strcmp(v->name, name) == 0)
+			return v->type;
+	return NULL;
 }
 
 void d_declare_int(struct d_parser *p, const char *name, int type)
@@ -369,7 +387,7 @@ int d_int_type(const struct node *n)
 /* D's functions that sonde does not provide yet. */
 static const char *const d_missing_funcs[] = {
 
-	"copyinto", "copyout", "copyoutstr", "jstack", "uaddr", "alloca", "bcopy",
+	"copyout", "copyoutstr", "jstack", "uaddr", "bcopy",
 	"mutex_owned", "progenyof", "chill", "breakpoint", "panic",
 	"freopen", "ftruncate", "setopt", "inet_ntoa6", "ddi_pathname",
 	"cleanpath",
@@ -640,6 +658,27 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 		if (!arity(p, name, pos, args, 2, 2))
 			return NULL;
 		return call_with(p, pos, "__dtrace_copyin", args);
+	}
+	if (strcmp(name, "copyinto") == 0) {
+		/* copyinto(addr, size, dest): a statement (d_parser.c makes
+		 * it dest = (its pointer type)uptr(addr)) */
+		if (!arity(p, name, pos, args, 3, 3))
+			return NULL;
+		struct node *dest = args->v[2];
+		if (dest->kind != N_VAR && dest->kind != N_MAP) {
+			d_error(p, dest->pos, "copyinto( ) argument #3 must be a "
+				"variable that alloca( ) set, in sonde's D");
+			return NULL;
+		}
+		return call_with(p, pos, "__dtrace_copyinto", args);
+	}
+	if (strcmp(name, "alloca") == 0) {
+		/* scratch memory for copyinto() only: copyinto names the
+		 * user memory it copies (d_parser.c), so this is the NULL
+		 * it starts as */
+		if (!arity(p, name, pos, args, 1, 1))
+			return NULL;
+		return d_int(p, pos, 0);
 	}
 	if (strcmp(name, "stringof") == 0) {
 		if (!arity(p, name, pos, args, 1, 1))

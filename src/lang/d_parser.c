@@ -200,9 +200,15 @@ static const char *const int_types[][2] = {
 };
 
 /* After '(' when a type name follows: "(TYPE)expr". NULL if the
- * parenthesis holds no type name. */
-const char *d_cast_type(struct d_parser *p, bool *is_string, bool *is_ptr)
+ * parenthesis holds no type name. A struct, union or enum, or a typedef
+ * the script declared, is also named as C spells it in *ctype ("struct
+ * foo", "foo_t"; NULL for D's integer types), with the '*'s in *stars. */
+static const char *cast_type_c(struct d_parser *p, bool *is_string,
+			       bool *is_ptr, const char **ctype,
+			       unsigned *stars)
 {
+	*ctype = NULL;
+	*stars = 0;
 	if (p->tok.kind != DT_IDENT)
 		return NULL;
 	const char *w = p->tok.s;
@@ -213,10 +219,18 @@ const char *d_cast_type(struct d_parser *p, bool *is_string, bool *is_ptr)
 	if (strcmp(w, "string") == 0) {
 		*is_string = known = true;
 		d_next(p);
-	} else if (strcmp(w, "struct") == 0 || strcmp(w, "union") == 0) {
+	} else if (strcmp(w, "struct") == 0 || strcmp(w, "union") == 0 ||
+		   strcmp(w, "enum") == 0) {
 		d_next(p);
-		if (p->tok.kind == DT_IDENT)
+		if (p->tok.kind == DT_IDENT) {
+			*ctype = arena_printf(p->a, "%s %s", w, p->tok.s);
 			d_next(p);
+		}
+		known = true;
+		name = w[0] == 'e' ? "int32" : "uint64";
+	} else if (strmap_get(&p->typedefs, w) >= 0) {
+		*ctype = w;
+		d_next(p);
 		known = true;
 		name = "uint64";
 	} else {
@@ -252,15 +266,45 @@ const char *d_cast_type(struct d_parser *p, bool *is_string, bool *is_ptr)
 	}
 	if (!known)
 		return NULL;
-	while (d_accept(p, "*"))
+	while (d_accept(p, "*")) {
 		*is_ptr = true;
+		++*stars;
+	}
 	return name ? name : "uint64";
 }
 
-/* A constant of its D type (d_lexer.c): an int, or a constant past
- * int's range without a suffix, is the literal; any other (1U, 1L,
- * 1ULL, 0x80000000) a cast of it to its type, which gives the value
- * that type's arithmetic and d_int_type its type. */
+const char *d_cast_type(struct d_parser *p, bool *is_string, bool *is_ptr)
+{
+	const char *ctype;
+	unsigned stars;
+	return cast_type_c(p, is_string, is_ptr, &ctype, &stars);
+}
+
+/* (TYPE *)x: a pointer cast as C types it ("struct foo *", "int32 *"),
+ * so that members and *x read through it. copyin(addr, size) under one
+ * is the user address itself: what it points to is read from the
+ * traced process when a member is, not copied when copyin runs (the
+ * same bytes unless the program changes them in between). A cast of
+ * anything else to a pointer to an integer is read over, as before
+ * (the value stays an integer). */
+static struct node *pointer_cast(struct d_parser *p, struct pos pos,
+				 const char *name, const char *ctype,
+				 unsigned stars, struct node *x)
+{
+	bool copyin = x->kind == N_CALL &&
+		strcmp(x->u.call.name, "__dtrace_copyin") == 0;
+	if (!ctype && !copyin)
+		return x;
+	if (copyin)
+		x = d_call(p, pos, "uptr", x->u.call.args.v[0], NULL, NULL);
+	struct node *c = node_new(p->a, N_CAST, pos);
+	c->u.cast.type_name = arena_printf(p->a, "%s %.*s", ctype ? ctype :
+					   name, (int)(stars < 8 ? stars : 8),
+					   "********");
+	c->u.cast.expr = x;
+	return c;
+}
+
 static struct node *typed_constant(struct d_parser *p, const struct d_tok *t)
 {
 	struct node *n = d_int(p, t->pos, t->ival);
@@ -356,12 +400,25 @@ static struct node *parse_primary(struct d_parser *p)
 	case DT_OP:
 		if (d_accept(p, "(")) {
 			bool is_string, is_ptr;
-			const char *ty = d_cast_type(p, &is_string, &is_ptr);
+			const char *ctype;
+			unsigned stars;
+			const char *ty = cast_type_c(p, &is_string, &is_ptr,
+						     &ctype, &stars);
 			if (ty) {
 				if (!d_expect(p, ")"))
 					return NULL;
 				struct node *x = parse_unary(p);
-				if (!x || is_string || is_ptr)
+				if (x && is_ptr)
+					return pointer_cast(p, t.pos, ty, ctype,
+							    stars, x);
+				if (ctype && !is_ptr && x) {
+					d_error(p, t.pos, "a cast to %s is not "
+						"supported yet by sonde's D (only "
+						"to integers and pointers)",
+						ctype);
+					return NULL;
+				}
+				if (!x || is_string)
 					return x;
 				struct node *c = node_new(p->a, N_CAST, t.pos);
 				c->u.cast.type_name = ty;
@@ -469,26 +526,75 @@ static struct node *parse_unary(struct d_parser *p)
 		return leave(p, n);
 	}
 	if (t.kind == DT_IDENT && strcmp(t.s, "sizeof") == 0) {
-		/* sizeof(TYPE) of D's integer types and pointers */
+		/* sizeof(TYPE) of D's integer types, pointers, and the
+		 * structs, unions and typedefs the script declares (sonde's
+		 * sizeof of a C type name); sizeof EXPR of an expression */
 		d_next(p);
-		bool is_string, is_ptr;
-		const char *ty = d_accept(p, "(") ?
-			d_cast_type(p, &is_string, &is_ptr) : NULL;
-		if (!ty || is_string || !d_expect(p, ")")) {
+		bool paren = d_tok_is(&p->tok, "(");
+		bool is_string = false, is_ptr = false;
+		const char *ctype = NULL, *ty = NULL;
+		unsigned stars = 0;
+		if (paren) {
+			d_next(p);
+			ty = cast_type_c(p, &is_string, &is_ptr, &ctype, &stars);
+			if (!ty) {
+				p->parens++;
+				struct node *e = d_parse_expr(p);
+				p->parens--;
+				if (!e || !d_expect(p, ")"))
+					return leave(p, NULL);
+				return leave(p, d_call(p, t.pos, "sizeof", e,
+						       NULL, NULL));
+			}
+		}
+		if (!paren) {
+			struct node *e = parse_unary(p);
+			return leave(p, e ? d_call(p, t.pos, "sizeof", e, NULL,
+						   NULL) : NULL);
+		}
+		if (is_string || !d_expect(p, ")")) {
 			if (!p->bail)
-				d_error(p, t.pos, "sizeof is supported only of "
-					"integer and pointer types yet");
+				d_error(p, t.pos, "sizeof is not supported of "
+					"string yet");
 			p->bail = true;
 			return leave(p, NULL);
+		}
+		if (ctype && !is_ptr) {
+			struct node *id = node_new(p->a, N_IDENT, t.pos);
+			id->u.str.s = ctype;
+			id->u.str.len = (uint32_t)strlen(ctype);
+			return leave(p, d_call(p, t.pos, "sizeof", id, NULL, NULL));
 		}
 		uint64_t size = is_ptr ? 8 : strstr(ty, "64") ? 8 :
 			strstr(ty, "32") ? 4 : strstr(ty, "16") ? 2 : 1;
 		return leave(p, d_int(p, t.pos, size));
 	}
 	if (t.kind == DT_IDENT && strcmp(t.s, "offsetof") == 0) {
-		d_error(p, t.pos, "offsetof is not supported yet by sonde's D");
-		p->bail = true;
-		return leave(p, NULL);
+		/* offsetof(struct T, member), offsetof(T_t, member) */
+		d_next(p);
+		bool is_string, is_ptr;
+		const char *ctype = NULL;
+		unsigned stars;
+		if (!d_expect(p, "(") ||
+		    !cast_type_c(p, &is_string, &is_ptr, &ctype, &stars) ||
+		    !ctype || is_ptr || !d_expect(p, ",") ||
+		    p->tok.kind != DT_IDENT) {
+			if (!p->bail)
+				d_error(p, t.pos, "offsetof( ) takes a struct "
+					"or union type and a member name");
+			p->bail = true;
+			return leave(p, NULL);
+		}
+		struct node *ty = node_new(p->a, N_IDENT, t.pos);
+		ty->u.str.s = ctype;
+		ty->u.str.len = (uint32_t)strlen(ctype);
+		struct node *m = node_new(p->a, N_IDENT, p->tok.pos);
+		m->u.str.s = p->tok.s;
+		m->u.str.len = (uint32_t)strlen(p->tok.s);
+		d_next(p);
+		if (!d_expect(p, ")"))
+			return leave(p, NULL);
+		return leave(p, d_call(p, t.pos, "offsetof", ty, m, NULL));
 	}
 	return leave(p, parse_postfix(p));
 }
@@ -734,6 +840,25 @@ static struct node *parse_stmt(struct d_parser *p)
 		s->u.assign.target = e;
 		s->u.assign.value = v;
 		break;
+	}
+	if (!s && e->kind == N_CALL &&
+	    strcmp(e->u.call.name, "__dtrace_copyinto") == 0) {
+		/* copyinto(addr, size, dest): dest names the user memory at
+		 * addr, as a pointer of the type dest was given */
+		struct node *dest = e->u.call.args.v[2];
+		struct node *v = d_call(p, e->pos, "uptr", e->u.call.args.v[0],
+					NULL, NULL);
+		const char *ty = d_ptr_type(p, dest);
+		if (ty) {
+			struct node *c = node_new(p->a, N_CAST, e->pos);
+			c->u.cast.type_name = ty;
+			c->u.cast.expr = v;
+			v = c;
+		}
+		s = node_new(p->a, N_ASSIGN, e->pos);
+		s->u.assign.op = OP_NONE;
+		s->u.assign.target = dest;
+		s->u.assign.value = v;
 	}
 	if (!s) {
 		/* stack(), ustack() alone: the action that prints one */

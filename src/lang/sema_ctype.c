@@ -187,7 +187,8 @@ const struct type *sema_cast_ctype(struct sema *s, struct node *n,
 			   tn);
 		return NULL;
 	}
-	enum addr_space sp = is_int(from) && from->is_ptr && from->space ?
+	/* a pointer's space, or an integer's that uptr()/kptr() gave */
+	enum addr_space sp = is_int(from) && from->space ?
 		from->space : place ? from->space : sema_default_space(s);
 	if (place && !sp)
 		sp = sema_default_space(s);

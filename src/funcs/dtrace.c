@@ -71,7 +71,14 @@ static const struct type *check_print(struct sema *s, struct node *n)
 		fmt = "string \"%s\"\n";
 	else if (t->kind == TYPE_INT)
 		fmt = arg(n, 0)->u.ival == 8 ? "int64_t %#llx\n" : "int %#x\n";
-	else {
+	else if ((t->kind == TYPE_STRUCT || t->kind == TYPE_ARRAY) &&
+		 t->ctype) {
+		/* a C value: its bytes, printed by output/dprint.c */
+		struct event_spec e = { .kind = EV_PRINT_VALUE, .map_id = -1,
+					.args = type_tuple(s->a, 1, &t) };
+		sema_add_event(s, n, &e);
+		return type_none();
+	} else {
 		sema_error(s, arg(n, 1)->pos, "ARG_TYPE",
 			   "print( ) of a value of type '%s' is not supported "
 			   "yet", sema_tname(s, t));

@@ -820,10 +820,15 @@ static void d_text_event(struct output *o, struct sbuf *out, const char *type,
 	output_format_text.text_event(o, out, type, text, n, newline);
 }
 
-/* stack(), ustack(): "\n" and a line per frame, as dt_print_stack */
+/* stack(), ustack(): "\n" and a line per frame, as dt_print_stack;
+ * print() of a C struct, union or array: dt_print.c's layout */
 static void d_print_value(struct output *o, struct sbuf *out,
 			  const struct type *t, const uint8_t *data)
 {
+	if ((t->kind == TYPE_STRUCT || t->kind == TYPE_ARRAY) && t->ctype) {
+		dprint_value(o, out, t->ctype, data, t->size);
+		return;
+	}
 	if ((t->kind == TYPE_KSTACK || t->kind == TYPE_USTACK) &&
 	    o->have_hooks) {
 		o->hooks.stack(o->hooks.ctx, out, t, data, D_STACK_INDENT);

@@ -157,6 +157,10 @@ extern const struct output_format output_format_text;
 /* The format -f names (formats.c's list), or NULL. */
 const struct output_format *output_format_find(const char *name);
 
+/* ---- dprint.c: D's print() of a C struct, union or array value ------ */
+void dprint_value(struct output *o, struct sbuf *out, const struct ctype *t,
+		  const uint8_t *data, size_t size);
+
 /* ---- dtrace.c: D's records (EV_DTRACE_*) ---------------------------- */
 
 void dtrace_faults_end(struct output *o);

@@ -532,6 +532,23 @@ static struct node *parse_clause(struct d_parser *p, bool *records)
 			break;
 	}
 	p->profile_clause = p->return_clause = probe->u.probe.attach.n > 0;
+	/* a clause of one proc, sched or io probe: its args[] translated */
+	p->sdt_tracepoint = NULL;
+	for (uint32_t i = 0; i < probe->u.probe.attach.n; i++) {
+		const struct node *ap = probe->u.probe.attach.v[i];
+		const char *tp = NULL;
+		for (int k = 0; sdt_map[k].prov && ap->u.attach.desc; k++)
+			if (!strcmp(ap->u.attach.text + 11,
+				    sdt_map[k].tracepoint) &&
+			    !strncmp(ap->u.attach.text, "tracepoint:", 11))
+				tp = sdt_map[k].tracepoint;
+		if (!tp || (i && (!p->sdt_tracepoint ||
+				  strcmp(tp, p->sdt_tracepoint)))) {
+			p->sdt_tracepoint = NULL;
+			break;
+		}
+		p->sdt_tracepoint = tp;
+	}
 	for (uint32_t i = 0; i < probe->u.probe.attach.n; i++) {
 		const char *pv = probe->u.probe.attach.v[i]->u.attach.provider;
 		p->profile_clause &= pv && (!strcmp(pv, "profile") ||

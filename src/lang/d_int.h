@@ -26,6 +26,9 @@ struct d_parser {
 	bool return_clause;        /* every probe an fbt or pid return */
 	bool syscall_return;       /* every probe a syscall's return */
 	bool bail;                 /* too many errors: stop */
+	/* the tracepoint ("sched:sched_switch") every probe of the clause
+	 * is a proc, sched or io probe on, for args[] (d_translate.c) */
+	const char *sdt_tracepoint;
 	/* inline NAME = constant; (d.c), looked up by d_name */
 	struct d_inline {
 		const char *name;
@@ -102,6 +105,15 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 /* curpsinfo->MEMBER, curlwpsinfo->MEMBER: the members sonde has */
 struct node *d_psinfo(struct d_parser *p, const char *base,
 		      const char *member, struct pos pos);
+/* bufinfo_t's b_flags bits, as illumos's <sys/buf.h> has them */
+#define D_B_READ 0x40
+#define D_B_WRITE 0x100
+
+/* d_translate.c: args[arg] (member NULL) or args[arg]->member in a
+ * clause whose probes are on p->sdt_tracepoint; NULL after an error. */
+struct node *d_translate_arg(struct d_parser *p, uint32_t arg,
+			     const char *member, struct pos pos);
+
 /* A $macro variable: $1, $$1, $target, $pid ... */
 struct node *d_macro(struct d_parser *p, const struct d_tok *t);
 /* The D integer type (d_lexer.h's size | D_INT_UNSIGNED) of an

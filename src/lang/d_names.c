@@ -88,6 +88,10 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 	}
 	if (strcmp(name, "NULL") == 0)   /* D's <sys/null.h> NULL */
 		return d_int(p, pos, 0);
+	if (strcmp(name, "B_READ") == 0)   /* io.d's b_flags bits */
+		return d_int(p, pos, D_B_READ);
+	if (strcmp(name, "B_WRITE") == 0)
+		return d_int(p, pos, D_B_WRITE);
 	for (int i = 0; d_builtins[i].name; i++)
 		if (strcmp(d_builtins[i].name, name) == 0)
 			return d_builtin(p, pos, d_builtins[i].id, 0);
@@ -360,7 +364,8 @@ int d_int_type(const struct node *n)
 		return strcmp(n->u.field.name, "tgid") == 0 ? 4 :
 			8 | D_INT_UNSIGNED;
 	case N_CAST:
-		if (n->u.cast.expr->kind == N_FIELD)   /* ppid */
+		if (n->u.cast.expr->kind == N_FIELD &&   /* ppid */
+		    !strcmp(n->u.cast.type_name, "uint64"))
 			return d_int_type(n->u.cast.expr);
 		if (strchr(n->u.cast.type_name, '*'))  /* a pointer */
 			return 8 | D_INT_UNSIGNED;

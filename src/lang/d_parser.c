@@ -388,6 +388,23 @@ static struct node *parse_primary(struct d_parser *p)
 						"index from 0 to 9");
 					return NULL;
 				}
+				if (p->sdt_tracepoint) {
+					/* proc, sched, io: the translators' */
+					const char *m = NULL;
+					if (d_accept(p, "->")) {
+						if (p->tok.kind != DT_IDENT) {
+							d_error(p, p->tok.pos,
+								"a member name "
+								"must follow ->");
+							return NULL;
+						}
+						m = p->tok.s;
+						d_next(p);
+					}
+					return d_translate_arg(p,
+						(uint32_t)keys.v[0]->u.ival, m,
+						t.pos);
+				}
 				return d_builtin(p, t.pos, BI_ARG,
 						 (uint32_t)keys.v[0]->u.ival);
 			}

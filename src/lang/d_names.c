@@ -560,6 +560,14 @@ struct node *d_map_call(struct d_parser *p, const char *name,
 	if (strcmp(name, "trace") == 0 || strcmp(name, "print") == 0) {
 		if (!arity(p, name, pos, args, 1, 1))
 			return NULL;
+		const struct node *a0 = args->v[0];
+		if (a0->kind == N_MAP && a0->u.map.name[1] != '.') {
+			/* libdtrace's D_TRACE_AGG, D_PRINT_AGG */
+			d_error(p, a0->pos, "%s( ) may not be applied to an "
+				"aggregation%s", name, name[0] == 'p' ?
+				" -- did you mean printa()?" : "");
+			return NULL;
+		}
 		p->records = true;
 		int w = d_int_width_of(p, args->v[0]);
 		struct node *x = args->v[0];

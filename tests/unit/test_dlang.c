@@ -422,9 +422,65 @@ static void test_hostile(void)
 	free(m);
 }
 
+/* Integer constants' D types (the guide's "Constants", C's rules):
+ * size | D_INT_UNSIGNED from the suffix and the magnitude; decimal
+ * constants stay signed, octal and hexadecimal ones may be unsigned. */
+static void test_constant_types(void)
+{
+	static const struct { const char *text; uint8_t type; } c[] = {
+		{ "1", 4 }, { "2147483647", 4 }, { "2147483648", 8 },
+		{ "0x7fffffff", 4 }, { "0x80000000", 4 | D_INT_UNSIGNED },
+		{ "0xffffffff", 4 | D_INT_UNSIGNED },
+		{ "4294967295", 8 }, { "0x100000000", 8 },
+		{ "0xffffffffffffffff", 8 | D_INT_UNSIGNED },
+		{ "1u", 4 | D_INT_UNSIGNED }, { "1U", 4 | D_INT_UNSIGNED },
+		{ "1l", 8 }, { "1L", 8 }, { "1ll", 8 }, { "1LL", 8 },
+		{ "1ul", 8 | D_INT_UNSIGNED }, { "1LU", 8 | D_INT_UNSIGNED },
+		{ "1ULL", 8 | D_INT_UNSIGNED }, { "1llu", 8 | D_INT_UNSIGNED },
+		{ "0x80000000u", 4 | D_INT_UNSIGNED }, { "017", 4 },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct arena a;
+		struct diags d;
+		struct diag_source src = { "t", "" };
+		arena_init(&a);
+		diags_init(&d, &src);
+		struct d_lexer l;
+		struct d_tok t;
+		d_lex_init(&l, &a, c[i].text, &d);
+		d_lex_next(&l, &t);
+		char name[96];
+		snprintf(name, sizeof(name), "d lexer: %s has D type %#x",
+			 c[i].text, c[i].type);
+		CHECK(t.kind == DT_INT && t.itype == c[i].type && !d.nerrors,
+		      name);
+		diags_free(&d);
+		arena_free(&a);
+	}
+	/* suffixes C does not have */
+	static const char *const bad[] = { "1lL", "1uu", "1lul", "1lll" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct arena a;
+		struct diags d;
+		struct diag_source src = { "t", "" };
+		arena_init(&a);
+		diags_init(&d, &src);
+		struct d_lexer l;
+		struct d_tok t;
+		d_lex_init(&l, &a, bad[i], &d);
+		d_lex_next(&l, &t);
+		char name[96];
+		snprintf(name, sizeof(name), "d lexer: %s is BAD_INT", bad[i]);
+		CHECK(diags_has(&d, "BAD_INT"), name);
+		diags_free(&d);
+		arena_free(&a);
+	}
+}
+
 int main(void)
 {
 	test_tokens();
+	test_constant_types();
 	test_descriptions();
 	test_clauses();
 	test_hostile();

@@ -350,9 +350,10 @@ static int map_op(struct output *o, const struct event_spec *e, bool clear)
 	    !o->have_maps)
 		return -EINVAL;
 	/* bpftrace 0.17 zeroes a count() map without keys on clear(),
-	 * so `@ = count(); clear(@)` still prints "@: 0" (observed). */
+	 * so `@ = count(); clear(@)` still prints "@: 0" (observed). D's
+	 * trunc(@) removes it: nothing is printed. */
 	const struct map_spec *m = &o->prog->maps[e->map_id];
-	if (clear && !m->key_type && m->value_type &&
+	if (clear && !o->prog->dtrace.on && !m->key_type && m->value_type &&
 	    m->value_type->kind == TYPE_COUNT)
 		clear = false;
 	int (*op)(void *, uint32_t) = clear ? o->maps.clear : o->maps.zero;

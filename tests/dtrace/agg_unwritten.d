@@ -1,10 +1,13 @@
 /*
  * An aggregation no probe wrote has no data, so nothing of it is
  * printed at exit (a keyless count() too); one that was written
- * prints. The blank line is dtrace(8)'s at every exit.
+ * prints; trunc() removes what it held (nothing printed), clear() sets
+ * it to zero (a 0 printed). The blank line is dtrace(8)'s at every
+ * exit.
  * source: Dynamic Tracing Guide, "Aggregations" (the data of an
  * aggregation is printed at exit; an aggregation holds what its
- * probes recorded).
+ * probes recorded; "Clearing Aggregations", "Truncating
+ * aggregations").
  */
 #pragma D option quiet
 
@@ -20,5 +23,9 @@ syscall::getppid:entry
 BEGIN
 {
 	@once = count();
+	@truncated = count();
+	trunc(@truncated);
+	@cleared = count();
+	clear(@cleared);
 	exit(0);
 }

@@ -680,7 +680,8 @@ static void declare_vars(struct d_parser *p)
 		d_next(p);
 	}
 	if (p->tok.kind == DT_IDENT && (!strcmp(p->tok.s, "struct") ||
-					!strcmp(p->tok.s, "union")))
+					!strcmp(p->tok.s, "union") ||
+					!strcmp(p->tok.s, "enum")))
 		return;
 	bool is_string, is_ptr;
 	const char *ty = d_cast_type(p, &is_string, &is_ptr);
@@ -738,12 +739,30 @@ static void declaration(struct d_parser *p)
 		declare_vars(p);
 	const char *last = NULL;
 	int depth = 0;
+	/* an enum's body: its enumerators are names of constants */
+	bool enum_next = false, enumerator = false;
+	int enum_depth = -1;
 	while (!p->bail && p->tok.kind != DT_EOF) {
+		if (p->tok.kind == DT_IDENT && !strcmp(p->tok.s, "enum"))
+			enum_next = true;
 		if (d_tok_is(&p->tok, "{")) {
 			depth++;
 			body = true;
+			if (enum_next) {
+				enum_depth = depth;
+				enumerator = true;
+			}
+			enum_next = false;
 		} else if (d_tok_is(&p->tok, "}")) {
+			if (depth == enum_depth)
+				enum_depth = -1;
 			depth--;
+		} else if (depth == enum_depth && d_tok_is(&p->tok, ",")) {
+			enumerator = true;
+		} else if (depth == enum_depth && p->tok.kind == DT_IDENT &&
+			   enumerator) {
+			strmap_put(&p->enumerators, p->tok.s, 1);
+			enumerator = false;
 		} else if (d_tok_is(&p->tok, ";") && depth <= 0) {
 			/* a type's definition, for the C declarations (a
 			 * variable of a struct type is read over) */
@@ -887,6 +906,7 @@ static struct node *d_parse(struct arena *a, const char *text,
 	strmap_free(&p.ints);
 	strmap_free(&p.aggs);
 	strmap_free(&p.typedefs);
+	strmap_free(&p.enumerators);
 	return root;
 }
 

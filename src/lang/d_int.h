@@ -41,6 +41,7 @@ struct d_parser {
 	struct strmap ints;
 	struct strmap aggs;        /* aggregations whose key widths are noted */
 	struct strmap typedefs;    /* the typedef names the script declares */
+	struct strmap enumerators; /* and the names of its enums' constants */
 	struct ctypes *reg;        /* where its C declarations go */
 	/* the script's struct, union, enum and typedef declarations, on
 	 * their own lines (the rest blank), for cdecl at the end (d.c) */

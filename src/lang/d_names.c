@@ -88,6 +88,13 @@ struct node *d_name(struct d_parser *p, const char *name, struct pos pos)
 	}
 	if (strcmp(name, "NULL") == 0)   /* D's <sys/null.h> NULL */
 		return d_int(p, pos, 0);
+	if (strmap_get(&p->enumerators, name) >= 0) {
+		/* an enum's constant: its value from the C declarations */
+		struct node *id = node_new(p->a, N_IDENT, pos);
+		id->u.str.s = name;
+		id->u.str.len = (uint32_t)strlen(name);
+		return id;
+	}
 	if (strcmp(name, "B_READ") == 0)   /* io.d's b_flags bits */
 		return d_int(p, pos, D_B_READ);
 	if (strcmp(name, "B_WRITE") == 0)
@@ -343,6 +350,8 @@ int d_int_type(const struct node *n)
 						 var_name(n)) : -1;
 		return t > 0 ? t : 8;
 	}
+	case N_IDENT:   /* an enum's constant */
+		return 4;
 	case N_INT:
 		/* a constant D types otherwise is a cast (d_parser.c) */
 		return n->u.ival <= 0x7fffffff ? 4 : 8;

@@ -187,8 +187,11 @@ const struct type *sema_cast_ctype(struct sema *s, struct node *n,
 			   tn);
 		return NULL;
 	}
-	/* a pointer's space, or an integer's that uptr()/kptr() gave */
-	enum addr_space sp = is_int(from) && from->space ?
+	/* a pointer's space; in D also an integer's that uptr() gave
+	 * (copyin()'s address: lang/d_parser.c), where bpftrace 0.17 casts
+	 * by the probe's default */
+	enum addr_space sp = is_int(from) && from->space &&
+		(from->is_ptr || s->prog->dtrace.on) ?
 		from->space : place ? from->space : sema_default_space(s);
 	if (place && !sp)
 		sp = sema_default_space(s);

@@ -1,7 +1,8 @@
 /* d_int.h - inside the D front end: the parser (d_parser.c: clauses,
  * statements, expressions into ast.h's nodes), D's names for builtins
- * and functions (d_names.c) and the driver (d.c: pragmas, options,
- * probe descriptions into attach points). */
+ * and functions (d_names.c), top-level declarations (d_decls.c), the
+ * proc/sched/io translators (d_translate.c) and the driver (d.c:
+ * pragmas, options, probe descriptions into attach points). */
 #ifndef SONDE_D_INT_H
 #define SONDE_D_INT_H
 
@@ -74,6 +75,14 @@ void d_end_speculation(struct d_parser *p, struct node *probe);
 void d_merge_clauses(struct d_parser *p, struct node *root,
 		     struct frontend_settings *set);
 void d_add_exit(struct d_parser *p, struct node *probe);
+
+/* d_decls.c: whether the text at the lexer starts a top-level
+ * declaration (a type or storage word, then a blank); the declaration
+ * read (the lexer stops after its ';'); and, after the script, its
+ * type definitions into p->reg. */
+bool d_at_declaration(const struct d_lexer *l);
+void d_declaration(struct d_parser *p);
+void d_declare_types(struct d_parser *p);
 
 /* d_parser.c */
 struct node *d_parse_expr(struct d_parser *p);

@@ -537,9 +537,9 @@ static struct node *parse_clause(struct d_parser *p, bool *records)
 		const struct node *ap = probe->u.probe.attach.v[i];
 		const char *tp = NULL;
 		for (int k = 0; sdt_map[k].prov && ap->u.attach.desc; k++)
-			if (!strcmp(ap->u.attach.text + 11,
-				    sdt_map[k].tracepoint) &&
-			    !strncmp(ap->u.attach.text, "tracepoint:", 11))
+			if (!strncmp(ap->u.attach.text, "tracepoint:", 11) &&
+			    !strcmp(ap->u.attach.text + 11,
+				    sdt_map[k].tracepoint))
 				tp = sdt_map[k].tracepoint;
 		if (!tp || (i && (!p->sdt_tracepoint ||
 				  strcmp(tp, p->sdt_tracepoint)))) {

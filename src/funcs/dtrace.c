@@ -69,6 +69,10 @@ static const struct type *check_print(struct sema *s, struct node *n)
 	const char *fmt;
 	if (t->kind == TYPE_STR)
 		fmt = "string \"%s\"\n";
+	else if (t->kind == TYPE_INT && t->is_ptr && t->ctype)
+		/* a C pointer: its type as C names it, the address in hex */
+		fmt = arena_printf(s->a, "%s %%#llx\n",
+				   ctype_name(s->a, t->ctype));
 	else if (t->kind == TYPE_INT)
 		fmt = arg(n, 0)->u.ival == 8 ? "int64_t %#llx\n" : "int %#x\n";
 	else if ((t->kind == TYPE_STRUCT || t->kind == TYPE_ARRAY) &&

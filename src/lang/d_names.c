@@ -366,7 +366,10 @@ int d_int_type(const struct node *n)
 		default:
 			return 8;
 		}
-	case N_CALL:   /* index() and rindex() are D ints */
+	case N_CALL:   /* index() and rindex() are D ints, sizeof size_t */
+		if (strcmp(n->u.call.name, "sizeof") == 0 ||
+		    strcmp(n->u.call.name, "offsetof") == 0)
+			return 8 | D_INT_UNSIGNED;
 		return strcmp(n->u.call.name, "__dtrace_index") == 0 ||
 			strcmp(n->u.call.name, "__dtrace_rindex") == 0 ? 4 : 8;
 	case N_FIELD:   /* ppid */

@@ -584,7 +584,11 @@ static struct node *parse_unary(struct d_parser *p)
 		}
 		uint64_t size = is_ptr ? 8 : strstr(ty, "64") ? 8 :
 			strstr(ty, "32") ? 4 : strstr(ty, "16") ? 2 : 1;
-		return leave(p, d_int(p, t.pos, size));
+		/* D's sizeof is a size_t */
+		struct node *c = node_new(p->a, N_CAST, t.pos);
+		c->u.cast.type_name = "uint64";
+		c->u.cast.expr = d_int(p, t.pos, size);
+		return leave(p, c);
 	}
 	if (t.kind == DT_IDENT && strcmp(t.s, "offsetof") == 0) {
 		/* offsetof(struct T, member), offsetof(T_t, member) */

@@ -370,6 +370,12 @@ int d_int_type(const struct node *n)
 		if (strcmp(n->u.call.name, "sizeof") == 0 ||
 		    strcmp(n->u.call.name, "offsetof") == 0)
 			return 8 | D_INT_UNSIGNED;
+		/* htons() ... (d_subr.c): the width they convert at */
+		if (strcmp(n->u.call.name, "bswap") == 0 &&
+		    n->u.call.args.n == 1)
+			return d_int_type(n->u.call.args.v[0]);
+		if (strcmp(n->u.call.name, "rand") == 0)
+			return 4;
 		return strcmp(n->u.call.name, "__dtrace_index") == 0 ||
 			strcmp(n->u.call.name, "__dtrace_rindex") == 0 ? 4 : 8;
 	case N_FIELD:   /* ppid */

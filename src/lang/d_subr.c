@@ -96,11 +96,12 @@ struct node *d_subr_call(struct d_parser *p, const char *name,
 		if (!nargs_ok(p, name, pos, args, 1))
 			return NULL;
 		struct node *dev = cast(p, pos, "uint64", args->v[0]);
+		/* major_t and minor_t: uint_t */
 		if (name[3] == 'm' && name[4] == 'a')
-			return binop(p, pos, OP_SHR, dev,
-				     d_int(p, pos, LINUX_MINORBITS));
-		return binop(p, pos, OP_BAND, dev,
-			     d_int(p, pos, (1u << LINUX_MINORBITS) - 1));
+			return cast(p, pos, "uint32", binop(p, pos, OP_SHR, dev,
+				    d_int(p, pos, LINUX_MINORBITS)));
+		return cast(p, pos, "uint32", binop(p, pos, OP_BAND, dev,
+			    d_int(p, pos, (1u << LINUX_MINORBITS) - 1)));
 	}
 	if (strcmp(name, "inet_ntoa") == 0)
 		return nargs_ok(p, name, pos, args, 1) ?

@@ -3,6 +3,7 @@
 #include "compile.h"
 
 #include <errno.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,8 @@ struct expand_state {
 	const char *desc;          /* the front end's spelling of the point */
 	bool ctx_args;             /* the front end's (frontend.h) */
 	uint32_t block;
+	const regex_t *filter;     /* --probe-filter, or NULL */
+	size_t filtered;           /* probes it left out */
 	VEC(struct probe) probes;
 };
 
@@ -47,10 +50,16 @@ static int expand_emit(void *arg, const char *target, const char *func,
 	struct arena *a = st->prog->arena;
 	const char *pname = st->provider->keep_spelling && st->spelling ?
 		st->spelling : st->provider->name;
+	const char *name = probe_name(a, pname, target, func);
+	if (st->filter && !(st->provider->caps & PROBE_RUNS_ONCE) &&
+	    regexec(st->filter, name, 0, NULL, 0) != 0) {
+		st->filtered++;
+		return 0;
+	}
 	struct probe p = {
 		.provider = st->provider,
 		.caps = st->provider->caps,
-		.name = probe_name(a, pname, target, func),
+		.name = name,
 		.target = target ? arena_strdup(a, target) : NULL,
 		.func = func ? arena_strdup(a, func) : NULL,
 		.freq = freq,
@@ -89,6 +98,21 @@ static int expand_probes(struct node *root, struct program *prog,
 				   .ctx_args = o->frontend &&
 					       o->frontend->ctx_args };
 	int err = 0;
+	regex_t filter;
+	if (o->probe_filter) {
+		int rr = regcomp(&filter, o->probe_filter,
+				 REG_EXTENDED | REG_NOSUB);
+		if (rr != 0) {
+			char why[128];
+			regerror(rr, &filter, why, sizeof(why));
+			diag_error(d, (struct pos){ 0 }, "BAD_PARAM",
+				   "Invalid --probe-filter regex '%s': %s",
+				   o->probe_filter, why);
+			diags_free(&missing);
+			return -EINVAL;
+		}
+		st.filter = &filter;
+	}
 
 	for (uint32_t b = 0; b < root->u.list.n; b++) {
 		struct node *probe = root->u.list.v[b];
@@ -129,7 +153,7 @@ static int expand_probes(struct node *root, struct program *prog,
 				err = r;
 				continue;
 			}
-			if (st.probes.n == before) {
+			if (st.probes.n == before && !st.filtered) {
 				diag_error(d, ap->pos, "NO_MATCH",
 					   "probe '%s' matches nothing",
 					   ap->u.attach.text);
@@ -138,6 +162,19 @@ static int expand_probes(struct node *root, struct program *prog,
 		}
 	}
 	prog->nblocks = root->u.list.n;
+	if (st.filter) {
+		regfree(&filter);
+		bool any = false;
+		for (size_t i = 0; i < st.probes.n; i++)
+			any |= !(st.probes.v[i].caps & PROBE_RUNS_ONCE);
+		if (!any && !err) {
+			diag_error(d, (struct pos){ 0 }, "NO_MATCH",
+				   "No probes to attach: --probe-filter '%s' "
+				   "matches none of the script's probes",
+				   o->probe_filter);
+			err = -ENOENT;
+		}
+	}
 	/* What probes name but this system lacks: skipped with a warning
 	 * while any probe remains (bpftrace 0.17 attaches the rest: its
 	 * tools name functions that differ between kernels and libraries),

@@ -34,6 +34,9 @@ struct compile_opts {
 	uint32_t ustack_copy;  /* else bytes of stack copied (0: default) */
 	int helper_check;      /* -k 1, -kk 2: helper errors become warnings */
 	enum dialect dialect;  /* --dialect */
+	/* --probe-filter REGEX (bpftrace 0.26): only the probes whose name
+	 * the extended regular expression matches, and BEGIN/END */
+	const char *probe_filter;
 	bool hist_sums;        /* hist()/lhist() keep their values' sum
 				* (program.h SONDE_HIST_SUM_BUCKET) */
 	/* D (frontend_dtrace): -q, -x options, and where the script's own

@@ -868,6 +868,7 @@ int main(int argc, char **argv)
 		.helper_check = o.helper_check,
 		.hist_sums = o.metrics != NULL,
 		.dialect = o.dialect,
+		.probe_filter = o.probe_filter,
 		.include_dirs = o.include_dirs,
 		.ninclude_dirs = o.ninclude_dirs,
 		.include_files = o.include_files,

@@ -40,6 +40,9 @@ void options_usage(FILE *f)
 	      "    -kk            check all bpf helper functions\n"
 	      "    -V, --version  sonde version\n"
 	      "    --no-warnings  disable all warning messages\n"
+	      "    --probe-filter REGEX\n"
+	      "                   only the probes whose name matches REGEX\n"
+	      "                   (BEGIN and END always run)\n"
 	      "\n"
 	      "TROUBLESHOOTING OPTIONS:\n"
 	      "    -v                      verbose messages\n"
@@ -145,7 +148,8 @@ int options_parse(int argc, char **argv, struct options *o)
 	       OPT_FLAMEGRAPH, OPT_FOLDED, OPT_ENGINE, OPT_INFO,
 	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE,
 	       OPT_METRICS, OPT_METRICS_LABELS, OPT_METRICS_MAPS, OPT_PPROF,
-	       OPT_PPROF_UNIT, OPT_FOLLOW_FORKS, OPT_DIALECT, OPT_VERIFY_IR };
+	       OPT_PPROF_UNIT, OPT_FOLLOW_FORKS, OPT_DIALECT, OPT_VERIFY_IR,
+	       OPT_PROBE_FILTER };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -172,6 +176,12 @@ int options_parse(int argc, char **argv, struct options *o)
 		 * sonde has no IR, and bpftrace 0.26's test runner passes
 		 * it to every command */
 		{ "verify-llvm-ir", no_argument, NULL, OPT_VERIFY_IR },
+		/* long forms of -p, -c and -o that bpftrace 0.2x accepts
+		 * (its runtime tests pass --pid, --cmd and --output) */
+		{ "pid", required_argument, NULL, 'p' },
+		{ "cmd", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "probe-filter", required_argument, NULL, OPT_PROBE_FILTER },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -273,6 +283,7 @@ int options_parse(int argc, char **argv, struct options *o)
 			}
 			break;
 		case OPT_VERIFY_IR: break;
+		case OPT_PROBE_FILTER: o->probe_filter = optarg; break;
 		case OPT_USTACK:
 			if (parse_ustack(optarg, o) < 0)
 				return EXIT_SCRIPT;

@@ -74,6 +74,7 @@ struct options {
 	bool usdt_file_activation;  /* --usdt-file-activation */
 	bool follow_forks;          /* --follow-forks */
 	enum dialect dialect;       /* --dialect=VERSION (0: 0.17) */
+	const char *probe_filter;   /* --probe-filter REGEX */
 	char **positional;
 	int npositional;
 	struct options_env env;     /* BPFTRACE_* */

@@ -349,11 +349,14 @@ void sema_add_maps(struct sema *s)
 			m->value->kind == TYPE_LHIST ||
 			m->value->kind == TYPE_TSERIES;
 		/* A keyless count() is one per-CPU slot that always exists,
-		 * as in bpftrace 0.17: never fired, it prints `@c: 0`. D's
+		 * as in bpftrace 0.17: never fired, it prints `@c: 0`, and
+		 * clear()/delete() zero it. bpftrace 0.26 keeps it as any
+		 * other map, so a cleared one is gone (its tests: basic
+		 * "clear count-map", stdlib "delete count-map"). D's
 		 * aggregation never written has no entry, and prints
 		 * nothing, as in DTrace. */
 		bool slot = !m->nkeys && m->value->kind == TYPE_COUNT &&
-			!s->prog->dtrace.on;
+			!s->prog->dtrace.on && s->prog->dialect < DIALECT_026;
 		struct map_spec spec = {
 			.name = m->name,
 			.kind = slot ? MAP_PERCPU_ARRAY :

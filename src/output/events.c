@@ -350,10 +350,12 @@ static int map_op(struct output *o, const struct event_spec *e, bool clear)
 	    !o->have_maps)
 		return -EINVAL;
 	/* bpftrace 0.17 zeroes a count() map without keys on clear(),
-	 * so `@ = count(); clear(@)` still prints "@: 0" (observed). D's
-	 * trunc(@) removes it: nothing is printed. */
+	 * so `@ = count(); clear(@)` still prints "@: 0" (observed);
+	 * 0.26 clears it as any map (its test basic "clear count-map").
+	 * D's trunc(@) removes it: nothing is printed. */
 	const struct map_spec *m = &o->prog->maps[e->map_id];
 	if (clear && !o->prog->dtrace.on && !m->key_type && m->value_type &&
+	    o->prog->dialect < DIALECT_026 &&
 	    m->value_type->kind == TYPE_COUNT)
 		clear = false;
 	int (*op)(void *, uint32_t) = clear ? o->maps.clear : o->maps.zero;

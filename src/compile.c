@@ -426,7 +426,7 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 	if (sr < 0 || d->nerrors)
 		goto fail;
 	add_user_map_limits(prog, map_keys_max);
-	config_map_decls(prog);
+	config_map_decls(prog, d);
 	if (prog->nskb_outputs) {
 		/* max_entries 0: the engine makes one slot per CPU */
 		struct map_spec skb = { .name = ".skb",

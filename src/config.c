@@ -235,10 +235,18 @@ static int map_decl(struct program *prog, const struct node *n,
 	return 0;
 }
 
-void config_map_decls(struct program *prog)
+void config_map_decls(struct program *prog, struct diags *d)
 {
 	for (uint32_t i = 0; i < prog->nmap_decls; i++) {
 		const struct map_decl *md = &prog->map_decls[i];
+		bool used = false;
+		for (uint32_t k = 0; k < prog->nmaps; k++)
+			used |= !strcmp(prog->maps[k].name, md->name);
+		/* bpftrace 0.24's words (0.26's map tests look for them); a
+		 * declaration is 0.24 syntax, so no 0.17 script sees it */
+		if (!used)
+			diag_warning(d, md->pos, "UNUSED_MAP", "Unused map: %s",
+				     md->name);
 		for (uint32_t k = 0; k < prog->nmaps; k++) {
 			struct map_spec *m = &prog->maps[k];
 			if (strcmp(m->name, md->name) != 0 || !m->nkeys ||

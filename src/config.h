@@ -16,7 +16,8 @@ int config_apply(struct node *root, struct program *prog,
 		 uint32_t *map_keys_max, struct diags *d);
 
 /* After sema: the declared maps (`let @m = lruhash(N);`) get their size
- * and kind. A declared map the script never uses is no map at all. */
-void config_map_decls(struct program *prog);
+ * and kind. A declared map the script never uses is no map at all, and
+ * a warning (bpftrace 0.24's "Unused map: @m"). */
+void config_map_decls(struct program *prog, struct diags *d);
 
 #endif

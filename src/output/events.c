@@ -140,7 +140,8 @@ void output_message(struct output *o, const char *level, const char *msg)
 
 /* bpftrace 0.17 has no words for this (with -k it repeats "Failed to
  * map_update_elem: Argument list too long (-7)" at every failure), so
- * sonde says it once per map, naming the map and the way out. */
+ * sonde says it once per map, naming the map and the way out; under
+ * --dialect=0.26 in 0.26's words. */
 void output_check_maps(struct output *o)
 {
 	if (!o || !o->have_maps || !o->maps.failures)
@@ -163,10 +164,20 @@ void output_check_maps(struct output *o)
 		char msg[512], size[48] = "";
 		if (cap)
 			snprintf(size, sizeof(size), " (%u entries)", cap);
-		snprintf(msg, sizeof(msg), "map %s is full%s: %llu update%s "
-			 "failed, new keys are dropped (BPFTRACE_MAP_KEYS_MAX "
-			 "raises the limit)", m->name, size,
-			 (unsigned long long)n, n == 1 ? "" : "s");
+		if (o->prog->dialect >= DIALECT_026)
+			/* 0.26's words (its map tests look for them), said
+			 * once per map as sonde does, not at every failure */
+			snprintf(msg, sizeof(msg), "Map full; can't update "
+				 "element. Try increasing max_map_keys config "
+				 "or manually setting the max entries in a map "
+				 "declaration e.g. `let %s = hash(5000)`",
+				 m->name);
+		else
+			snprintf(msg, sizeof(msg), "map %s is full%s: %llu "
+				 "update%s failed, new keys are dropped "
+				 "(BPFTRACE_MAP_KEYS_MAX raises the limit)",
+				 m->name, size, (unsigned long long)n,
+				 n == 1 ? "" : "s");
 		output_message(o, "warning", msg);
 	}
 }

@@ -795,6 +795,13 @@ out:
 /* Until run() begins, nothing needs undoing: SIGINT and SIGTERM keep
  * their default action and end sonde at once, as they end bpftrace
  * while it compiles. */
+/* -l's argument names a script rather than probes: a ".bt" file */
+static bool looks_like_script(const char *arg)
+{
+	size_t n = strlen(arg);
+	return n > 3 && strcmp(arg + n - 3, ".bt") == 0 && !strchr(arg, ':');
+}
+
 int main(int argc, char **argv)
 {
 	unsigned closed_fds = preflight_std_fds();
@@ -821,8 +828,16 @@ int main(int argc, char **argv)
 	if (o.pid && o.engine->preflight_pid && !o.list &&
 	    o.engine->preflight_pid(o.pid) < 0)
 		return EXIT_RUNTIME;
+	if (o.list && !dmode && o.dialect >= DIALECT_026 && o.list_pattern &&
+	    looks_like_script(o.list_pattern) && access(o.list_pattern, F_OK))
+		/* bpftrace 0.26's words (its test "warning on non existent
+		 * file"); it lists the probes of a script that exists,
+		 * which sonde does not yet */
+		log_warn("It appears that '%s' is a filename but the file "
+			 "does not exist. Treating '%s' as a search pattern.",
+			 o.list_pattern, o.list_pattern);
 	if (o.list && !dmode)
-		return provider_list_all(o.list_pattern, o.pid, stdout) < 0 ?
+		return provider_list_all(o.list_pattern, o.pid, o.dialect, stdout) < 0 ?
 			EXIT_SCRIPT : EXIT_OK;
 	if (o.cmd && preflight_command(o.cmd) < 0)
 		return EXIT_RUNTIME;

@@ -126,6 +126,33 @@ static int interval_process(const struct probe *p, struct process_req *req)
 	return 0;
 }
 
+int timer_list(const struct provider *pv, const char *pattern, FILE *out)
+{
+	static const char *const units[] = { "hz", "us", "ms", "s" };
+	if (provider_list_dialect() < DIALECT_026 ||
+	    !provider_list_wants(pv, pattern))
+		return 0;
+	int found = 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		char name[64], bare[64];
+		snprintf(name, sizeof(name), "%s:%s:", pv->name, units[i]);
+		snprintf(bare, sizeof(bare), "%s:%s", pv->name, units[i]);
+		if (provider_list_match(pv, pattern, name) ||
+		    provider_list_match(pv, pattern, bare)) {
+			fprintf(out, "%s\n", name);
+			found++;
+		}
+	}
+	return found;
+}
+
+extern const struct provider provider_interval;
+
+static int interval_list(const char *pattern, int pid, FILE *out)
+{
+	return timer_list(&provider_interval, pattern, out);
+}
+
 const struct provider provider_interval = {
 	.name = "interval",
 	.alias = "i",
@@ -135,4 +162,5 @@ const struct provider provider_interval = {
 	.caps = PROBE_REGS | PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM,
 	.attach = interval_attach,
 	.process = interval_process,
+	.list = interval_list,
 };

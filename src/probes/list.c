@@ -178,8 +178,17 @@ static int list_types(const char *type, const char *rest, int pid,
 	return found;
 }
 
-int provider_list_all(const char *pattern, int pid, FILE *out)
+static enum dialect list_dialect = DIALECT_017;
+
+enum dialect provider_list_dialect(void)
 {
+	return list_dialect;
+}
+
+int provider_list_all(const char *pattern, int pid, enum dialect dialect,
+		      FILE *out)
+{
+	list_dialect = dialect;
 	if (pattern) {
 		const char *bad = invalid_char(pattern);
 		if (bad) {

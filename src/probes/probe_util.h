@@ -49,6 +49,9 @@ bool provider_list_match(const struct provider *pv, const char *pattern,
 			 const char *name);
 /* Whether `pv` could list anything for `pattern` at all. */
 bool provider_list_wants(const struct provider *pv, const char *pattern);
+/* The dialect `-l` lists as (list.c, set by provider_list_all): from
+ * bpftrace 0.26 the timers and the software events' aliases list too. */
+enum dialect provider_list_dialect(void);
 
 /* Kernel function names (kfuncs.c): sorted, one of each. */
 struct kfuncs {
@@ -82,6 +85,8 @@ int timer_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 			     uint64_t freq),
 		 void *arg);
 int timer_attach(const struct probe *p, struct attach_req *req, bool all_cpus);
+/* -l under --dialect=0.26: interval:UNIT: and profile:UNIT: per unit */
+int timer_list(const struct provider *pv, const char *pattern, FILE *out);
 
 /* The perf counter providers (software, hardware) share one
  * table-driven implementation. */

@@ -12,6 +12,13 @@ static int profile_attach(const struct probe *p, struct attach_req *req)
 	return timer_attach(p, req, true);
 }
 
+extern const struct provider provider_profile;
+
+static int profile_list(const char *pattern, int pid, FILE *out)
+{
+	return timer_list(&provider_profile, pattern, out);
+}
+
 const struct provider provider_profile = {
 	.name = "profile",
 	.alias = "p",
@@ -20,4 +27,5 @@ const struct provider provider_profile = {
 	.prog_type = BPF_PROG_TYPE_PERF_EVENT,
 	.caps = PROBE_REGS | PROBE_KSTACK | PROBE_USTACK | PROBE_KERNEL_MEM,
 	.attach = profile_attach,
+	.list = profile_list,
 };

@@ -95,7 +95,8 @@ const struct provider *provider_find(const char *name);
 /* -l [PATTERN] (list.c): print every probe matching pattern (NULL: all)
  * as bpftrace 0.17 lists them. Returns how many, or -EINVAL for a pattern
  * bpftrace's lexer refuses (the error printed). */
-int provider_list_all(const char *pattern, int pid, FILE *out);
+int provider_list_all(const char *pattern, int pid, enum dialect dialect,
+		      FILE *out);
 
 /* Diagnostics of probe expansion that say the SYSTEM lacks what a valid
  * script names (exit status 2, as a run-time failure), rather than that

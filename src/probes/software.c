@@ -108,6 +108,18 @@ int perf_counter_list(const struct perf_counter *tab, unsigned n,
 			fprintf(out, "%s\n", name);
 			found++;
 		}
+		/* bpftrace 0.26 lists an event's alias too (its test:
+		 * -l "software:*" shows software:cpu:) */
+		if (!tab[i].alias[0] ||
+		    provider_list_dialect() < DIALECT_026)
+			continue;
+		snprintf(name, sizeof(name), "%s:%s:", pv->name, tab[i].alias);
+		snprintf(bare, sizeof(bare), "%s:%s", pv->name, tab[i].alias);
+		if (provider_list_match(pv, pattern, name) ||
+		    provider_list_match(pv, pattern, bare)) {
+			fprintf(out, "%s\n", name);
+			found++;
+		}
 	}
 	return found;
 }

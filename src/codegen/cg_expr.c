@@ -178,7 +178,20 @@ static struct cval binop(struct cg *cg, const struct node *n)
 	}
 	struct cval a = cg_expr(cg, l);
 	struct cval b = cg_expr(cg, r);
-	return arith(cg, op, a, b, n->type);
+	if (!n->u.binop.zero_warn)
+		return arith(cg, op, a, b, n->type);
+	/* --dialect=0.26: a divisor of 0 warns and gives 1 (sema.c) */
+	vreg bv = cg_reg(cg, b), d = ir_vreg(cg->ir);
+	uint32_t nonzero = ir_label(cg->ir), done = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JNE, bv, 0, nonzero);
+	cg_expr(cg, n->u.binop.zero_warn);
+	ir_movi(cg->ir, d, 1);
+	ir_ja(cg->ir, done);
+	ir_place(cg->ir, nonzero);
+	ir_mov(cg->ir, d, cg_reg(cg, arith(cg, op, a, cg_regval(bv, r->type),
+					   n->type)));
+	ir_place(cg->ir, done);
+	return cg_regval(d, n->type);
 }
 
 static struct cval unop(struct cg *cg, const struct node *n)

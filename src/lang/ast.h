@@ -185,6 +185,10 @@ struct node {
 		struct {
 			enum op op;
 			struct node *lhs, *rhs;
+			/* sema, --dialect=0.26, '/' and '%': a warnf() call
+			 * made for a divisor of 0 (the result is then 1),
+			 * or NULL */
+			struct node *zero_warn;
 		} binop;
 		struct {
 			enum op op;

@@ -359,6 +359,26 @@ static bool truth_op(enum op op)
 	}
 }
 
+/* bpftrace 0.26 gives 1 for x / 0 and x % 0, with a warning at run time
+ * (its regression tests zero_divide, zero_modulo expect both); 0.17's
+ * BPF division gives 0 and x. The warning is a warnf() of its words,
+ * made once and checked as any call. */
+static void zero_divisor_warning(struct sema *s, struct node *n)
+{
+	if (!n->u.binop.zero_warn) {
+		struct node *c = node_new(s->a, N_CALL, n->pos);
+		struct node *f = node_new(s->a, N_STR, n->pos);
+		f->u.str.s = "Divide or modulo by 0 detected. This can lead "
+			"to unexpected results. 1 is being used as the result.";
+		f->u.str.len = (uint32_t)strlen(f->u.str.s);
+		c->u.call.name = "warnf";
+		if (node_list_push(s->a, &c->u.call.args, f) < 0)
+			return;
+		n->u.binop.zero_warn = c;
+	}
+	sema_expr(s, n->u.binop.zero_warn);
+}
+
 static const struct type *binop(struct sema *s, struct node *n)
 {
 	const struct type *l = sema_expr(s, n->u.binop.lhs);
@@ -372,6 +392,10 @@ static const struct type *binop(struct sema *s, struct node *n)
 		return p;
 	if (is_int(l) && is_int(r)) {
 		sign_warnings(s, n->pos, op, n->u.binop.lhs, l, n->u.binop.rhs, r);
+		if ((op == OP_DIV || op == OP_MOD) &&
+		    s->prog->dialect >= DIALECT_026 &&
+		    n->u.binop.rhs->kind != N_INT)
+			zero_divisor_warning(s, n);
 		if (truth_op(op) && (s->prog->dialect >= DIALECT_024 ||
 				     (l->is_bool && r->is_bool)))
 			return type_bool();

@@ -880,7 +880,9 @@ int main(int argc, char **argv)
 		.map_keys_max = o.env.map_keys_max,
 		.dump_ast = o.dump && strcmp(o.dump, "ast") == 0 ? stdout : NULL,
 		.ustack_fp = o.ustack_fp, .ustack_copy = o.ustack_copy,
-		.helper_check = o.helper_check,
+		/* 0.26's -k checks reads and lookups too (0.17's -kk) */
+		.helper_check = o.dialect >= DIALECT_026 && o.helper_check ?
+			2 : o.helper_check,
 		.hist_sums = o.metrics != NULL,
 		.dialect = o.dialect,
 		.probe_filter = o.probe_filter,

@@ -95,6 +95,25 @@ static void text_helper_error(struct output *o, struct sbuf *out,
 			 strerror((int)-ret) : "unknown error", (long long)ret);
 	else
 		snprintf(err, sizeof(err), "%lld", (long long)ret);
+	if (p->dialect >= DIALECT_026) {
+		/* 0.26's words: what failed, then the helper and its
+		 * return (its test other "runtime_error_check_lookup") */
+		const char *msg = err;
+		if (!strcmp(e->fmt, "map_lookup_elem"))
+			msg = "Can't lookup map element because it does not "
+				"exist.";
+		else if (!strcmp(e->fmt, "map_delete_elem") && ret == -2)
+			msg = "Can't delete map element because it does not "
+				"exist.";
+		else if (ret < 0 && ret > -4096)
+			msg = strerror((int)-ret);
+		sbuf_printf(out, "%s:%u:%u-%u: WARNING: %s\nAdditional Info - "
+			    "helper: %s, retcode: %lld\n",
+			    p->src_name ? p->src_name : "stdin", line, col,
+			    col + len, msg, e->fmt, (long long)ret);
+		output_source_excerpt(o, out, e->pos);
+		return;
+	}
 	sbuf_printf(out, "%s:%u:%u-%u: WARNING: Failed to %s: %s\n",
 		    p->src_name ? p->src_name : "stdin", line, col, col + len,
 		    e->fmt, err);

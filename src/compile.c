@@ -444,3 +444,32 @@ fail:
 	program_free(prog);
 	return NULL;
 }
+
+int compile_attach_points(const struct compile_opts *o, struct diags *d,
+			  int (*each)(void *arg, const char *text), void *arg)
+{
+	struct arena *a = malloc(sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	arena_init(a);
+	struct program *prog = arena_new(a, struct program);
+	prog->arena = a;
+	prog->ringbuf_map = prog->globals_map = prog->skb_map = -1;
+	prog->ctypes = ctypes_new(a);
+	prog->dialect = o->dialect;
+	struct sema_opts sopts = { 0 };
+	split_named(prog, o, &sopts);
+	struct node *root = parse_script(prog, o, d);
+	uint32_t keys_max = 0;
+	int r = 0;
+	if (!root || d->nerrors ||
+	    config_apply(root, prog, &keys_max, d) < 0 || d->nerrors)
+		r = -EINVAL;
+	for (uint32_t b = 0; !r && b < root->u.list.n; b++) {
+		const struct node *probe = root->u.list.v[b];
+		for (uint32_t i = 0; !r && i < probe->u.probe.attach.n; i++)
+			r = each(arg, probe->u.probe.attach.v[i]->u.attach.text);
+	}
+	program_free(prog);
+	return r;
+}

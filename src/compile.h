@@ -56,4 +56,11 @@ struct compile_opts {
  * frees it with program_free() (program.h). */
 struct program *compile(const struct compile_opts *opts, struct diags *d);
 
+/* `-l -e PROGRAM` and `-l FILE` (bpftrace 0.26): parse the script and
+ * call each() with every attach point as written, in order; stops at a
+ * non-zero return. 0, each()'s return, or -EINVAL with the script's
+ * errors in `d`. */
+int compile_attach_points(const struct compile_opts *opts, struct diags *d,
+			  int (*each)(void *arg, const char *text), void *arg);
+
 #endif

@@ -795,6 +795,66 @@ out:
 /* Until run() begins, nothing needs undoing: SIGINT and SIGTERM keep
  * their default action and end sonde at once, as they end bpftrace
  * while it compiles. */
+static bool is_regular_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+struct list_arg {
+	const struct options *o;
+	int found;
+};
+
+static int list_attach_point(void *arg, const char *text)
+{
+	struct list_arg *la = arg;
+	int r = provider_list_all(text, la->o->pid, la->o->dialect, stdout);
+	if (r > 0)
+		la->found += r;
+	return 0;
+}
+
+/* `-l -e PROGRAM`, `-l FILE` under --dialect=0.26: what each of the
+ * script's attach points lists (bpftrace.adoc "Listing Probes": "can be
+ * combined with -e or filename args to see all the probes that a
+ * program would attach to"); 0.17 ignores the program and lists all. */
+static int list_script(const struct options *o)
+{
+	size_t len = 0;
+	char *text = NULL;
+	const char *name = "stdin";
+	if (!o->program_text) {
+		text = read_file(o->list_pattern, &len);
+		if (!text) {
+			log_error("failed to open file '%s': %s",
+				  o->list_pattern, strerror(errno));
+			return EXIT_SCRIPT;
+		}
+		name = o->list_pattern;
+	}
+	struct diag_source src = {
+		.name = name, .text = text ? text : o->program_text,
+	};
+	struct diags d;
+	diags_init(&d, &src);
+	struct compile_opts co = {
+		.name = src.name, .text = src.text,
+		.positional = o->positional, .npositional = o->npositional,
+		.pid = o->pid, .cmd = o->cmd, .dialect = o->dialect,
+		.include_dirs = o->include_dirs,
+		.ninclude_dirs = o->ninclude_dirs,
+		.include_files = o->include_files,
+		.ninclude_files = o->ninclude_files,
+	};
+	struct list_arg la = { .o = o };
+	int r = compile_attach_points(&co, &d, list_attach_point, &la);
+	diags_print(&d, stderr);
+	diags_free(&d);
+	free(text);
+	return r < 0 ? EXIT_SCRIPT : EXIT_OK;
+}
+
 /* -l's argument names a script rather than probes: a ".bt" file */
 static bool looks_like_script(const char *arg)
 {
@@ -828,11 +888,13 @@ int main(int argc, char **argv)
 	if (o.pid && o.engine->preflight_pid && !o.list &&
 	    o.engine->preflight_pid(o.pid) < 0)
 		return EXIT_RUNTIME;
+	if (o.list && !dmode && o.dialect >= DIALECT_026 &&
+	    (o.program_text || (o.list_pattern && is_regular_file(o.list_pattern))))
+		return list_script(&o);
 	if (o.list && !dmode && o.dialect >= DIALECT_026 && o.list_pattern &&
 	    looks_like_script(o.list_pattern) && access(o.list_pattern, F_OK))
 		/* bpftrace 0.26's words (its test "warning on non existent
-		 * file"); it lists the probes of a script that exists,
-		 * which sonde does not yet */
+		 * file") */
 		log_warn("It appears that '%s' is a filename but the file "
 			 "does not exist. Treating '%s' as a search pattern.",
 			 o.list_pattern, o.list_pattern);

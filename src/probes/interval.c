@@ -138,7 +138,7 @@ int timer_list(const struct provider *pv, const char *pattern, FILE *out)
 		snprintf(name, sizeof(name), "%s:%s:", pv->name, units[i]);
 		snprintf(bare, sizeof(bare), "%s:%s", pv->name, units[i]);
 		if (provider_list_match(pv, pattern, name) ||
-		    provider_list_match(pv, pattern, bare)) {
+		    provider_list_match_counted(pv, pattern, bare)) {
 			fprintf(out, "%s\n", name);
 			found++;
 		}

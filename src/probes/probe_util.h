@@ -47,6 +47,11 @@ void ap_set(struct attach_point *attach, const char *provider, const char *targe
  * pattern matches everything. */
 bool provider_list_match(const struct provider *pv, const char *pattern,
 			 const char *name);
+/* Under --dialect=0.26, an attach point with its count
+ * ("interval:ms:100", "hardware:cache-misses:10", as -l -e PROGRAM
+ * lists them) matches the probe `bare` ("interval:ms") it counts. */
+bool provider_list_match_counted(const struct provider *pv,
+				 const char *pattern, const char *bare);
 /* Whether `pv` could list anything for `pattern` at all. */
 bool provider_list_wants(const struct provider *pv, const char *pattern);
 /* The dialect `-l` lists as (list.c, set by provider_list_all): from

@@ -289,6 +289,21 @@ bool provider_list_match(const struct provider *pv, const char *pattern,
 	return glob_match(rest, name + plen);
 }
 
+bool provider_list_match_counted(const struct provider *pv,
+				 const char *pattern, const char *bare)
+{
+	if (!pattern || provider_list_dialect() < DIALECT_026)
+		return false;
+	const char *c1 = strchr(pattern, ':');
+	const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	char head[256];
+	if (!c2 || strchr(c2 + 1, ':') || !c2[1] ||
+	    (size_t)(c2 - pattern) >= sizeof(head))
+		return false;
+	snprintf(head, sizeof(head), "%.*s", (int)(c2 - pattern), pattern);
+	return provider_list_match(pv, head, bare);
+}
+
 /* Does the probe's program call bpf_override_return? */
 static bool calls_override(const struct probe *p)
 {

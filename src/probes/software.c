@@ -104,7 +104,8 @@ int perf_counter_list(const struct perf_counter *tab, unsigned n,
 		char bare[128];
 		snprintf(bare, sizeof(bare), "%s:%s", pv->name, tab[i].name);
 		if (provider_list_match(pv, pattern, name) ||
-		    provider_list_match(pv, pattern, bare)) {
+		    provider_list_match(pv, pattern, bare) ||
+		    provider_list_match_counted(pv, pattern, bare)) {
 			fprintf(out, "%s\n", name);
 			found++;
 		}
@@ -116,7 +117,8 @@ int perf_counter_list(const struct perf_counter *tab, unsigned n,
 		snprintf(name, sizeof(name), "%s:%s:", pv->name, tab[i].alias);
 		snprintf(bare, sizeof(bare), "%s:%s", pv->name, tab[i].alias);
 		if (provider_list_match(pv, pattern, name) ||
-		    provider_list_match(pv, pattern, bare)) {
+		    provider_list_match(pv, pattern, bare) ||
+		    provider_list_match_counted(pv, pattern, bare)) {
 			fprintf(out, "%s\n", name);
 			found++;
 		}

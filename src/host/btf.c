@@ -222,3 +222,110 @@ int kbtf_funcs_each(const char *pattern,
 	}
 	return 0;
 }
+
+static void dump_printf(void *ctx, const char *fmt, va_list ap)
+{
+	vfprintf(ctx, fmt, ap);
+}
+
+/* ID's definition: btf_dump writes the types it depends on first, so
+ * the definition is what follows the last line that opens it. */
+static int type_define(uint32_t id, const char *kw, const char *name,
+		       FILE *out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	if (!mem)
+		return -ENOMEM;
+	struct btf_dump *d = btf_dump__new(vmlinux.btf, dump_printf, mem, NULL);
+	int r = d ? btf_dump__dump_type(d, id) : -ENOMEM;
+	btf_dump__free(d);
+	if (fclose(mem) != 0)
+		r = -ENOMEM;
+	if (r >= 0 && buf) {
+		char head[300];
+		snprintf(head, sizeof(head), "%s %s {", kw, name);
+		const char *start = NULL;
+		size_t hl = strlen(head);
+		for (const char *p = buf; p && *p;) {
+			if (strncmp(p, head, hl) == 0)
+				start = p;
+			p = strchr(p, '\n');
+			if (p)
+				p++;
+		}
+		if (start)
+			fputs(start, out);
+	}
+	free(buf);
+	return r < 0 ? r : 1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int kbtf_types_print(const char *decl, bool verbose, FILE *out)
+{
+	static const struct { const char *kw; int kind, kind2; } kinds[] = {
+		{ "struct", BTF_KIND_STRUCT, BTF_KIND_STRUCT },
+		{ "union", BTF_KIND_UNION, BTF_KIND_UNION },
+		{ "enum", BTF_KIND_ENUM, BTF_KIND_ENUM64 },
+	};
+	size_t k = 0;
+	for (; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		size_t n = strlen(kinds[k].kw);
+		if (strncmp(decl, kinds[k].kw, n) == 0 && decl[n] == ' ')
+			break;
+	}
+	if (k == sizeof(kinds) / sizeof(kinds[0]))
+		return 0;
+	const char *name = decl + strlen(kinds[k].kw);
+	while (*name == ' ')
+		name++;
+	if (!*name)
+		return 0;
+	int r = vmlinux_load();
+	if (r < 0)
+		return r;
+	uint32_t n = btf__type_cnt(vmlinux.btf);
+	const char **names = malloc(sizeof(*names) * (n ? n : 1));
+	if (!names)
+		return -ENOMEM;
+	size_t m = 0;
+	for (uint32_t id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(vmlinux.btf, id);
+		int kind = t ? btf_kind(t) : -1;
+		if (kind != kinds[k].kind && kind != kinds[k].kind2)
+			continue;
+		const char *tn = btf__name_by_offset(vmlinux.btf, t->name_off);
+		if (tn && *tn && glob_match(name, tn))
+			names[m++] = tn;
+	}
+	qsort(names, m, sizeof(*names), cmp_str);
+	int found = 0;
+	for (size_t i = 0; i < m; i++) {
+		if (i && strcmp(names[i], names[i - 1]) == 0)
+			continue;    /* a name twice: its first definition */
+		if (!verbose) {
+			fprintf(out, "%s %s\n", kinds[k].kw, names[i]);
+			found++;
+			continue;
+		}
+		int id = btf__find_by_name_kind(vmlinux.btf, names[i],
+						kinds[k].kind);
+		if (id < 0 && kinds[k].kind2 != kinds[k].kind)
+			id = btf__find_by_name_kind(vmlinux.btf, names[i],
+						    kinds[k].kind2);
+		if (id < 0)
+			continue;
+		r = type_define((uint32_t)id, kinds[k].kw, names[i], out);
+		if (r < 0)
+			break;
+		found++;
+	}
+	free(names);
+	return r < 0 ? r : found;
+}

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define KFUNC_MAX_ARGS 12     /* MAX_BPF_FUNC_ARGS */
 
@@ -43,6 +44,13 @@ int kbtf_func(const char *name, struct kfunc_info *out);
  * or -errno. */
 int kbtf_funcs_each(const char *pattern,
 		    int (*fn)(void *arg, const char *name), void *arg);
+
+/* -l 'struct NAME' (also union, enum; NAME may hold '*' and '?'): the
+ * kernel's types of that name, one "struct NAME" line each, or with
+ * `verbose` (-lv) each one's C definition as libbpf's btf_dump writes
+ * it, as bpftrace lists them. Returns how many, 0 when DECL names no
+ * type kind or nothing matches, or -errno. */
+int kbtf_types_print(const char *decl, bool verbose, FILE *out);
 
 /* The kernel's BTF as a resolver of C types (types.h) for one program,
  * allocated in `a`: struct/union/enum tags, typedefs, enum constants and

@@ -24,6 +24,7 @@
 #include "../base/vec.h"
 #include "probe_util.h"
 #include "../base/glob.h"
+#include "../host/btf.h"
 
 /* The first byte bpftrace's lexer refuses in an attach point, or NULL:
  * bytes outside printable ASCII, quotes it has no rule for, and a
@@ -189,6 +190,29 @@ int provider_list_all(const char *pattern, int pid, enum dialect dialect,
 		      FILE *out)
 {
 	list_dialect = dialect;
+	/* 0.26 lists several patterns at once: 'kprobe:a,struct file' */
+	if (pattern && dialect >= DIALECT_026 && strchr(pattern, ',')) {
+		char *copy = strdup(pattern), *save = NULL;
+		if (!copy)
+			return -ENOMEM;
+		int found = 0, r = 0;
+		for (char *p = strtok_r(copy, ",", &save); p && r >= 0;
+		     p = strtok_r(NULL, ",", &save)) {
+			while (*p == ' ')
+				p++;
+			r = provider_list_all(p, pid, dialect, out);
+			if (r > 0)
+				found += r;
+		}
+		free(copy);
+		return r < 0 ? r : found;
+	}
+	/* a kernel type: 'struct task_struct' (-lv: its definition) */
+	if (pattern && !strchr(pattern, ':')) {
+		int r = kbtf_types_print(pattern, log_verbose, out);
+		if (r != 0)
+			return r;
+	}
 	if (pattern) {
 		const char *bad = invalid_char(pattern);
 		if (bad) {

@@ -469,8 +469,11 @@ struct node *parse_unary(struct parser *p)
 			break;
 		}
 		if (op == OP_NEG && e->kind == N_INT) {
-			/* "-5" is a literal, as in bpftrace */
+			/* "-5" is a literal, as in bpftrace; typed signed
+			 * here, so sema tells it from a literal past int64's
+			 * range (a uint64 in 0.26) */
 			e->u.ival = (uint64_t)-e->u.ival;
+			e->type = type_s64();
 			if (e->pos.line == t.pos.line) {
 				unsigned end = e->pos.col + e->pos.len;
 				e->pos.col = t.pos.col;

@@ -448,6 +448,12 @@ static const struct type *unop(struct sema *s, struct node *n)
 			return type_s64();
 		if (t->is_ptr)
 			return type_int(s->a, t->bits, t->is_signed);
+		/* ~10 is unsigned in 0.26, whose literals are (its test
+		 * basic "bitwise_not": 18446744073709551605) */
+		if (n->u.unop.op == OP_BNOT &&
+		    n->u.unop.operand->kind == N_INT &&
+		    s->prog->dialect >= DIALECT_026)
+			return type_u64();
 		return t;
 	}
 	sema_error(s, n->pos, "TYPE_MISMATCH",
@@ -624,6 +630,12 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 	switch (n->kind) {
 	case N_INT:   /* true and false come typed bool from the parser */
 		t = n->type && n->type->is_bool ? n->type : type_s64();
+		/* 0.26's literals are unsigned: one past int64's range
+		 * prints as written (0.17 wraps it negative) */
+		if (!t->is_bool && n->u.ival > (uint64_t)INT64_MAX &&
+		    (!n->type || !n->type->is_signed) &&
+		    s->prog->dialect >= DIALECT_026)
+			t = type_u64();
 		break;
 	case N_STR:
 		t = type_str(s->a, n->u.str.len + 1);

@@ -702,12 +702,29 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 
 static void stmt(struct sema *s, struct node *n);
 
+/* Whether n ends its probe's run: return, or exit() (which returns). */
+static bool ends_run(const struct node *n)
+{
+	if (n->kind == N_RETURN)
+		return true;
+	const struct node *e = n->kind == N_EXPR_STMT ? n->u.expr_stmt.expr :
+		NULL;
+	return e && e->kind == N_CALL && strcmp(e->u.call.name, "exit") == 0;
+}
+
 static void block(struct sema *s, struct node *b)
 {
 	if (!b)
 		return;
-	for (uint32_t i = 0; i < b->u.list.n; i++)
+	for (uint32_t i = 0; i < b->u.list.n; i++) {
 		stmt(s, b->u.list.v[i]);
+		/* 0.26 warns of what follows (its test other "exit with
+		 * unreachable code"); it never runs, in 0.17 either */
+		if (i + 1 < b->u.list.n && ends_run(b->u.list.v[i]) &&
+		    s->prog->dialect >= DIALECT_026 && s->final)
+			sema_warning(s, b->u.list.v[i + 1]->pos, "UNREACHABLE",
+				     "Unreachable statement");
+	}
 }
 
 static void cond(struct sema *s, struct node *c, const char *what)

@@ -658,9 +658,11 @@ static int run(const struct options *o, const struct program *prog)
 		/* bpftrace's test runner waits for this exact line. bpftrace
 		 * 0.17 writes it on stderr (src/bpftrace.cpp), so a command
 		 * piping the output (`| python3 -c 'json.load(...)'`) never
-		 * reads it as data. */
-		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
-		fflush(stderr);
+		 * reads it as data. 0.26 writes it on stdout (its tests
+		 * drop it with `| tail -n +2` before parsing the JSON). */
+		FILE *nf = prog->dialect >= DIALECT_026 ? stdout : stderr;
+		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", nf);
+		fflush(nf);
 	}
 	/* The last moment to give up before the -c command starts. */
 	if (cancel_requested())

@@ -69,7 +69,9 @@ static void scalar(struct sbuf *out, const struct ctype *t, const uint8_t *d,
 		number(out, v, (unsigned)(n > 8 ? 8 : n), t->is_signed);
 		return;
 	default:
-		sbuf_putc(out, '0');
+		/* a float: no value sonde reads; 0.26's JSON says null
+		 * (its test json-output "none type") */
+		sbuf_puts(out, st == CS_JSON26 ? "null" : "0");
 		return;
 	}
 }

@@ -90,17 +90,24 @@ static void unbounded_index(struct cg *cg, struct cplace *pl, vreg i,
  * zero-fills, so the element reads as 0: never the memory beside the
  * array, and the verifier sees the index bounded before it scales it. */
 static void bounded_index(struct cg *cg, struct cplace *pl, vreg i,
-			  uint32_t esize, uint32_t n)
+			  uint32_t esize, uint32_t n, const struct node *warn)
 {
 	vreg a = place_addr(cg, pl);
 	vreg sum = ir_vreg(cg->ir);
 	ir_movi(cg->ir, sum, 0);
-	uint32_t out = ir_label(cg->ir);
+	uint32_t out = ir_label(cg->ir), done = ir_label(cg->ir);
 	ir_jcci(cg->ir, BPF_JGE, i, n, out);
 	ir_alui(cg->ir, BPF_MUL, i, i, esize);
 	ir_mov(cg->ir, sum, a);
 	ir_alu(cg->ir, BPF_ADD, sum, sum, i);
-	ir_place(cg->ir, out);
+	if (warn) {   /* --dialect=0.26: said at run time (sema_index) */
+		ir_ja(cg->ir, done);
+		ir_place(cg->ir, out);
+		cg_expr(cg, warn);
+		ir_place(cg->ir, done);
+	} else {
+		ir_place(cg->ir, out);
+	}
 	pl->addr = sum;
 	pl->off = 0;
 }
@@ -156,11 +163,13 @@ static void place_of(struct cg *cg, const struct node *n, struct cplace *pl)
 			*pl = (struct cplace){ .remote = true, .addr = a,
 					       .off = pl->m.off,
 					       .space = AS_KERNEL };
-			bounded_index(cg, pl, i, esize, n_el);
+			bounded_index(cg, pl, i, esize, n_el,
+				      n->u.index.oob_warn);
 			return;
 		}
 		if (n_el)
-			bounded_index(cg, pl, i, esize, n_el);
+			bounded_index(cg, pl, i, esize, n_el,
+				      n->u.index.oob_warn);
 		else
 			unbounded_index(cg, pl, i, esize);
 		return;

@@ -223,6 +223,9 @@ struct node {
 		} tindex;
 		struct {
 			struct node *base, *index;
+			/* sema, --dialect=0.26: a warnf() call for an index
+			 * past a C array's end, or NULL */
+			struct node *oob_warn;
 		} index;
 		struct node_list list;
 		/* N_TUPLE: its elements are u.list (elems overlays it, the

@@ -361,22 +361,13 @@ static bool truth_op(enum op op)
 
 /* bpftrace 0.26 gives 1 for x / 0 and x % 0, with a warning at run time
  * (its regression tests zero_divide, zero_modulo expect both); 0.17's
- * BPF division gives 0 and x. The warning is a warnf() of its words,
- * made once and checked as any call. */
+ * BPF division gives 0 and x. */
 static void zero_divisor_warning(struct sema *s, struct node *n)
 {
-	if (!n->u.binop.zero_warn) {
-		struct node *c = node_new(s->a, N_CALL, n->pos);
-		struct node *f = node_new(s->a, N_STR, n->pos);
-		f->u.str.s = "Divide or modulo by 0 detected. This can lead "
-			"to unexpected results. 1 is being used as the result.";
-		f->u.str.len = (uint32_t)strlen(f->u.str.s);
-		c->u.call.name = "warnf";
-		if (node_list_push(s->a, &c->u.call.args, f) < 0)
-			return;
-		n->u.binop.zero_warn = c;
-	}
-	sema_expr(s, n->u.binop.zero_warn);
+	sema_runtime_warning(s, &n->u.binop.zero_warn, n->pos,
+			     "Divide or modulo by 0 detected. This can lead "
+			     "to unexpected results. 1 is being used as the "
+			     "result.");
 }
 
 static const struct type *binop(struct sema *s, struct node *n)

@@ -22,6 +22,22 @@ void sema_warning(struct sema *s, struct pos pos, const char *tag,
 	va_end(ap);
 }
 
+void sema_runtime_warning(struct sema *s, struct node **slot, struct pos pos,
+			  const char *text)
+{
+	if (!*slot) {
+		struct node *c = node_new(s->a, N_CALL, pos);
+		struct node *f = node_new(s->a, N_STR, pos);
+		f->u.str.s = text;
+		f->u.str.len = (uint32_t)strlen(text);
+		c->u.call.name = "warnf";
+		if (node_list_push(s->a, &c->u.call.args, f) < 0)
+			return;
+		*slot = c;
+	}
+	sema_expr(s, *slot);
+}
+
 bool sema_is_agg_call(const struct node *n)
 {
 	const struct func *f;

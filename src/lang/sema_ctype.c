@@ -330,6 +330,13 @@ const struct type *sema_index(struct sema *s, struct node *n)
 				   ctype_name(s->a, bt->ctype));
 			return NULL;
 		}
+		/* 0.26 warns at run time (its test array "array element
+		 * access - out of bounds runtime"); the read gives 0 */
+		if (ix->kind != N_INT && bt->ctype->nelems &&
+		    s->prog->dialect >= DIALECT_026)
+			sema_runtime_warning(s, &n->u.index.oob_warn, n->pos,
+					     "Array access out of bounds. This "
+					     "can lead to unexpected results.");
 	} else if ((elem = pointee_of(s, bt)) != NULL) {
 		if (elem->kind == CT_VOID || elem->size == 0) {
 			sema_error(s, n->pos, "BAD_INDEX", "cannot index '%s': its "

@@ -157,6 +157,11 @@ const struct type *sema_check_format(struct sema *s, struct node *n,
  * (@m[k]), else the whole map. NULL after an error. */
 struct sema_map *sema_map_arg(struct sema *s, struct node *n, bool keys);
 /* Add the call's event (final pass only) and set u.call.event_id. */
+/* A warning bpftrace 0.26 gives at run time (a zero divisor, an index
+ * out of bounds): a warnf() of TEXT at POS, made once into *slot and
+ * checked as any call; the code generator runs it where it applies. */
+void sema_runtime_warning(struct sema *s, struct node **slot, struct pos pos,
+			  const char *text);
 void sema_add_event(struct sema *s, struct node *n,
 		    const struct event_spec *e);
 /* The canonical provider name of a probe ("tracepoint", "BEGIN"). */

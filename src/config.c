@@ -117,7 +117,7 @@ static int bad_value(struct diags *d, struct arena *a, const struct node *as,
 }
 
 static int apply_one(struct program *prog, uint32_t *map_keys_max,
-		     const struct node *as, struct diags *d)
+		     const struct node *as, bool from_env, struct diags *d)
 {
 	struct arena *a = prog->arena;
 	const char *name = as->u.assign.target->u.str.s;
@@ -167,7 +167,7 @@ static int apply_one(struct program *prog, uint32_t *map_keys_max,
 	snprintf(env, sizeof(env), "BPFTRACE_%s", var->name);
 	for (char *e = env; *e; e++)
 		*e = (char)toupper((unsigned char)*e);
-	if (getenv(env))
+	if (getenv(env) && !from_env)
 		return 0;
 	switch (var->id) {
 	case CFG_STACK_MODE:
@@ -258,6 +258,63 @@ void config_map_decls(struct program *prog, struct diags *d)
 	}
 }
 
+/* bpftrace 0.20 named each config variable's environment variable after
+ * it (CHANGELOG 0.20.0: "Standardize config and env var names";
+ * language.md "Config Variables": stack_mode's is BPFTRACE_STACK_MODE),
+ * and the environment wins over a config block. The names 0.17 had
+ * already (LOG_SIZE, MAX_PROBES, ...) are options.c's, STACK_MODE is
+ * read above; these are the new ones, read from --dialect=0.20 on. */
+static int env_config(struct program *prog, uint32_t *map_keys_max,
+		      struct diags *d)
+{
+	static const char *const names[] = { "max_cat_bytes", "max_map_keys",
+		"max_strlen", "str_trunc_trailer", "cpp_demangle",
+		"lazy_symbolication", "show_debug_info", "on_stack_limit",
+		"missing_probes", "print_maps_on_exit", NULL };
+	struct arena *a = prog->arena;
+	int err = 0;
+	for (size_t i = 0; names[i]; i++) {
+		char env[64];
+		snprintf(env, sizeof(env), "BPFTRACE_%s", names[i]);
+		for (char *e = env; *e; e++)
+			*e = (char)toupper((unsigned char)*e);
+		const char *val = getenv(env);
+		if (!val)
+			continue;
+		struct pos pos = { 0, 0, 0 };
+		struct node *as = node_new(a, N_ASSIGN, pos);
+		struct node *name = node_new(a, N_IDENT, pos);
+		name->u.str.s = arena_strdup(a, names[i]);
+		name->u.str.len = (uint32_t)strlen(names[i]);
+		char *end;
+		unsigned long long num = strtoull(val, &end, 10);
+		struct node *v;
+		if (*val >= '0' && *val <= '9' && !*end) {
+			v = node_new(a, N_INT, pos);
+			v->u.ival = num;
+			/* strings live on the BPF stack in sonde: a longer
+			 * max_strlen is taken as its 200 (0.26's default is
+			 * 1024, and scripts set more), said once */
+			if (!strcmp(names[i], "max_strlen") && num > 200) {
+				diag_warning(d, pos, "BAD_CONFIG", "%s=%s: sonde's "
+					     "strings are at most 200 bytes; "
+					     "200 is used", env, val);
+				v->u.ival = 200;
+			}
+		} else {
+			bool word = !strcmp(val, "true") || !strcmp(val, "false");
+			v = node_new(a, word ? N_IDENT : N_STR, pos);
+			v->u.str.s = arena_strdup(a, val);
+			v->u.str.len = (uint32_t)strlen(val);
+		}
+		as->u.assign.target = name;
+		as->u.assign.value = v;
+		if (apply_one(prog, map_keys_max, as, true, d) < 0)
+			err = -EINVAL;
+	}
+	return err;
+}
+
 int config_apply(struct node *root, struct program *prog,
 		 uint32_t *map_keys_max, struct diags *d)
 {
@@ -297,9 +354,12 @@ int config_apply(struct node *root, struct program *prog,
 			continue;
 		}
 		for (uint32_t k = 0; k < n->u.list.n; k++)
-			if (apply_one(prog, map_keys_max, n->u.list.v[k], d) < 0)
+			if (apply_one(prog, map_keys_max, n->u.list.v[k], false,
+				      d) < 0)
 				err = -EINVAL;
 	}
+	if (prog->dialect >= DIALECT_020 && env_config(prog, map_keys_max, d) < 0)
+		err = -EINVAL;
 	root->u.list.n = w;
 	if (!w && !d->nerrors)
 		diag_error(d, (struct pos){ 0, 0, 0 }, "SYNTAX",

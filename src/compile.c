@@ -71,6 +71,15 @@ static int expand_emit(void *arg, const char *target, const char *func,
 		.fires_newest_first = st->provider->fires_newest_first,
 		.desc = st->desc,
 	};
+	/* A timer's software events (cpu-clock, task-clock: hrtimers)
+	 * fire in the order they were made, not newest first: 0.26 runs
+	 * their blocks in script order (its test probe "software_order"),
+	 * 0.17 attached them backwards as its other probes, unchanged. */
+	if (st->prog->dialect >= DIALECT_026 && target &&
+	    !strcmp(st->provider->name, "software") &&
+	    (!strcmp(target, "cpu-clock") || !strcmp(target, "cpu") ||
+	     !strcmp(target, "task-clock")))
+		p.fires_newest_first = false;
 	/* what its provider says of it, as data (program.h) */
 	if (st->provider->ctx_struct)
 		p.ctx_struct = st->provider->ctx_struct(&p, a);

@@ -524,6 +524,24 @@ static FILE *closed_stdout(void)
 /* Whether the program has only begin/end probes and would exit after
  * begin in its dialect: 0.24's and later, or a script spelling them
  * lowercase (which only 0.24 and later accept). */
+/* The probes the attach line counts: each one, or under --dialect=0.26
+ * each probe once however many places it has (a USDT probe at several
+ * sites: 0.26's usdt test "attach to multiple probes with different
+ * number of locations by wildcard" expects 3 for 6 sites). */
+static unsigned attach_count(const struct program *prog)
+{
+	if (prog->dialect < DIALECT_026)
+		return prog->nprobes;
+	/* a probe's sites are expanded one after another */
+	unsigned n = 0;
+	for (uint32_t i = 0; i < prog->nprobes; i++) {
+		const struct probe *p = &prog->probes[i], *q = p - 1;
+		n += !(i && q->block == p->block && p->name && q->name &&
+		       strcmp(q->name, p->name) == 0);
+	}
+	return n;
+}
+
 static bool only_run_once(const struct program *prog)
 {
 	bool lower = false;
@@ -638,7 +656,7 @@ static int run(const struct options *o, const struct program *prog)
 		goto out;
 	}
 	if (!o->quiet && !nowhere)
-		output_attaching(out, prog->nprobes);
+		output_attaching(out, attach_count(prog));
 	if (mx && !o->quiet)
 		fprintf(stderr, "sonde: serving metrics at %s\n", metrics_url(mx));
 	fflush(outf);

@@ -466,7 +466,8 @@ static void stddev(struct cg *cg, int map, struct cmem key, vreg x,
 
 /* bpftrace 0.17's log2 bucket: 0 for v < 0, 1 for 0, else 2 + floor(log2
  * v) found by a five-step binary search that, as in bpftrace, cannot
- * shift by more than 31 in total (values >= 2^32 land in bucket 33). */
+ * shift by more than 31 in total (values >= 2^32 land in bucket 33);
+ * under --dialect=0.26 a sixth step makes it exact. */
 static vreg hist_bucket(struct cg *cg, vreg x)
 {
 	struct ir *ir = cg->ir;
@@ -478,6 +479,17 @@ static vreg hist_bucket(struct cg *cg, vreg x)
 	ir_jcci(ir, BPF_JEQ, x, 0, done);
 	ir_mov(ir, v, x);
 	ir_movi(ir, b, 2);
+	if (cg->prog->dialect >= DIALECT_026) {
+		/* 0.26 buckets values >= 2^32 too (its test call
+		 * "hist_10g": 10G is in [8G, 16G)): a sixth step */
+		vreg t = ir_vreg(ir);
+		uint32_t low = ir_label(ir);
+		ir_alui(ir, BPF_RSH, t, v, 32);
+		ir_jcci(ir, BPF_JEQ, t, 0, low);
+		ir_mov(ir, v, t);
+		ir_alui(ir, BPF_ADD, b, b, 32);
+		ir_place(ir, low);
+	}
 	for (int i = 4; i >= 0; i--) {
 		int s = 1 << i;
 		uint32_t skip = ir_label(ir);

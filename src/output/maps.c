@@ -368,7 +368,13 @@ static void stats_json(const struct mctx *mc, struct sbuf *out,
 static void hist_label(struct sbuf *out, int power)
 {
 	char suffix = '\0';
-	if (power >= 40) {
+	if (power >= 60) {    /* only 0.26's buckets reach these */
+		suffix = 'E';
+		power -= 60;
+	} else if (power >= 50) {
+		suffix = 'P';
+		power -= 50;
+	} else if (power >= 40) {
 		suffix = 'T';
 		power -= 40;
 	} else if (power >= 30) {

@@ -72,6 +72,13 @@ struct engine_ops {
 	 * probe has stopped. */
 	int (*run_begin)(struct engine *e);
 	int (*run_end)(struct engine *e);
+	/* --mode bench: time each bench:NAME probe, in script order, and
+	 * report its average run in nanoseconds and how many runs. NULL:
+	 * the engine cannot run them. */
+	int (*run_bench)(struct engine *e,
+			 int (*report)(void *arg, const char *name,
+				       uint64_t avg_ns, uint64_t iters),
+			 void *arg);
 	/* D: run the dtrace:::ERROR probes once, their arg0..arg5 the
 	 * fault's (output_on_fault). NULL: the engine has none. */
 	int (*run_fault)(struct engine *e, const uint64_t args[6]);

@@ -542,6 +542,51 @@ static unsigned attach_count(const struct program *prog)
 	return n;
 }
 
+/* --mode bench: the results of the bench:NAME probes, printed together
+ * as one table; at most BENCH_MAX of them are kept. */
+#define BENCH_MAX 256
+struct benches {
+	const char *names[BENCH_MAX];
+	uint64_t avg[BENCH_MAX], iters[BENCH_MAX];
+	size_t n;
+};
+
+static int bench_report(void *arg, const char *name, uint64_t avg_ns,
+			uint64_t iters)
+{
+	struct benches *b = arg;
+	if (b->n < BENCH_MAX) {
+		b->names[b->n] = name;
+		b->avg[b->n] = avg_ns;
+		b->iters[b->n++] = iters;
+	}
+	return 0;
+}
+
+static int run_benches(const struct engine_ops *eng, struct engine *e,
+		       struct output *out)
+{
+	if (!eng->run_bench) {
+		log_error("--mode bench: bench probes run in the kernel "
+			  "engine only");
+		return -EOPNOTSUPP;
+	}
+	struct benches *b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	/* what BEGIN printed first, what the benches printed before
+	 * their table */
+	if (eng->drain)
+		eng->drain(e);
+	int r = eng->run_bench(e, bench_report, b);
+	if (r >= 0 && eng->drain)
+		eng->drain(e);
+	if (r >= 0)
+		output_bench(out, b->names, b->avg, b->iters, b->n);
+	free(b);
+	return r;
+}
+
 static bool only_run_once(const struct program *prog)
 {
 	bool lower = false;
@@ -699,6 +744,11 @@ static int run(const struct options *o, const struct program *prog)
 	 * them begin/end, which 0.17 refuses, is a 0.24 script. */
 	if (!o->cmd && !o->pid && only_run_once(prog))
 		rc.exit_requested = true;
+	if (o->bench) {
+		if (run_benches(eng, e, out) < 0)
+			goto out;
+		rc.exit_requested = true;
+	}
 	double last_compact = log_now_ms(), last_check = last_compact;
 	double run_start = last_compact;
 	int oerr = 0;

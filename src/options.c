@@ -40,6 +40,8 @@ void options_usage(FILE *f)
 	      "    -kk            check all bpf helper functions\n"
 	      "    -V, --version  sonde version\n"
 	      "    --no-warnings  disable all warning messages\n"
+	      "    --mode run|bench\n"
+	      "                   bench: time each bench:NAME probe, then end\n"
 	      "    --probe-filter REGEX\n"
 	      "                   only the probes whose name matches REGEX\n"
 	      "                   (BEGIN and END always run)\n"
@@ -149,7 +151,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE,
 	       OPT_METRICS, OPT_METRICS_LABELS, OPT_METRICS_MAPS, OPT_PPROF,
 	       OPT_PPROF_UNIT, OPT_FOLLOW_FORKS, OPT_DIALECT, OPT_VERIFY_IR,
-	       OPT_PROBE_FILTER };
+	       OPT_PROBE_FILTER, OPT_MODE, OPT_BENCH };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -182,6 +184,10 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "cmd", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "probe-filter", required_argument, NULL, OPT_PROBE_FILTER },
+		/* bpftrace 0.26: --mode bench runs the bench:NAME probes
+		 * (language.md "bench" spells it --bench) */
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "bench", no_argument, NULL, OPT_BENCH },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -284,6 +290,18 @@ int options_parse(int argc, char **argv, struct options *o)
 			break;
 		case OPT_VERIFY_IR: break;
 		case OPT_PROBE_FILTER: o->probe_filter = optarg; break;
+		case OPT_BENCH: o->bench = true; break;
+		case OPT_MODE:
+			if (strcmp(optarg, "bench") == 0)
+				o->bench = true;
+			else if (strcmp(optarg, "run") == 0)
+				o->bench = false;
+			else {
+				log_error("--mode: unknown mode '%s' (run or "
+					  "bench)", optarg);
+				return EXIT_SCRIPT;
+			}
+			break;
 		case OPT_USTACK:
 			if (parse_ustack(optarg, o) < 0)
 				return EXIT_SCRIPT;

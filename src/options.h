@@ -75,6 +75,7 @@ struct options {
 	bool follow_forks;          /* --follow-forks */
 	enum dialect dialect;       /* --dialect=VERSION (0: 0.17) */
 	const char *probe_filter;   /* --probe-filter REGEX */
+	bool bench;                 /* --mode bench: time the bench probes */
 	char **positional;
 	int npositional;
 	struct options_env env;     /* BPFTRACE_* */

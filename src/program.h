@@ -387,6 +387,7 @@ struct attach_req {
 	/* ATTACH_TEST_RUN: when */
 	bool at_end;               /* END rather than BEGIN */
 	bool on_fault;             /* D's dtrace:::ERROR: at each fault */
+	bool bench;                /* bench:NAME, run by --mode bench only */
 	/* ATTACH_TRACING: the kernel function's BTF id in vmlinux (the
 	 * program is loaded with it as attach_btf_id). */
 	uint32_t btf_id;

@@ -611,7 +611,7 @@ static int run_once(struct engine *e, bool at_end, bool on_fault,
 	for (uint32_t i = 0; i < e->nprobes; i++) {
 		struct engine_probe *ep = &e->probes[i];
 		if (!ep->has_req || ep->req.how != ATTACH_TEST_RUN ||
-		    ep->req.on_fault != on_fault)
+		    ep->req.on_fault != on_fault || ep->req.bench)
 			continue;
 		if (on_fault ? ep->prog_fd < 0 : ep->req.at_end != at_end)
 			continue;
@@ -707,6 +707,52 @@ int engine_run_fault(struct engine *e, const uint64_t args[6])
 int engine_run_begin(struct engine *e)
 {
 	return run_once(e, false, false, NULL);
+}
+
+/* --mode bench: each bench:NAME in script order, run back to back for
+ * about BENCH_BUDGET_MS (at most BENCH_MAX_ITERS times), timed from
+ * sonde: a raw tracepoint program's test run takes no repeat count, so
+ * each run is a BPF_PROG_TEST_RUN of its own and the average holds that
+ * system call's cost too. */
+#define BENCH_BUDGET_MS 100.0
+#define BENCH_MAX_ITERS 1000000u
+
+int engine_run_bench(struct engine *e,
+		     int (*report)(void *arg, const char *name,
+				   uint64_t avg_ns, uint64_t iters),
+		     void *arg)
+{
+	uint64_t ctx[12] = { 0 };
+	for (uint32_t i = 0; i < e->nprobes; i++) {
+		struct engine_probe *ep = &e->probes[i];
+		if (!ep->has_req || ep->req.how != ATTACH_TEST_RUN ||
+		    !ep->req.bench || ep->prog_fd < 0)
+			continue;
+		uint64_t iters = 0;
+		double t0 = log_now_ms(), t = t0;
+		while (iters < BENCH_MAX_ITERS && t - t0 < BENCH_BUDGET_MS &&
+		       !cancel_requested()) {
+			for (int k = 0; k < 100; k++, iters++) {
+				LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = ctx,
+					    .ctx_size_in = sizeof(ctx));
+				int r = bpf_prog_test_run_opts(ep->prog_fd, &o);
+				if (r < 0) {
+					log_error("probe %s: cannot run: %s",
+						  ep->probe->name,
+						  strerror(-r));
+					return r;
+				}
+			}
+			t = log_now_ms();
+		}
+		uint64_t avg = iters ? (uint64_t)((t - t0) * 1e6 / iters) : 0;
+		const char *name = ep->probe->func ? ep->probe->func :
+			ep->probe->name;
+		int r = report(arg, name, avg, iters);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 int engine_run_end(struct engine *e)
@@ -870,6 +916,7 @@ const struct engine_ops engine_kernel = {
 	.load = engine_load,
 	.attach = engine_attach,
 	.run_begin = engine_run_begin,
+	.run_bench = engine_run_bench,
 	.run_end = engine_run_end,
 	.run_fault = engine_run_fault,
 	.poll = engine_poll,

@@ -22,6 +22,10 @@ int engine_load(const struct program *prog, const struct engine_opts *opts,
 int engine_attach(struct engine *e);
 /* Run the BEGIN (or END) probes once. */
 int engine_run_begin(struct engine *e);
+int engine_run_bench(struct engine *e,
+		     int (*report)(void *arg, const char *name,
+				   uint64_t avg_ns, uint64_t iters),
+		     void *arg);
 int engine_run_end(struct engine *e);
 int engine_run_fault(struct engine *e, const uint64_t args[6]);
 /* Wait up to timeout_ms for events and dispatch them. Returns 1 if a

@@ -124,6 +124,41 @@ void output_lost(struct output *o, uint64_t n)
 	sbuf_free(&b);
 }
 
+void output_bench(struct output *o, const char *const *names,
+		  const uint64_t *avg_ns, const uint64_t *iters, size_t n)
+{
+	if (!o)
+		return;
+	struct sbuf b = { 0 };
+	if (strcmp(o->fmt->name, "json") == 0) {
+		for (size_t i = 0; i < n; i++) {
+			sbuf_puts(&b, "{\"type\": \"benchmark_result\", "
+				  "\"data\": {");
+			json_str(&b, names[i], strlen(names[i]));
+			sbuf_printf(&b, ": {\"average\": %llu, \"iters\": "
+				    "%llu}}}\n", (unsigned long long)avg_ns[i],
+				    (unsigned long long)iters[i]);
+		}
+	} else {
+		/* the name column at least 40 wide, as 0.26's */
+		int w = 40;
+		for (size_t i = 0; i < n; i++)
+			if (strlen(names[i]) > (size_t)w && strlen(names[i]) < 4096)
+				w = (int)strlen(names[i]);
+		sbuf_printf(&b, "%-*s%-15s%s\n", w + 1, "Benchmark", "Time(ns)",
+			    "Iterations");
+		for (int k = 0; k < w + 1 + 15 + 10; k++)
+			sbuf_putc(&b, '-');
+		sbuf_putc(&b, '\n');
+		for (size_t i = 0; i < n; i++)
+			sbuf_printf(&b, "%-*s%-15llu%llu\n", w + 1, names[i],
+				    (unsigned long long)avg_ns[i],
+				    (unsigned long long)iters[i]);
+	}
+	output_write(o, &b);
+	sbuf_free(&b);
+}
+
 void output_message(struct output *o, const char *level, const char *msg)
 {
 	if (!level)

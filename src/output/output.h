@@ -89,6 +89,11 @@ void output_stop_commands(struct output *o);
  * Without it (or dtrace.has_error), a fault prints DTrace's message. */
 void output_on_fault(struct output *o,
 		     int (*fn)(void *ctx, const uint64_t args[6]), void *ctx);
+/* --mode bench's results (bench:NAME probes, in order): bpftrace 0.26's
+ * table (Benchmark, Time(ns), Iterations) or a JSON "benchmark_result"
+ * line each. */
+void output_bench(struct output *o, const char *const *names,
+		  const uint64_t *avg_ns, const uint64_t *iters, size_t n);
 /* A run-time warning or error in the chosen format. */
 void output_message(struct output *o, const char *level, const char *msg);
 /* Warn, once per map, about user maps whose updates failed (full). */

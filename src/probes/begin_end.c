@@ -113,6 +113,47 @@ const struct provider provider_end = {
 	.process = end_process,
 };
 
+/* bench:NAME (bpftrace 0.26, language.md "bench"): run over and over by
+ * `--mode bench` to time it, after BEGIN; ignored otherwise. */
+static int bench_parse(struct attach_point *attach, struct expand_ctx *ctx)
+{
+	struct ap_parts parts;
+	ap_split(ctx->arena, attach->text, &parts);
+	if (parts.n != 2 || !*parts.v[1])
+		return ap_error(attach, ctx, "bench probe type requires 1 "
+				"argument: bench:NAME");
+	if (ap_has_wildcard(parts.v[1]))
+		return ap_error(attach, ctx, "wildcards are not allowed for "
+				"bench probe type");
+	ap_set(attach, "bench", NULL, parts.v[1], 0);
+	return 0;
+}
+
+static int bench_expand(const struct attach_point *attach,
+			struct expand_ctx *ctx,
+			int (*emit)(void *arg, const char *target,
+				    const char *func, uint64_t freq),
+			void *arg)
+{
+	return emit(arg, NULL, attach->func, 0);
+}
+
+static int bench_attach(const struct probe *p, struct attach_req *req)
+{
+	req->how = ATTACH_TEST_RUN;
+	req->bench = true;
+	return 1;
+}
+
+const struct provider provider_bench = {
+	.name = "bench",
+	.parse = bench_parse,
+	.expand = bench_expand,
+	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
+	.caps = PROBE_RUNS_ONCE | PROBE_USTACK,
+	.attach = bench_attach,
+};
+
 /* arg0..arg5 are the context's words, as a raw tracepoint's */
 const struct provider provider_error = {
 	.name = "ERROR",

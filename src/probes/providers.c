@@ -12,7 +12,8 @@
 #include "probe_util.h"
 #include "../base/glob.h"
 
-extern const struct provider provider_asyncwatchpoint, provider_begin,
+extern const struct provider provider_asyncwatchpoint, provider_bench,
+	provider_begin,
 	provider_end, provider_error,
 	provider_fentry, provider_fexit,
 	provider_hardware, provider_interval, provider_iter, provider_kprobe,
@@ -24,6 +25,7 @@ extern const struct provider provider_asyncwatchpoint, provider_begin,
 const struct provider *const providers[] = {
 	&provider_asyncwatchpoint,
 	&provider_begin,
+	&provider_bench,
 	&provider_end,
 	&provider_error,
 	&provider_fentry,

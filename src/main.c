@@ -25,6 +25,7 @@
 #include "cmdcheck.h"
 #include "compile.h"
 #include "dtrace_cli.h"
+#include "elf/elf.h"
 #include "engine.h"
 #include "export/metrics.h"
 #include "export/pprof.h"
@@ -945,6 +946,7 @@ int main(int argc, char **argv)
 	o.stdout_closed = closed_fds & (1u << STDOUT_FILENO);
 	if (r)
 		return r;
+	elf_debuginfo_dirs(o.debuginfo, o.ndebuginfo);
 	if (o.info)
 		return info_print(stdout) < 0 ? EXIT_RUNTIME : EXIT_OK;
 	/* What would fail only after attaching fails now. */

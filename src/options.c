@@ -40,6 +40,9 @@ void options_usage(FILE *f)
 	      "    -kk            check all bpf helper functions\n"
 	      "    -V, --version  sonde version\n"
 	      "    --no-warnings  disable all warning messages\n"
+	      "    --debuginfo DIR[:DIR]\n"
+	      "                   also look for the debug files of stripped\n"
+	      "                   programs there (matched by build ID)\n"
 	      "    --mode run|bench\n"
 	      "                   bench: time each bench:NAME probe, then end\n"
 	      "    --probe-filter REGEX\n"
@@ -151,7 +154,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE,
 	       OPT_METRICS, OPT_METRICS_LABELS, OPT_METRICS_MAPS, OPT_PPROF,
 	       OPT_PPROF_UNIT, OPT_FOLLOW_FORKS, OPT_DIALECT, OPT_VERIFY_IR,
-	       OPT_PROBE_FILTER, OPT_MODE, OPT_BENCH };
+	       OPT_PROBE_FILTER, OPT_MODE, OPT_BENCH, OPT_DEBUGINFO };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -188,6 +191,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		 * (language.md "bench" spells it --bench) */
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "bench", no_argument, NULL, OPT_BENCH },
+		{ "debuginfo", required_argument, NULL, OPT_DEBUGINFO },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -291,6 +295,25 @@ int options_parse(int argc, char **argv, struct options *o)
 		case OPT_VERIFY_IR: break;
 		case OPT_PROBE_FILTER: o->probe_filter = optarg; break;
 		case OPT_BENCH: o->bench = true; break;
+		case OPT_DEBUGINFO: {
+			/* DIR[:DIR...], and the option repeated */
+			char *copy = strdup(optarg), *save = NULL;
+			if (!copy) {
+				log_error("--debuginfo: out of memory");
+				return EXIT_SCRIPT;
+			}
+			for (char *d = strtok_r(copy, ":", &save); d;
+			     d = strtok_r(NULL, ":", &save)) {
+				if (o->ndebuginfo == OPTIONS_MAX_INCLUDES) {
+					log_error("--debuginfo: at most %d "
+						  "directories",
+						  OPTIONS_MAX_INCLUDES);
+					return EXIT_SCRIPT;
+				}
+				o->debuginfo[o->ndebuginfo++] = d;
+			}
+			break;     /* copy: the directories' storage, kept */
+		}
 		case OPT_MODE:
 			if (strcmp(optarg, "bench") == 0)
 				o->bench = true;

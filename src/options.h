@@ -76,6 +76,8 @@ struct options {
 	enum dialect dialect;       /* --dialect=VERSION (0: 0.17) */
 	const char *probe_filter;   /* --probe-filter REGEX */
 	bool bench;                 /* --mode bench: time the bench probes */
+	const char *debuginfo[OPTIONS_MAX_INCLUDES]; /* --debuginfo DIR:DIR */
+	size_t ndebuginfo;
 	char **positional;
 	int npositional;
 	struct options_env env;     /* BPFTRACE_* */

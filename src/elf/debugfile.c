@@ -7,6 +7,7 @@
  * probed like bpftrace does. */
 #include "elf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -57,6 +58,108 @@ static Elf_Data *section(Elf *e, unsigned type, const char *name)
 			return elf_getdata(scn, NULL);
 	}
 	return NULL;
+}
+
+/* e's GNU build ID: its length (2..64), or 0 when it has none. */
+static size_t build_id(Elf *e, unsigned char id[64])
+{
+	Elf_Data *d = section(e, SHT_NOTE, ".note.gnu.build-id");
+	if (!d)
+		return 0;
+	GElf_Nhdr nh;
+	size_t off = 0, name_off, desc_off;
+	while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+		    memcmp((char *)d->d_buf + name_off, "GNU", 4) != 0 ||
+		    nh.n_descsz < 2 || nh.n_descsz > 64)
+			continue;
+		memcpy(id, (const char *)d->d_buf + desc_off, nh.n_descsz);
+		return nh.n_descsz;
+	}
+	return 0;
+}
+
+static const char *const *extra_dirs;
+static size_t nextra_dirs;
+
+void elf_debuginfo_dirs(const char *const *dirs, size_t n)
+{
+	extra_dirs = dirs;
+	nextra_dirs = n;
+}
+
+/* Regular files of one --debuginfo directory looked at, at most: the
+ * directory is the user's, but may be large (/usr/lib/debug). */
+#define DEBUGINFO_SCAN_MAX 4096
+
+/* In dir, a file with e's build ID: FILE.debug and FILE first (FILE the
+ * stripped file's name), then the directory's other files. */
+static int in_dir(const char *dir, const char *base, const unsigned char *id,
+		  size_t idlen, int *fd, Elf **out)
+{
+	char cand[PATH_MAX];
+	const char *firsts[] = { "%s/%s.debug", "%s/%s" };
+	for (size_t i = 0; i < 2; i++) {
+		if ((size_t)snprintf(cand, sizeof(cand), firsts[i], dir, base) >=
+		    sizeof(cand) || try_open(cand, fd, out) < 0)
+			continue;
+		unsigned char got[64];
+		if (build_id(*out, got) == idlen && !memcmp(got, id, idlen))
+			return 0;
+		elf_end(*out);
+		close(*fd);
+	}
+	DIR *dp = opendir(dir);
+	if (!dp)
+		return -ENOENT;
+	struct dirent *de;
+	unsigned seen = 0;
+	while ((de = readdir(dp)) && seen < DEBUGINFO_SCAN_MAX) {
+		if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
+			continue;
+		seen++;
+		if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", dir,
+				     de->d_name) >= sizeof(cand) ||
+		    try_open(cand, fd, out) < 0)
+			continue;
+		unsigned char got[64];
+		if (build_id(*out, got) == idlen && !memcmp(got, id, idlen)) {
+			closedir(dp);
+			return 0;
+		}
+		elf_end(*out);
+		close(*fd);
+	}
+	closedir(dp);
+	return -ENOENT;
+}
+
+static int by_extra_dirs(Elf *e, const char *path, int *fd, Elf **out)
+{
+	unsigned char id[64];
+	size_t idlen = nextra_dirs ? build_id(e, id) : 0;
+	if (!idlen)
+		return -ENOENT;
+	char own[PATH_MAX];
+	snprintf(own, sizeof(own), "%s", path);
+	char *slash = strrchr(own, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(own, sizeof(own), ".");
+	for (size_t i = 0; i < nextra_dirs; i++) {
+		const char *d = extra_dirs[i];
+		if (*d == '+')
+			d++;
+		char dir[PATH_MAX];
+		if ((size_t)snprintf(dir, sizeof(dir), *d == '/' ? "%s" : "%s/%s",
+				     *d == '/' ? d : own, d) >= sizeof(dir))
+			continue;
+		if (in_dir(dir, base, id, idlen, fd, out) == 0)
+			return 0;
+	}
+	return -ENOENT;
 }
 
 static int by_build_id(Elf *e, int *fd, Elf **out)
@@ -146,5 +249,7 @@ int elf__debug_open(Elf *e, const char *path, int *fd, Elf **out)
 	*out = NULL;
 	if (by_build_id(e, fd, out) == 0)
 		return 0;
-	return by_debuglink(e, path, fd, out);
+	if (by_debuglink(e, path, fd, out) == 0)
+		return 0;
+	return by_extra_dirs(e, path, fd, out);
 }

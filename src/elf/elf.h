@@ -46,6 +46,13 @@ struct elf_sym {
  * .dynsym, duplicates merged; a stripped file's separate debug file adds
  * its .symtab; undefined functions with a PLT address are included). Returns 0 or -ENOENT/-EACCES (open),
  * -ENOEXEC (not an ELF file), -EINVAL (malformed), -ENOMEM. */
+/* --debuginfo DIR[:DIR...] (bpftrace 0.26): more directories where the
+ * debug file of a stripped ELF file is looked for, after the standard
+ * places: absolute, or relative to the file's own directory; a file
+ * there counts when its build ID is the stripped file's (a leading '+'
+ * is accepted and ignored). The strings must live as long as the run. */
+void elf_debuginfo_dirs(const char *const *dirs, size_t n);
+
 int elf_open(const char *path, struct elf_file **out);
 void elf_close(struct elf_file *ef);
 /* The same with the file's own symbol tables only (no separate debug

@@ -151,7 +151,7 @@ static int expand_probes(struct node *root, struct program *prog,
 			st.provider = pv;
 			st.block = b;
 			ctx.emit_uprobe = NULL;
-			size_t before = st.probes.n;
+			size_t before = st.probes.n, filtered = st.filtered;
 			unsigned nmissing = missing.nerrors;
 			int r = pv->expand(&ap->u.attach, &ctx, expand_emit,
 					   &st);
@@ -162,7 +162,7 @@ static int expand_probes(struct node *root, struct program *prog,
 				err = r;
 				continue;
 			}
-			if (st.probes.n == before && !st.filtered) {
+			if (st.probes.n == before && st.filtered == filtered) {
 				diag_error(d, ap->pos, "NO_MATCH",
 					   "probe '%s' matches nothing",
 					   ap->u.attach.text);

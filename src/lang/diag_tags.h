@@ -59,6 +59,10 @@
 		  "a debugging aid, not for production") \
 	X(SIGNS, "warning: integers of different signs compared or combined, " \
 		 "or a signed operand of '/' or '%' (bpftrace 0.17's warnings)") \
+	X(UNREACHABLE, "warning (--dialect=0.26): a statement after exit() " \
+		       "or return in its block, which never runs") \
+	X(UNUSED_MAP, "warning: a map declared (let @m = hash(N);) that no " \
+		      "probe uses") \
 	X(UNSUPPORTED, "construct sonde does not implement (&, ...)") \
 	X(STRING_TOO_LONG, "string literal held as a value longer than BPFTRACE_STRLEN - 1") \
 	X(TOO_LARGE, "tuple, map key or event record over 16 KiB (SEMA_VALUE_MAX)") \

@@ -140,8 +140,9 @@ static void test_find(void)
 	const char *ret = provider_names_with(&a, PROBE_RETVAL);
 	CHECK(strstr(ret, "fexit") && strstr(ret, "uretprobe") &&
 	      !strstr(ret, "usdt"), "caps: the names of the providers with retval");
-	CHECK(strcmp(provider_names_with(&a, PROBE_RUNS_ONCE), "BEGIN and END") == 0,
-	      "caps: names joined with 'and'");
+	CHECK(strcmp(provider_names_with(&a, PROBE_RUNS_ONCE),
+		     "BEGIN, bench and END") == 0,
+	      "caps: names joined with ', ' and 'and'");
 	arena_free(&a);
 }
 

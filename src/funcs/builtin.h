@@ -32,7 +32,7 @@ enum builtin_id {
 	BI_ARGS, BI_RETVAL, BI_FUNC, BI_PROBE, BI_CURTASK, BI_RAND,
 	BI_CGROUP, BI_CPID, BI_USERNAME, BI_NUMAID, BI_CTX,
 	/* bpftrace 0.2x's: */
-	BI_NCPUS, BI_JIFFIES,
+	BI_NCPUS, BI_JIFFIES, BI_USERMODE, BI_PROBETYPE,
 	/* D's probeprov, probemod, probefunc, probename (index 0..3),
 	 * "FUNCTION:NAME" (4) and the probe's number (5): */
 	BI_DPROBE,
@@ -62,6 +62,19 @@ struct builtin {
 	void (*gen_to)(struct cg *cg, const struct node *n, struct cmem dst,
 		       const struct type *to);
 };
+
+/* The modes of nsecs(MODE), pid(MODE) and tid(MODE) (bpftrace 0.24),
+ * which node->u.builtin.index holds (0: the name alone). */
+enum builtin_mode {
+	BM_DEFAULT,
+	BM_BOOT, BM_MONOTONIC, BM_TAI, BM_SW_TAI,   /* nsecs */
+	BM_CURR_NS, BM_INIT,                        /* pid, tid */
+};
+
+/* The mode `word` names for builtin id (> 0), or -1 (no such mode, or
+ * a builtin that takes none); *names: the modes it takes, for a
+ * message ("" when none). */
+int builtin_mode(int id, const char *word, const char **names);
 
 /* The records, indexed by id (builtins.c). */
 extern const struct builtin builtins[BI_COUNT_];

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "builtin.h"
@@ -25,6 +27,42 @@ static const struct type *ncpus_check(struct sema *s, struct node *n)
 		n->u.ival = c > 0 ? (uint64_t)c : 1;
 	}
 	return type_u64();
+}
+
+/* bpftrace 0.24: 1 where the probe interrupted user mode. On x86-64,
+ * the privilege level in the low bits of the saved cs; begin and end run
+ * in sonde's own process (bpftrace's in its own, under a uprobe), so 1. */
+static const struct type *usermode_check(struct sema *s, struct node *n)
+{
+	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
+		const struct probe *p = &s->prog->probes[i];
+		if (p->block != s->block ||
+		    (p->caps & (PROBE_REGS | PROBE_RUNS_ONCE)))
+			continue;
+		sema_error(s, n->pos, "BAD_BUILTIN", "usermode is not available "
+			   "in %s probes: they save no registers",
+			   sema_probe_kind(s->a, p));
+		return NULL;
+	}
+	return type_int(s->a, 8, false);
+}
+
+/* bpftrace 0.24: the probe's type, "special" for begin and end */
+static const char *probetype_of(struct arena *a, const struct probe *p)
+{
+	return (p->caps & PROBE_RUNS_ONCE) ? "special" :
+		sema_probe_kind(a, p);
+}
+
+static const struct type *probetype_check(struct sema *s, struct node *n)
+{
+	uint32_t len = 1;
+	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
+		const struct probe *p = &s->prog->probes[i];
+		if (p->block == s->block && strlen(probetype_of(s->a, p)) + 1 > len)
+			len = (uint32_t)strlen(probetype_of(s->a, p)) + 1;
+	}
+	return type_str(s->a, len);
 }
 
 static const struct type *stack_check(struct sema *s, struct node *n)
@@ -208,8 +246,48 @@ static struct cval upper_or_lower(struct cg *cg, const struct node *n,
 	return cg_regval(r, n->type);
 }
 
+/* The pid namespace sonde runs in, when it is not the initial one
+ * (whose inode is the kernel's PROC_PID_INIT_INO): false there, or when
+ * /proc cannot say. */
+static bool own_pid_ns(uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+	if (stat("/proc/self/ns/pid", &st) < 0 || st.st_ino == 0xEFFFFFFCu)
+		return false;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return true;
+}
+
+/* pid and tid as seen from sonde's pid namespace: the kernel's struct
+ * bpf_pidns_info { u32 pid (the thread), u32 tgid } */
+static struct cval pid_ns_gen(struct cg *cg, const struct node *n,
+			      uint64_t dev, uint64_t ino)
+{
+	struct cmem info = cg_alloc(cg, 8);
+	cg_zero(cg, info, 8);
+	vreg d = ir_vreg(cg->ir), i = ir_vreg(cg->ir);
+	ir_movi(cg->ir, d, (int64_t)dev);
+	ir_movi(cg->ir, i, (int64_t)ino);
+	cg_callv(cg, BPF_FUNC_get_ns_current_pid_tgid,
+		 (struct ir_arg[]){ IR_ARG(d), IR_ARG(i), cg_arg(info),
+				    IR_IMM(8) }, 4);
+	vreg r = cg_load(cg, BPF_W,
+			 cg_at(info, n->u.builtin.id == BI_PID ? 4 : 0));
+	return cg_regval(r, n->type);
+}
+
+/* pid(init), and pid(curr_ns) when sonde runs in the initial namespace
+ * (as the name alone: 0.24.2 made it curr_ns's, "Fix tid/pid in non-init
+ * namespaces"; 0.17's is the initial namespace's) */
 static struct cval pid_gen(struct cg *cg, const struct node *n)
 {
+	uint64_t dev, ino;
+	uint32_t mode = n->u.builtin.index;
+	if ((mode == BM_CURR_NS ||
+	     (mode == BM_DEFAULT && cg->prog->dialect >= DIALECT_024)) &&
+	    own_pid_ns(&dev, &ino))
+		return pid_ns_gen(cg, n, dev, ino);
 	return upper_or_lower(cg, n, BPF_FUNC_get_current_pid_tgid,
 			      n->u.builtin.id == BI_PID);
 }
@@ -220,9 +298,37 @@ static struct cval uid_gen(struct cg *cg, const struct node *n)
 			      n->u.builtin.id == BI_GID);
 }
 
+/* nsecs(sw_tai): the boot clock plus TAI's offset from it, measured
+ * here between two readings of the boot clock (bpftrace's "triple vdso
+ * sandwich"), for kernels without bpf_ktime_get_tai_ns */
+static int64_t tai_offset(void)
+{
+	struct timespec b0, t, b1;
+	clock_gettime(CLOCK_BOOTTIME, &b0);
+	clock_gettime(CLOCK_TAI, &t);
+	clock_gettime(CLOCK_BOOTTIME, &b1);
+	int64_t boot = ((int64_t)b0.tv_sec + b1.tv_sec) * 500000000 +
+		((int64_t)b0.tv_nsec + b1.tv_nsec) / 2;
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec - boot;
+}
+
 static struct cval nsecs_gen(struct cg *cg, const struct node *n)
 {
-	return helper_value(cg, n, BPF_FUNC_ktime_get_ns);
+	switch (n->u.builtin.index) {
+	case BM_BOOT:
+		return helper_value(cg, n, BPF_FUNC_ktime_get_boot_ns);
+	case BM_TAI:
+		return helper_value(cg, n, BPF_FUNC_ktime_get_tai_ns);
+	case BM_SW_TAI: {
+		vreg r = cg_call(cg, BPF_FUNC_ktime_get_boot_ns, NULL, 0);
+		vreg off = ir_vreg(cg->ir);
+		ir_movi(cg->ir, off, tai_offset());
+		ir_alu(cg->ir, BPF_ADD, r, r, off);
+		return cg_regval(r, n->type);
+	}
+	default:    /* the name alone and nsecs(monotonic) */
+		return helper_value(cg, n, BPF_FUNC_ktime_get_ns);
+	}
 }
 
 static struct cval elapsed_gen(struct cg *cg, const struct node *n)
@@ -246,6 +352,22 @@ static struct cval numaid_gen(struct cg *cg, const struct node *n)
 static struct cval jiffies_gen(struct cg *cg, const struct node *n)
 {
 	return helper_value(cg, n, BPF_FUNC_jiffies64);
+}
+
+static struct cval usermode_gen(struct cg *cg, const struct node *n)
+{
+	if (!(cg->probe->caps & PROBE_REGS))
+		return cg_imm(1, n->type);      /* begin, end: sonde's own */
+	vreg d = ir_vreg(cg->ir);
+	ir_ldx(cg->ir, BPF_DW, d, cg->ctx, (int16_t)cg_reg_offset("cs"));
+	ir_alui(cg->ir, BPF_AND, d, d, 3);
+	vreg r = ir_vreg(cg->ir);
+	ir_movi(cg->ir, r, 0);
+	uint32_t l = ir_label(cg->ir);
+	ir_jcci(cg->ir, BPF_JNE, d, 3, l);
+	ir_movi(cg->ir, r, 1);
+	ir_place(cg->ir, l);
+	return cg_regval(r, n->type);
 }
 
 static struct cval curtask_gen(struct cg *cg, const struct node *n)
@@ -295,6 +417,12 @@ static void probe_gen_to(struct cg *cg, const struct node *n,
 			 struct cmem dst, const struct type *to)
 {
 	const_string_to(cg, dst, cg->probe->name, to);
+}
+
+static void probetype_gen_to(struct cg *cg, const struct node *n,
+			     struct cmem dst, const struct type *to)
+{
+	const_string_to(cg, dst, probetype_of(cg->a, cg->probe), to);
 }
 
 static void dprobe_gen_to(struct cg *cg, const struct node *n,
@@ -370,9 +498,31 @@ const struct builtin builtins[BI_COUNT_] = {
 	[BI_CTX]      = { "ctx", .check = ctx_check, .gen = ctx_gen },
 	[BI_NCPUS]    = { "ncpus", .check = ncpus_check },
 	[BI_JIFFIES]  = { "jiffies", .gen = jiffies_gen },
+	[BI_USERMODE] = { "usermode", .check = usermode_check,
+			  .gen = usermode_gen },
+	[BI_PROBETYPE] = { "probetype", .check = probetype_check,
+			   .gen_to = probetype_gen_to },
 	[BI_DPROBE]   = { "__dtrace_probe", .check = dprobe_check,
 			  .gen = dprobe_gen, .gen_to = dprobe_gen_to },
 };
+
+int builtin_mode(int id, const char *word, const char **names)
+{
+	static const struct { int id; const char *word; int mode; } modes[] = {
+		{ BI_NSECS, "boot", BM_BOOT },
+		{ BI_NSECS, "monotonic", BM_MONOTONIC },
+		{ BI_NSECS, "tai", BM_TAI },
+		{ BI_NSECS, "sw_tai", BM_SW_TAI },
+		{ BI_PID, "curr_ns", BM_CURR_NS }, { BI_PID, "init", BM_INIT },
+		{ BI_TID, "curr_ns", BM_CURR_NS }, { BI_TID, "init", BM_INIT },
+	};
+	*names = id == BI_NSECS ? "boot, monotonic, tai or sw_tai" :
+		id == BI_PID || id == BI_TID ? "curr_ns or init" : "";
+	for (size_t i = 0; i < sizeof(modes) / sizeof(*modes); i++)
+		if (modes[i].id == id && strcmp(modes[i].word, word) == 0)
+			return modes[i].mode;
+	return -1;
+}
 
 int builtin_lookup(const char *name, uint32_t *index)
 {

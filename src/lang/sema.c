@@ -599,18 +599,51 @@ static void block(struct sema *s, struct node *b);
 
 /* NAME() of a builtin NAME with no function of that name: the node
  * becomes the builtin (bpftrace 0.24's call syntax for builtins). */
+static int builtin_named(const char *name)
+{
+	for (int i = 0; i < BI_COUNT_; i++)
+		if (!(builtins[i].flags & BUILTIN_INDEXED) &&
+		    strcmp(builtins[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
 static bool builtin_called(struct node *n)
 {
-	for (int i = 0; i < BI_COUNT_; i++) {
-		if ((builtins[i].flags & BUILTIN_INDEXED) ||
-		    strcmp(builtins[i].name, n->u.call.name) != 0)
-			continue;
-		n->kind = N_BUILTIN;
-		n->u.builtin.id = (enum builtin_id)i;
-		n->u.builtin.index = 0;
+	int i = builtin_named(n->u.call.name);
+	if (i < 0)
+		return false;
+	n->kind = N_BUILTIN;
+	n->u.builtin.id = (enum builtin_id)i;
+	n->u.builtin.index = 0;
+	return true;
+}
+
+/* nsecs(boot), pid(curr_ns), tid(init) (bpftrace 0.24): a builtin and
+ * the mode its one argument names, a bare word. Not such a call:
+ * false, left to sema_call; else true, n the builtin (or NULL typed,
+ * with an error). */
+static bool builtin_mode_called(struct sema *s, struct node *n)
+{
+	const char *names;
+	int i = builtin_named(n->u.call.name);
+	if (i < 0 || n->u.call.args.n != 1 ||
+	    (builtin_mode(i, "", &names) < 0 && !*names))
+		return false;
+	struct node *a = n->u.call.args.v[0];
+	int mode = a->kind == N_IDENT ?
+		builtin_mode(i, a->u.str.s, &names) : -1;
+	if (mode < 0) {
+		sema_error(s, a->pos, "ARG_TYPE", "%s(): the argument is one "
+			   "of %s", n->u.call.name, names);
+		n->type = NULL;
 		return true;
 	}
-	return false;
+	n->kind = N_BUILTIN;
+	n->u.builtin.id = (enum builtin_id)i;
+	n->u.builtin.index = (uint32_t)mode;
+	n->type = builtin_type(s, n);
+	return true;
 }
 
 const struct type *sema_expr(struct sema *s, struct node *n)
@@ -652,6 +685,10 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 		if (!n->u.call.args.n && !func_find(n->u.call.name) &&
 		    builtin_called(n)) {
 			t = builtin_type(s, n);
+			break;
+		}
+		if (!func_find(n->u.call.name) && builtin_mode_called(s, n)) {
+			t = n->type;
 			break;
 		}
 		t = sema_call(s, n);

@@ -81,6 +81,11 @@ static u64 ktime_get_boot_ns(u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 	return clock_ns(CLOCK_BOOTTIME);
 }
 
+static u64 ktime_get_tai_ns(u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	return clock_ns(CLOCK_TAI);
+}
+
 static uint32_t current_tid(void)
 {
 	if (!rt_self.tid)
@@ -286,6 +291,7 @@ const rt_helper_fn rt_helpers[__BPF_FUNC_MAX_ID] = {
 	[BPF_FUNC_probe_read_kernel_str] = probe_read_str,
 	[BPF_FUNC_ktime_get_ns] = ktime_get_ns,
 	[BPF_FUNC_ktime_get_boot_ns] = ktime_get_boot_ns,
+	[BPF_FUNC_ktime_get_tai_ns] = ktime_get_tai_ns,
 	[BPF_FUNC_get_current_pid_tgid] = get_current_pid_tgid,
 	[BPF_FUNC_get_current_uid_gid] = get_current_uid_gid,
 	[BPF_FUNC_get_current_comm] = get_current_comm,

@@ -254,15 +254,20 @@ void cg_str_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 {
 	const struct node *p = n->u.call.args.v[0];
 	uint32_t size = to->size;
+	/* str(s, N) keeps N - 1 bytes and the NUL from bpftrace 0.23
+	 * ("Fix str() bug where optional size parameter did not count
+	 * towards NUL terminator"), N bytes before */
+	uint64_t nul = cg->prog->dialect >= DIALECT_023 ? 0 : 1;
 	if (p->type && p->type->kind == TYPE_STR) {
 		cg_expr_to(cg, p, dst, to);     /* str("literal"), str($s) */
 		/* str(s, N): its first N bytes, as of a pointer (a length
 		 * known only at run time leaves the string whole) */
 		const struct node *ln = n->u.call.args.n > 1 ?
 			n->u.call.args.v[1] : NULL;
-		if (ln && ln->kind == N_INT && ln->u.ival < (uint64_t)size - 1)
-			ir_st(cg->ir, BPF_B, dst.base,
-			      (int16_t)(dst.off + (int32_t)ln->u.ival), 0);
+		if (ln && ln->kind == N_INT && ln->u.ival + nul > 0 &&
+		    ln->u.ival + nul - 1 < (uint64_t)size - 1)
+			ir_st(cg->ir, BPF_B, dst.base, (int16_t)(dst.off +
+			      (int32_t)(ln->u.ival + nul - 1)), 0);
 		return;
 	}
 	cg_zero(cg, dst, size);
@@ -272,12 +277,12 @@ void cg_str_call_to(struct cg *cg, const struct node *n, struct cmem dst,
 		const struct node *ln = n->u.call.args.v[1];
 		struct cval lv = cg_expr(cg, ln);
 		if (lv.kind == CV_IMM) {
-			uint64_t want = (uint64_t)lv.imm + 1;
+			uint64_t want = (uint64_t)lv.imm + nul;
 			len = IR_IMM((int32_t)(want < size ? want : size));
 		} else {
 			vreg l = ir_vreg(cg->ir);
 			uint32_t ok = ir_label(cg->ir);
-			ir_alui(cg->ir, BPF_ADD, l, cg_reg(cg, lv), 1);
+			ir_alui(cg->ir, BPF_ADD, l, cg_reg(cg, lv), (int64_t)nul);
 			ir_jcci(cg->ir, BPF_JLE, l, size, ok);
 			ir_movi(cg->ir, l, size);
 			ir_place(cg->ir, ok);

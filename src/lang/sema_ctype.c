@@ -432,13 +432,30 @@ const struct ctype *sema_record_field_ctype(struct sema *s,
 	const char *d = f->decl;
 	while (strncmp(d, "const ", 6) == 0 || strncmp(d, "volatile ", 9) == 0)
 		d = strchr(d, ' ') + 1;
-	if (strncmp(d, "struct ", 7) != 0 && strncmp(d, "union ", 6) != 0)
-		return NULL;
 	/* the type is everything up to the last '*' */
 	const char *star = strrchr(d, '*');
 	if (!star)
 		return NULL;
-	const char *tn = arena_strndup(s->a, d, (size_t)(star - d + 1));
+	/* A pointer to a pointer (`const char *const * argv`) is typed
+	 * whatever it points to, so that argv[1] is a char * str() reads,
+	 * as bpftrace 0.17 does; `char *` and other pointers to integers
+	 * stay numbers (is_ptr) that str() reads. */
+	if (strncmp(d, "struct ", 7) != 0 && strncmp(d, "union ", 6) != 0 &&
+	    memchr(d, '*', (size_t)(star - d)) == NULL)
+		return NULL;
+	char *tn = arena_strndup(s->a, d, (size_t)(star - d + 1));
+	/* "char *const *": the qualifiers between stars change nothing
+	 * that is read here */
+	for (char *q; (q = strstr(tn, "*const ")) != NULL;)
+		memmove(q + 1, q + 7, strlen(q + 7) + 1);
+	if (strncmp(tn, "char *", 6) == 0) {
+		/* char has no name in sema_type_name's words: C's own */
+		const struct ctype *t = ctype_int(s->a, 1, true, "char");
+		for (const char *q = tn + 4; *q; q++)
+			if (*q == '*')
+				t = ctype_ptr(s->a, t);
+		return t;
+	}
 	const char *why;
 	const struct ctype *t = sema_type_name(s, tn, &why);
 	return t && t->kind == CT_PTR ? t : NULL;

@@ -306,12 +306,58 @@ const struct type *sema_member(struct sema *s, struct node *n,
 
 /* expr[i]: an element of a C array (a struct member) or of what a
  * pointer points at. */
+/* A tuple's index: a literal, a positional parameter, or +, - and * of
+ * them (`$t[1 + 1]`). */
+static bool const_index(struct sema *s, const struct node *n, int64_t *v)
+{
+	int64_t a, b;
+	if (n && n->kind == N_BINOP && (n->u.binop.op == OP_ADD ||
+	    n->u.binop.op == OP_SUB || n->u.binop.op == OP_MUL) &&
+	    const_index(s, n->u.binop.lhs, &a) &&
+	    const_index(s, n->u.binop.rhs, &b)) {
+		uint64_t x = (uint64_t)a, y = (uint64_t)b;
+		*v = (int64_t)(n->u.binop.op == OP_ADD ? x + y :
+			       n->u.binop.op == OP_SUB ? x - y : x * y);
+		return true;
+	}
+	return sema_const_int(s, n, v);
+}
+
 const struct type *sema_index(struct sema *s, struct node *n)
 {
 	const struct type *bt = sema_expr(s, n->u.index.base);
 	const struct type *it = sema_expr(s, n->u.index.index);
 	if (!bt || !it)
 		return NULL;
+	int64_t k;
+	if (bt->kind == TYPE_TUPLE && !bt->names && is_int(it) &&
+	    const_index(s, n->u.index.index, &k) && k >= 0) {
+		/* $t[1 + 1] (bpftrace 0.24's tuples): $t.2, the index a
+		 * constant */
+		struct node *b = n->u.index.base;
+		n->kind = N_TUPLE_INDEX;
+		n->u.tindex.base = b;
+		n->u.tindex.index = k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
+		n->type = NULL;
+		return sema_expr(s, n);
+	}
+	if (bt->kind == TYPE_TUPLE && !bt->names) {
+		sema_error(s, n->u.index.index->pos, "BAD_INDEX", "a tuple's "
+			   "index must be known before the run: a literal, "
+			   "as in $t[1] or $t.1");
+		return NULL;
+	}
+	if (bt->kind == TYPE_STR && is_int(it)) {
+		/* $s[i] (bpftrace 0.24): the string's bytes, an array of
+		 * char as long as it is */
+		struct type *a = arena_new(s->a, struct type);
+		*a = *bt;
+		a->kind = TYPE_ARRAY;
+		a->ctype = ctype_array(s->a, ctype_int(s->a, 1, true, "char"),
+				       bt->size);
+		n->u.index.base->type = a;
+		bt = a;
+	}
 	if (!is_int(it)) {
 		sema_error(s, n->u.index.index->pos, "TYPE_MISMATCH",
 			   "an index must be an integer, not '%s'",

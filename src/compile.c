@@ -102,7 +102,9 @@ static int expand_probes(struct node *root, struct program *prog,
 	diags_init(&missing, d->src);
 	struct expand_ctx ctx = { .arena = prog->arena, .diags = d,
 				  .pid = o->pid, .cmd = o->cmd,
-				  .missing = &missing };
+				  .missing = &missing,
+				  .dialect = prog->dialect,
+				  .missing_probes = prog->config.missing_probes };
 	struct expand_state st = { .prog = prog, .ctx = &ctx,
 				   .ctx_args = o->frontend &&
 					       o->frontend->ctx_args };
@@ -190,10 +192,19 @@ static int expand_probes(struct node *root, struct program *prog,
 	 * errors when none does or the script has other errors. */
 	bool skip = !o->frontend || o->frontend == &frontend_bpftrace ||
 		o->zdefs;
-	if (missing.nerrors && !err && st.probes.n && skip)
-		diags_move(d, &missing, DIAG_WARNING, "; the probe is skipped");
+	/* config's missing_probes (bpftrace 0.2x), when the script sets
+	 * it: error, warn (skipped) or ignore (skipped silently) */
+	uint8_t policy = prog->config.missing_probes;
+	bool w26 = policy && prog->dialect >= DIALECT_026;   /* its words */
+	if (policy == 1)
+		skip = false;
+	if (missing.nerrors && !err && st.probes.n && policy == 3)
+		;    /* ignored: freed below */
+	else if (missing.nerrors && !err && st.probes.n && skip)
+		diags_move(d, &missing, DIAG_WARNING, w26 ? ". Skipping." :
+			   "; the probe is skipped");
 	else if (missing.nerrors)
-		diags_move(d, &missing, DIAG_ERROR, "");
+		diags_move(d, &missing, DIAG_ERROR, w26 ? "." : "");
 	diags_free(&missing);
 	if (!err && !st.probes.n && d->nerrors)
 		err = -ENOENT;

@@ -190,7 +190,7 @@ static int apply_one(struct program *prog, uint32_t *map_keys_max,
 	case CFG_MAX_PROBES: prog->config.max_probes = (uint32_t)n; break;
 	case CFG_LICENSE: prog->config.license = licenses[c]; break;
 	case CFG_MISSING_PROBES:
-		prog->config.missing_probes = (uint8_t)c;
+		prog->config.missing_probes = (uint8_t)(c + 1);
 		break;
 	default:   /* taken, checked, nothing in sonde to tune */
 		break;

@@ -554,7 +554,8 @@ struct program {
 	/* A config block's settings (config.c) for the run; zero: not set */
 	struct {
 		uint8_t stack_mode;       /* kstack/ustack's default mode */
-		uint8_t missing_probes;   /* 0 error, 1 warn, 2 ignore */
+		uint8_t missing_probes;   /* config's: 0 not set, 1 error,
+					   * 2 warn, 3 ignore */
 		bool no_print_maps;       /* print_maps_on_exit = false */
 		bool no_cpp_demangle;     /* cpp_demangle = false */
 		uint64_t cat_bytes_max, log_size;

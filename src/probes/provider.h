@@ -29,6 +29,11 @@ struct expand_ctx {
 	 * while other probes remain, and makes them errors when none does.
 	 * NULL: they are errors at once. */
 	struct diags *missing;
+	enum dialect dialect;      /* whose words a missing probe is said in */
+	/* config's missing_probes (program.h): 0 when the script does not
+	 * set it, and then what the provider finds missing is said as it
+	 * always was (tracepoints: errors at once) */
+	uint8_t missing_probes;
 };
 
 struct provider {

@@ -108,8 +108,17 @@ static int tracepoint_expand(const struct attach_point *attach, struct expand_ct
 		if (*cat && *event && !strchr(cat, '/') && !strchr(event, '/') &&
 		    access(path, F_OK) == 0)
 			return emit(arg, cat, event, 0);
-		diag_error(ctx->diags, attach->pos, "NO_MATCH",
-			   "tracepoint not found: %s:%s", cat, event);
+		/* bpftrace 0.26's words; its missing_probes, when the
+		 * script sets it, says whether it is skipped */
+		if (ctx->dialect >= DIALECT_026 && ctx->missing_probes)
+			return ap_missing(attach, ctx, "NO_MATCH", "No matches "
+					  "for tracepoint %s:%s", cat, event);
+		if (ctx->dialect >= DIALECT_026)
+			diag_error(ctx->diags, attach->pos, "NO_MATCH", "No "
+				   "matches for tracepoint %s:%s.", cat, event);
+		else
+			diag_error(ctx->diags, attach->pos, "NO_MATCH",
+				   "tracepoint not found: %s:%s", cat, event);
 		return -ENOENT;
 	}
 

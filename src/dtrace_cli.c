@@ -243,7 +243,7 @@ int dtrace_cli_parse(int argc, char **argv, struct options *o,
 	if (!d->nprogs && optind < argc && ends_with(argv[optind], ".d") &&
 	    add_prog(d, 's', argv[optind++]) < 0)
 		return EXIT_SCRIPT;
-	if (options_env(&o->env) < 0)
+	if (options_env(&o->env, DIALECT_017) < 0)
 		return EXIT_SCRIPT;
 	if (!d->nprogs && d->list) {
 		/* every probe: each provider sonde has on this machine, and

@@ -400,7 +400,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		pid_report(bad_pid, o->dialect);
 		return EXIT_SCRIPT;
 	}
-	if (options_env(&o->env) < 0)
+	if (options_env(&o->env, o->dialect) < 0)
 		return EXIT_SCRIPT;
 	if (o->follow_forks && !o->pid && !o->cmd && !o->list) {
 		log_error("--follow-forks follows the process of -p PID or -c CMD: "
@@ -464,6 +464,28 @@ static int env_bool(const char *name, int *out)
 	return 0;
 }
 
+/* BPFTRACE_CACHE_USER_SYMBOLS: 0 or 1 (bpftrace 0.17), or from 0.20
+ * the names its config's cache_user_symbols takes: PER_PROGRAM and
+ * PER_PID (1), NONE (0). */
+static int env_cache(const char *name, enum dialect d, int *out)
+{
+	const char *s = getenv(name);
+	if (!s || d < DIALECT_020)
+		return env_bool(name, out);
+	if (!strcmp(s, "PER_PROGRAM") || !strcmp(s, "PER_PID") ||
+	    !strcmp(s, "NONE")) {
+		*out = s[1] != 'O';
+		return 0;
+	}
+	if (strcmp(s, "0") && strcmp(s, "1")) {
+		log_error("%s='%s': expected PER_PROGRAM, PER_PID or NONE",
+			  name, s);
+		return -EINVAL;
+	}
+	*out = s[0] == '1';
+	return 0;
+}
+
 /* A file that must be there when named. */
 static int env_file(const char *name, const char **out)
 {
@@ -479,7 +501,7 @@ static int env_file(const char *name, const char **out)
 	return 0;
 }
 
-int options_env(struct options_env *env)
+int options_env(struct options_env *env, enum dialect d)
 {
 	uint64_t strlen_ = 0, keys = 0, cat = 0, log = 0, probes = 0,
 		progs = 0, pages = 0;
@@ -496,7 +518,7 @@ int options_env(struct options_env *env)
 	    env_uint("BPFTRACE_PERF_RB_PAGES", 1, 1u << 20, &pages) ||
 	    env_bool("BPFTRACE_NO_CPP_DEMANGLE", &demangle) ||
 	    env_bool("BPFTRACE_NO_USER_SYMBOLS", &nosyms) ||
-	    env_bool("BPFTRACE_CACHE_USER_SYMBOLS", &cache) ||
+	    env_cache("BPFTRACE_CACHE_USER_SYMBOLS", d, &cache) ||
 	    env_file("BPFTRACE_VMLINUX", &env->vmlinux) ||
 	    env_file("BPFTRACE_BTF", &env->btf))
 		return -EINVAL;

@@ -95,6 +95,6 @@ void options_usage(FILE *f);
  * naming the variable when one holds a value bpftrace would refuse.
  * Unset variables leave their default (0: the default of whoever uses
  * it). */
-int options_env(struct options_env *env);
+int options_env(struct options_env *env, enum dialect d);
 
 #endif

@@ -341,7 +341,11 @@ static int ev_cat(struct output *o, const struct event_spec *e,
 		 * with -f json); JSON still gets an empty cat record. */
 		int err = errno;
 		struct sbuf m = { 0 };
-		sbuf_printf(&m, "failed to open file '%s': %s",
+		/* 0.26's words (its runtime tests): the reason in
+		 * parentheses */
+		sbuf_printf(&m, o->prog->dialect >= DIALECT_026 ?
+			    "failed to open file '%s' (%s)" :
+			    "failed to open file '%s': %s",
 			    path.s ? path.s : "", strerror(err));
 		o->fmt->error_stderr(o, m.s ? m.s : "");
 		sbuf_free(&m);

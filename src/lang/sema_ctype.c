@@ -67,6 +67,8 @@ static const struct ctype *base_type(struct sema *s, const char *name,
 			*why = "unknown";
 		return t;
 	}
+	if (strcmp(name, "void") == 0)
+		return ctype_void();     /* (void *)x (bpftrace 0.2x) */
 	bool sign = strncmp(name, "int", 3) == 0;
 	const char *b = name + (sign ? 3 : strncmp(name, "uint", 4) == 0 ? 4 : 0);
 	if (b != name && (!strcmp(b, "8") || !strcmp(b, "16") ||

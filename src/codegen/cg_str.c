@@ -139,15 +139,31 @@ struct cval cg_str_compare(struct cg *cg, const struct node *n)
 struct cval cg_mem_compare(struct cg *cg, const struct node *n)
 {
 	const struct node *l = n->u.binop.lhs, *r = n->u.binop.rhs;
-	struct cval a = cg_expr(cg, l);
-	struct cval b = cg_expr(cg, r);
+	struct cval a, b;
+	const struct type *u = l->type->kind == TYPE_TUPLE ||
+		l->type->kind == TYPE_USERNAME ?
+		type_unify(cg->a, l->type, r->type) : NULL;
+	if (u) {
+		/* tuples, usernames: both stored as the one type they
+		 * share (strings widened, padding zeroed), then bytes */
+		a = cg_memval(cg_alloc(cg, u->size), u);
+		b = cg_memval(cg_alloc(cg, u->size), u);
+		cg_zero(cg, a.m, u->size);
+		cg_zero(cg, b.m, u->size);
+		cg_expr_to(cg, l, a.m, u);
+		cg_expr_to(cg, r, b.m, u);
+		a.t = b.t = u;
+	} else {
+		a = cg_expr(cg, l);
+		b = cg_expr(cg, r);
+	}
 	if (a.kind != CV_MEM || b.kind != CV_MEM) {
 		cg_error(cg, n->pos, "comparison of '%s' values cannot be "
 			 "compiled", type_kind_name(l->type->kind));
 		return cg_imm(0, n->type);
 	}
-	uint32_t size = l->type->size < r->type->size ? l->type->size :
-		r->type->size;
+	uint32_t size = u ? u->size : l->type->size < r->type->size ?
+		l->type->size : r->type->size;
 	uint32_t ne = ir_label(cg->ir), done = ir_label(cg->ir);
 	for (uint32_t i = 0; i < size; i++) {
 		vreg x = cg_load(cg, BPF_B, cg_at(a.m, (int32_t)i));

@@ -400,6 +400,13 @@ static const struct type *binop(struct sema *s, struct node *n)
 		return type_u64();   /* length and bytes (cg_mem_compare) */
 	if (l->kind == TYPE_ARRAY && r->kind == TYPE_ARRAY)
 		return array_compare(s, n, l, r);
+	/* tuples (bpftrace 0.24) and usernames: equal when their values,
+	 * stored as one type (strings widened), are */
+	if (((l->kind == TYPE_TUPLE && r->kind == TYPE_TUPLE) ||
+	     (l->kind == TYPE_USERNAME && r->kind == TYPE_USERNAME)) &&
+	    (op == OP_EQ || op == OP_NE) && type_unify(s->a, l, r))
+		return s->prog->dialect >= DIALECT_024 ? type_bool() :
+			type_u64();
 	if (is_str(l) && is_str(r))
 		sema_error(s, n->pos, "TYPE_MISMATCH",
 			   "strings can only be compared with == and !=, "

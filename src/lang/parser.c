@@ -158,8 +158,23 @@ struct node *parse_statement(struct parser *p, bool *blocky)
 	case T_BREAK:
 	case T_CONTINUE:
 		next(p);
-		return node_new(p->a, t.kind == T_RETURN ? N_RETURN :
-				t.kind == T_BREAK ? N_BREAK : N_CONTINUE, t.pos);
+		n = node_new(p->a, t.kind == T_RETURN ? N_RETURN :
+			     t.kind == T_BREAK ? N_BREAK : N_CONTINUE, t.pos);
+		if (t.kind == T_RETURN && p->tok.kind != T_SEMI &&
+		    p->tok.kind != T_RBRACE && p->tok.kind != T_EOF) {
+			/* `return EXPR;` (bpftrace 0.26's probes): the
+			 * value is evaluated, then the probe returns */
+			struct node *e = parse_expr(p);
+			if (!e)
+				return NULL;
+			struct node *b = node_new(p->a, N_BLOCK, t.pos);
+			struct node *es = node_new(p->a, N_EXPR_STMT, e->pos);
+			es->u.expr_stmt.expr = e;
+			node_list_push(p->a, &b->u.list, es);
+			node_list_push(p->a, &b->u.list, n);
+			return b;
+		}
+		return n;
 	default:
 		break;
 	}
@@ -168,6 +183,17 @@ struct node *parse_statement(struct parser *p, bool *blocky)
 	if (!e)
 		return NULL;
 	enum op op = assign_op(p->tok.kind);
+	if (op == OP_NONE && e->kind == N_IDENT && strcmp(e->u.str.s, "_") == 0) {
+		/* `_ = expr;` (bpftrace 0.24's discard expression): the
+		 * value is evaluated and dropped */
+		next(p);
+		struct node *v = parse_expr(p);
+		if (!v)
+			return NULL;
+		n = node_new(p->a, N_EXPR_STMT, v->pos);
+		n->u.expr_stmt.expr = v;
+		return n;
+	}
 	if (op != OP_LNOT) {
 		if (e->kind != N_VAR && e->kind != N_MAP) {
 			error_at(p, e->pos, "SYNTAX",

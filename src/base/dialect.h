@@ -19,6 +19,7 @@
 enum dialect {
 	DIALECT_017 = 17,    /* bpftrace 0.17 (Debian 12): the default */
 	DIALECT_020 = 20,    /* Ubuntu 24.04 */
+	DIALECT_021 = 21,
 	DIALECT_023 = 23,    /* Debian 13 */
 	DIALECT_024 = 24,
 	DIALECT_026 = 26,    /* v0.26.1, the latest sonde knows: what its

@@ -90,7 +90,10 @@ static const struct type *check_print(struct sema *s, struct node *n)
 		sema_add_event(s, n, &e);
 		return type_none();
 	}
-	if (a0->kind == N_MAP) {
+	if (a0->kind == N_MAP && s->prog->dialect < DIALECT_021) {
+		/* from 0.21 ("Add ability to call print() with indexed
+		 * maps to print single map values"), a value like any
+		 * other */
 		sema_error(s, a0->pos, "ARG_TYPE",
 			   "print() takes a whole map: print(%s), not an element",
 			   a0->u.map.name);

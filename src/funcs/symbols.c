@@ -163,10 +163,13 @@ static const struct type *check_stack(struct sema *s, struct node *n, bool k)
 			t->stack_mode = 1;
 		else if (strcmp(m, "raw") == 0)
 			t->stack_mode = 2;
+		else if (strcmp(m, "build_id") == 0 && !k)
+			t->stack_mode = 3;      /* bpftrace 0.25 */
 		else {
 			sema_error(s, arg(n, 0)->pos, "ARG_TYPE",
-				   "%s(): unknown stack mode '%s' (bpftrace, perf "
-				   "or raw)", n->u.call.name, m);
+				   "%s(): unknown stack mode '%s' (%s)",
+				   n->u.call.name, m, k ? "bpftrace, perf or raw" :
+				   "bpftrace, perf, raw or build_id");
 			return NULL;
 		}
 		i = 1;

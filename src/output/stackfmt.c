@@ -61,6 +61,23 @@ int stackfmt_frame(FILE *out, const struct stackfmt *f, uint64_t addr,
 	return ferror(out) ? -EIO : 0;
 }
 
+/* A user frame as the kernel's BPF_F_USER_BUILD_ID names it: the
+ * file's GNU build ID in hex and the offset in the file, read here from
+ * the process's mappings; the address alone ("0x7f12ab", the kernel's
+ * BPF_STACK_BUILD_ID_IP) where no file with a build ID maps it. */
+static void build_id_frame(FILE *out, const struct stackfmt *f, uint64_t ip)
+{
+	struct umapping m;
+	if (f->user && f->usyms &&
+	    usyms_mapping(f->usyms, f->pid, ip, &m) == 0 && m.build_id_len) {
+		for (size_t k = 0; k < m.build_id_len; k++)
+			fprintf(out, "%02x", m.build_id[k]);
+		fprintf(out, " 0x%" PRIx64, ip - m.start + m.pgoff);
+		return;
+	}
+	fprintf(out, "0x%" PRIx64, ip);
+}
+
 int stackfmt_write(FILE *out, const uint64_t *ips, size_t n,
 		   const struct stackfmt *f)
 {
@@ -79,6 +96,9 @@ int stackfmt_write(FILE *out, const uint64_t *ips, size_t n,
 			break;
 		case STACK_MODE_RAW:
 			fprintf(out, "%" PRIx64, ips[i]);
+			break;
+		case STACK_MODE_BUILD_ID:
+			build_id_frame(out, f, ips[i]);
 			break;
 		case STACK_MODE_BPFTRACE:
 		default:

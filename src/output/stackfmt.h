@@ -15,6 +15,8 @@ enum stack_mode {
 	STACK_MODE_BPFTRACE = 0,        /* "    name+off" */
 	STACK_MODE_PERF = 1,            /* "\t7f12ab name+off (module)" */
 	STACK_MODE_RAW = 2,             /* "7f12ab" (bpftrace 0.18's raw; 0.17 has none) */
+	STACK_MODE_BUILD_ID = 3,        /* "<build id> 0x<file offset>" (0.25;
+					 * user stacks) */
 };
 
 /* bpftrace indents a stack by 4 spaces inside a map key, by 8 everywhere

@@ -653,6 +653,48 @@ static bool builtin_mode_called(struct sema *s, struct node *n)
 	return true;
 }
 
+/* pcomm, leader_comm, ppid, leader_tid (bpftrace 0.2x's stdlib: "an
+ * alias for task.real_parent.comm" ...), alone, called, or called with
+ * a task: n becomes task->LINK->FIELD, curtask's when none is given.
+ * False when n is none of them (or an enum constant of that name). */
+static bool task_alias(struct sema *s, struct node *n)
+{
+	static const struct { const char *name, *link, *field; } al[] = {
+		{ "pcomm", "real_parent", "comm" },
+		{ "leader_comm", "group_leader", "comm" },
+		{ "ppid", "real_parent", "pid" },
+		{ "leader_tid", "group_leader", "pid" },
+	};
+	bool call = n->kind == N_CALL;
+	const char *name = call ? n->u.call.name : n->u.str.s;
+	int64_t v;
+	if (call ? n->u.call.args.n > 1 || func_find(name) :
+	    ctypes_find_const(s->prog->ctypes, name, &v) == 0)
+		return false;
+	for (size_t i = 0; i < sizeof(al) / sizeof(*al); i++) {
+		if (strcmp(al[i].name, name) != 0)
+			continue;
+		struct node *task;
+		if (call && n->u.call.args.n) {
+			task = n->u.call.args.v[0];
+		} else {
+			task = node_new(s->a, N_BUILTIN, n->pos);
+			task->u.builtin.id = BI_CURTASK;
+		}
+		struct node *mid = node_new(s->a, N_FIELD, n->pos);
+		mid->u.field.base = task;
+		mid->u.field.name = al[i].link;
+		mid->u.field.arrow = true;
+		struct node *f = node_new(s->a, N_FIELD, n->pos);
+		f->u.field.base = mid;
+		f->u.field.name = al[i].field;
+		f->u.field.arrow = true;
+		*n = *f;
+		return true;
+	}
+	return false;
+}
+
 const struct type *sema_expr(struct sema *s, struct node *n)
 {
 	const struct type *t = NULL;
@@ -698,6 +740,10 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 			t = n->type;
 			break;
 		}
+		if (task_alias(s, n)) {
+			t = sema_field(s, n, false);
+			break;
+		}
 		t = sema_call(s, n);
 		break;
 	case N_FIELD: t = sema_field(s, n, false); break;
@@ -723,7 +769,10 @@ const struct type *sema_expr(struct sema *s, struct node *n)
 	case N_TUPLE: t = sema_tuple(s, n); break;
 	case N_CAST: t = cast(s, n); break;
 	case N_INCDEC: t = incdec(s, n); break;
-	case N_IDENT: t = sema_ident(s, n); break;
+	case N_IDENT:
+		t = task_alias(s, n) ? sema_field(s, n, false) :
+			sema_ident(s, n);
+		break;
 	default:
 		sema_error(s, n->pos, "SYNTAX", "not an expression");
 		break;

@@ -158,6 +158,33 @@ static struct cval bool_of(struct cg *cg, const struct node *n)
 	return cg_regval(d, n->type);
 }
 
+/* (int8[8])x and (uint32)array (bpftrace 0.19's array casts): the
+ * value's bytes, of equal sizes (sema), copied into memory of the new
+ * type, or loaded from it as an integer. */
+static struct cval array_cast(struct cg *cg, const struct node *n)
+{
+	static const uint8_t sz[9] = { [1] = BPF_B, [2] = BPF_H, [4] = BPF_W,
+				       [8] = BPF_DW };
+	const struct node *e = n->u.cast.expr;
+	uint32_t size = type_is_int(n->type) ? e->type->size : n->type->size;
+	struct cmem m = cg_alloc(cg, size < 8 ? 8 : size);
+	cg_zero(cg, m, size < 8 ? 8 : size);
+	if (type_is_int(e->type)) {
+		uint32_t b = e->type->bits ? e->type->bits / 8u : 8;
+		struct cval v = cg_expr(cg, e);
+		ir_stx(cg->ir, b < 9 && sz[b] ? sz[b] : BPF_DW, m.base,
+		       (int16_t)m.off, cg_reg(cg, v));
+	} else {
+		cg_expr_to(cg, e, m, e->type);
+	}
+	if (!type_is_int(n->type))
+		return cg_memval(m, n->type);
+	uint32_t b = n->type->bits ? n->type->bits / 8u : 8;
+	vreg d = cg_load(cg, b < 9 && sz[b] ? sz[b] : BPF_DW, m);
+	cg_normalize(cg, d, n->type);
+	return cg_regval(d, n->type);
+}
+
 static struct cval binop(struct cg *cg, const struct node *n)
 {
 	enum op op = n->u.binop.op;
@@ -326,6 +353,10 @@ struct cval cg_expr(struct cg *cg, const struct node *n)
 			return cg_imm(0, n->type);
 		return cg_expr(cg, n->u.blockx.value);
 	case N_CAST: {
+		if (n->type->kind == TYPE_ARRAY ||
+		    (type_is_int(n->type) &&
+		     n->u.cast.expr->type->kind == TYPE_ARRAY))
+			return array_cast(cg, n);
 		if (!type_is_int(n->u.cast.expr->type) &&
 		    cg_is_cobject(n->u.cast.expr))
 			return cg_cobject_addr(cg, n->u.cast.expr, n->type);

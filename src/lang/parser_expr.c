@@ -60,6 +60,18 @@ static const char *cast_ahead(struct parser *p, size_t *skip)
 	bool typedef_name = false;
 	if (is_cast_type(word)) {
 		name = word;
+		if (*q == '[') {
+			/* (int8[8])x, (uint8[])x: an array cast (bpftrace
+			 * 0.19), its size from the value when omitted */
+			const char *d = q + 1;
+			while (*d >= '0' && *d <= '9')
+				d++;
+			if (*d != ']' || d - q > 8)
+				return NULL;
+			name = arena_printf(p->a, "%s%.*s", word,
+					    (int)(d + 1 - q), q);
+			q = d + 1;
+		}
 	} else if (strcmp(word, "struct") == 0 || strcmp(word, "union") == 0 ||
 		   strcmp(word, "enum") == 0) {
 		while (*q == ' ' || *q == '\t')

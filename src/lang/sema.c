@@ -522,10 +522,67 @@ static const struct type *cast_bool(struct sema *s, struct node *n,
 	return type_bool();
 }
 
+/* The bytes of an integer, a string or an array of integers, for an
+ * array cast; 0 for anything else. */
+static uint32_t cast_bytes(const struct type *t)
+{
+	if (is_int(t))
+		return t->bits ? t->bits / 8u : t->size;
+	if (is_str(t))
+		return t->size;
+	if (t->kind == TYPE_ARRAY && t->ctype && t->ctype->elem &&
+	    t->ctype->elem->kind == CT_INT)
+		return t->ctype->nelems * t->ctype->elem->size;
+	return 0;
+}
+
+/* (int8[8])x, (bool[2])x, (uint8[])x (bpftrace 0.19: "Support casting
+ * int <-> int array"): the value's bytes as an array of that many
+ * elements, as many as its size holds when the count is omitted. The
+ * sizes must be equal (language.md "Array Casts"). */
+static const struct type *cast_to_array(struct sema *s, struct node *n,
+					const struct type *t)
+{
+	const char *tn = n->u.cast.type_name;
+	const char *br = strchr(tn, '[');
+	char *en = arena_strndup(s->a, tn, (size_t)(br - tn));
+	bool is_bool = strcmp(en, "bool") == 0;
+	bool sign = en[0] == 'i';
+	uint32_t esize = is_bool ? 1 :
+		(uint32_t)atoi(en + (sign ? 3 : 4)) / 8;
+	uint32_t count = (uint32_t)strtoul(br + 1, NULL, 10);
+	if (!t)
+		return NULL;
+	uint32_t from = cast_bytes(t);
+	if (!from) {
+		sema_error(s, n->pos, "TYPE_MISMATCH", "cannot cast '%s' to %s: "
+			   "only integers, strings and integer arrays are",
+			   sema_tname(s, t), tn);
+		return NULL;
+	}
+	if (!count && from % esize == 0)
+		count = from / esize;
+	if (count * esize != from) {
+		sema_error(s, n->pos, "TYPE_MISMATCH", "cannot cast '%s' to %s: "
+			   "the sizes differ (%u and %u bytes)", sema_tname(s, t),
+			   tn, from, count * esize);
+		return NULL;
+	}
+	struct ctype *e = ctype_new(s->a, CT_INT, NULL);
+	*e = *ctype_int(s->a, esize, sign, NULL);
+	if (is_bool) {     /* printed true/false (output/cvalue.c) */
+		e->is_bool = true;
+		e->name = "bool";
+	}
+	return type_of_ctype(s->a, ctype_array(s->a, e, count), AS_KERNEL);
+}
+
 static const struct type *cast(struct sema *s, struct node *n)
 {
 	const struct type *t = sema_expr(s, n->u.cast.expr);
 	const char *tn = n->u.cast.type_name;
+	if (strchr(tn, '[') && !strchr(tn, '*'))
+		return cast_to_array(s, n, t);
 	if (strncmp(tn, "bool", 4) == 0)
 		return cast_bool(s, n, t);
 	if (strncmp(tn, "int", 3) != 0 && strncmp(tn, "uint", 4) != 0)
@@ -534,13 +591,15 @@ static const struct type *cast(struct sema *s, struct node *n)
 		return sema_cast_ctype(s, n, t);
 	if (!t)
 		return NULL;
+	bool sign = tn[0] == 'i';
+	unsigned bits = (unsigned)atoi(tn + (sign ? 3 : 4));
+	if (t->kind == TYPE_ARRAY && cast_bytes(t) == bits / 8)
+		return type_int(s->a, bits, sign);   /* (uint32)pton(...) */
 	if (!is_int(t)) {
 		sema_error(s, n->pos, "TYPE_MISMATCH",
 			   "cannot cast '%s' to %s", sema_tname(s, t), tn);
 		return NULL;
 	}
-	bool sign = tn[0] == 'i';
-	unsigned bits = (unsigned)atoi(tn + (sign ? 3 : 4));
 	return type_int(s->a, bits, sign);
 }
 

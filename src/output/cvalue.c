@@ -66,6 +66,12 @@ static void scalar(struct sbuf *out, const struct ctype *t, const uint8_t *d,
 		return;
 	case CT_INT:
 	case CT_ENUM:
+		/* bpftrace's own bool (the elements of a (bool[N]) cast,
+		 * named "bool"), not C's _Bool: true and false */
+		if (t->is_bool && t->name && strcmp(t->name, "bool") == 0) {
+			sbuf_puts(out, v ? "true" : "false");
+			return;
+		}
 		number(out, v, (unsigned)(n > 8 ? 8 : n), t->is_signed);
 		return;
 	default:

@@ -234,6 +234,16 @@ static const struct type *object_type(struct sema *s, struct pos pos,
 	const struct type *t = type_of_ctype(s->a, ct, sp);
 	if (t)
 		return t;
+	if (s->flex_ok && ct->kind == CT_ARRAY && !ct->nelems && ct->elem &&
+	    ct->elem->size) {
+		/* `int y[0]` indexed: an array of unknown length, read
+		 * where it lies (cg_ctype.c, unbounded) */
+		struct type *u = arena_new(s->a, struct type);
+		u->kind = TYPE_ARRAY;
+		u->ctype = ct;
+		u->space = sp;
+		return u;
+	}
 	if (ctype_is_aggregate(ct) && !ct->complete)
 		sema_error(s, pos, "UNKNOWN_TYPE", "%s has type '%s', which is "
 			   "declared but not defined", what,
@@ -327,7 +337,10 @@ static bool const_index(struct sema *s, const struct node *n, int64_t *v)
 
 const struct type *sema_index(struct sema *s, struct node *n)
 {
+	bool flex = s->flex_ok;
+	s->flex_ok = n->u.index.base->kind == N_FIELD;
 	const struct type *bt = sema_expr(s, n->u.index.base);
+	s->flex_ok = flex;
 	const struct type *it = sema_expr(s, n->u.index.index);
 	if (!bt || !it)
 		return NULL;
@@ -371,7 +384,8 @@ const struct type *sema_index(struct sema *s, struct node *n)
 	if (bt->kind == TYPE_ARRAY) {
 		elem = bt->ctype->elem;
 		const struct node *ix = n->u.index.index;
-		if (ix->kind == N_INT && ix->u.ival >= bt->ctype->nelems) {
+		if (ix->kind == N_INT && bt->ctype->nelems &&
+		    ix->u.ival >= bt->ctype->nelems) {
 			sema_error(s, ix->pos, "BAD_INDEX", "the index %lld is "
 				   "out of bounds for array of size %u ('%s')",
 				   (long long)ix->u.ival, bt->ctype->nelems,

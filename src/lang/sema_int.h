@@ -39,6 +39,8 @@ struct sema_big_value {
 };
 
 struct sema {
+	bool flex_ok;         /* a flexible array member (`int y[0]`) has a
+			       * type: it is being indexed (sema_index) */
 	struct program *prog;
 	const struct sema_opts *opts;
 	struct diags *d;

@@ -444,6 +444,8 @@ void cg_expr_to(struct cg *cg, const struct node *n, struct cmem dst,
 			break;
 		{
 			uint32_t els = ir_label(cg->ir), done = ir_label(cg->ir);
+			if (to->kind == TYPE_BUF)   /* the smaller one's tail */
+				cg_zero(cg, dst, to->size);
 			cg_cond_jump(cg, n->u.ternary.cond, false, els);
 			cg_expr_to(cg, n->u.ternary.then, dst, to);
 			ir_ja(cg->ir, done);

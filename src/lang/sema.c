@@ -482,6 +482,10 @@ static const struct type *ternary(struct sema *s, struct node *n)
 	if (is_int(a) && is_int(b) && !a->is_ptr && !b->is_ptr &&
 	    a->kind == TYPE_INT && b->kind == TYPE_INT && !a->ctype && !b->ctype)
 		return type_int(s->a, 64, a->is_signed);
+	/* buffers of two sizes: the larger holds either (bpftrace 0.2x;
+	 * 0.17 refused a ternary of buffers) */
+	if (a->kind == TYPE_BUF && b->kind == TYPE_BUF)
+		return a->size >= b->size ? a : b;
 	const struct type *u = sema_storable(a) ? type_unify(s->a, a, b) : NULL;
 	if (!u)
 		sema_error(s, n->pos, "TYPE_MISMATCH",

@@ -168,6 +168,9 @@ bool cg_exit_guarded(const struct program *prog);
 
 /* cg_expr.c */
 struct cval cg_expr(struct cg *cg, const struct node *n);
+/* An integer variable whose address the probe takes (&$x) keeps its
+ * value in memory too: stored there after each write. */
+void cg_var_home(struct cg *cg, int32_t slot);
 /* The BPF ALU operation of an arithmetic operator (also of '+=' etc.),
  * 0xff for operators that are not arithmetic. */
 uint8_t cg_alu_code(enum op op);

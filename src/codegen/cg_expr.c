@@ -240,6 +240,20 @@ static struct cval unop(struct cg *cg, const struct node *n)
 		ir_alui(cg->ir, BPF_XOR, d, cg_reg(cg, cg_expr(cg, o)), -1);
 		cg_normalize(cg, d, n->type);
 		return cg_regval(d, n->type);
+	case OP_ADDROF: {
+		/* &$x (sema: a variable): where it lives on the stack */
+		int32_t slot = o->u.var.slot;
+		if (cg->var_mem[slot].base == VR_NONE) {
+			/* a for loop's body: its integers live elsewhere */
+			cg_error(cg, n->pos, "&$%s: the address of an integer "
+				 "variable cannot be taken in a for loop's body",
+				 o->u.var.name);
+			return cg_imm(0, n->type);
+		}
+		cg_var_home(cg, slot);
+		d = cg_addr(cg, cg->var_mem[slot]);
+		return cg_regval(d, n->type);
+	}
 	case OP_DEREF: {
 		if (cg_is_cobject(n))
 			return cg_cobject(cg, n);
@@ -292,6 +306,15 @@ static struct cval ternary(struct cg *cg, const struct node *n)
 	return cg_regval(d, n->type);
 }
 
+void cg_var_home(struct cg *cg, int32_t slot)
+{
+	const struct type *t = cg->pnode->u.probe.var_types[slot];
+	if (!type_is_int(t) || cg->var_mem[slot].base == VR_NONE)
+		return;
+	ir_stx(cg->ir, BPF_DW, cg->var_mem[slot].base,
+	       (int16_t)cg->var_mem[slot].off, cg->var_reg[slot]);
+}
+
 static struct cval var_incdec(struct cg *cg, const struct node *n)
 {
 	const struct node *v = n->u.incdec.target;
@@ -306,6 +329,7 @@ static struct cval var_incdec(struct cg *cg, const struct node *n)
 	}
 	ir_alui(cg->ir, BPF_ADD, r, r, delta);
 	cg_normalize(cg, r, v->type);
+	cg_var_home(cg, v->u.var.slot);
 	/* Pre: the new value, copied so later writes to $x do not change
 	 * an already computed expression. */
 	if (!old) {

@@ -21,6 +21,7 @@ static void assign_var(struct cg *cg, const struct node *st)
 			ir_movi(cg->ir, r, x.imm);
 		else
 			ir_mov(cg->ir, r, cg_reg(cg, x));
+		cg_var_home(cg, slot);
 		return;
 	}
 	x = cg_scale_step(cg, st->u.assign.op, vt, x);
@@ -29,6 +30,7 @@ static void assign_var(struct cg *cg, const struct node *st)
 	else
 		ir_alu(cg->ir, cg_alu_code(st->u.assign.op), r, r, cg_reg(cg, x));
 	cg_normalize(cg, r, vt);
+	cg_var_home(cg, slot);
 }
 
 static void loop_push(struct cg *cg, uint32_t brk, uint32_t cont)

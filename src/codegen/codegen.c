@@ -94,6 +94,12 @@ static void prologue(struct cg *cg)
 			 * stack, and bpftrace's variables start empty. */
 			cg->var_mem[i] = cg_alloc(cg, t->size);
 			cg_zero(cg, cg->var_mem[i], t->size);
+		} else if (t && ast_takes_address(pn->u.probe.body,
+						  (int32_t)i)) {
+			/* &$x of an integer (bpftrace 0.2x): a home in
+			 * memory too, which every write to $x updates */
+			cg->var_mem[i] = cg_alloc(cg, 8);
+			cg_zero(cg, cg->var_mem[i], 8);
 		}
 	}
 }

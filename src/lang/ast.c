@@ -407,6 +407,18 @@ bool ast_has_kind(const struct node *n, enum node_kind k)
 	return ast_any(n, is_kind, &k);
 }
 
+static bool is_addr_of(const struct node *n, const void *slot)
+{
+	return n->kind == N_UNOP && n->u.unop.op == OP_ADDROF &&
+	       n->u.unop.operand && n->u.unop.operand->kind == N_VAR &&
+	       n->u.unop.operand->u.var.slot == *(const int32_t *)slot;
+}
+
+bool ast_takes_address(const struct node *n, int32_t slot)
+{
+	return ast_any(n, is_addr_of, &slot);
+}
+
 static bool is_for_range(const struct node *n, const void *unused)
 {
 	return n->kind == N_WHILE && n->u.loop.step;

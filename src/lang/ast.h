@@ -303,6 +303,8 @@ void ast_dump(FILE *out, const struct node *n, struct arena *a);
 bool ast_uses_builtin(const struct node *n, enum builtin_id id);
 /* Whether a node of kind k appears anywhere under n. */
 bool ast_has_kind(const struct node *n, enum node_kind k);
+/* Whether &$var of the variable in slot appears under n. */
+bool ast_takes_address(const struct node *n, int32_t slot);
 /* Whether a for loop over a range (an N_WHILE with a step) is under n. */
 bool ast_has_for_range(const struct node *n);
 

@@ -418,6 +418,38 @@ static const struct type *binop(struct sema *s, struct node *n)
 	return NULL;
 }
 
+/* &$x (bpftrace 0.2x: language.md "Pointers"): a pointer to where the
+ * variable lives, for an integer (which then keeps a home in memory,
+ * cg_var_home) or a string; *p reads it back. */
+static const struct type *addr_of(struct sema *s, struct node *n,
+				  const struct type *t)
+{
+	const struct node *o = n->u.unop.operand;
+	if (o->kind != N_VAR) {
+		sema_error(s, n->pos, "UNSUPPORTED", "the address-of operator "
+			   "'&' takes a $variable in sonde: &$x");
+		return NULL;
+	}
+	const struct ctype *ct = NULL;
+	if (t->kind == TYPE_INT && !t->is_bool) {
+		ct = t->ctype && t->is_ptr ? t->ctype :
+			ctype_int(s->a, t->bits ? t->bits / 8u : 8, t->is_signed,
+				  NULL);
+	} else if (is_str(t)) {
+		struct ctype *c = ctype_new(s->a, CT_INT, NULL);
+		*c = *ctype_int(s->a, 1, true, "char");
+		c->is_char = true;
+		ct = ctype_array(s->a, c, t->size);
+	}
+	if (!ct) {
+		sema_error(s, n->pos, "UNSUPPORTED", "&$x: the address of a "
+			   "variable of type '%s' is not supported (integers "
+			   "and strings are)", sema_tname(s, t));
+		return NULL;
+	}
+	return type_of_ctype(s->a, ctype_ptr(s->a, ct), AS_KERNEL);
+}
+
 static const struct type *unop(struct sema *s, struct node *n)
 {
 	const struct type *t = sema_expr(s, n->u.unop.operand);
@@ -425,9 +457,7 @@ static const struct type *unop(struct sema *s, struct node *n)
 		return NULL;
 	switch (n->u.unop.op) {
 	case OP_ADDROF:
-		sema_error(s, n->pos, "UNSUPPORTED",
-			   "the address-of operator '&' is not supported");
-		return NULL;
+		return addr_of(s, n, t);
 	case OP_DEREF: {
 		if (!is_int(t))
 			break;

@@ -918,6 +918,23 @@ static void assign(struct sema *s, struct node *n)
 	struct node *tg = n->u.assign.target, *v = n->u.assign.value;
 	enum op op = n->u.assign.op;
 
+	if (op == OP_NONE && tg->kind == N_MAP && v->kind == N_BLOCK_EXPR &&
+	    sema_is_agg_call(v->u.blockx.value)) {
+		/* @m = { stmts; avg($x) } (bpftrace 0.24's block
+		 * expressions): the statements, then @m = avg($x), a block
+		 * from now on */
+		struct node *as = node_new(s->a, N_ASSIGN, n->pos);
+		as->u.assign.op = OP_NONE;
+		as->u.assign.target = tg;
+		as->u.assign.value = v->u.blockx.value;
+		struct node_list l = v->u.blockx.body ?
+			v->u.blockx.body->u.list : (struct node_list){ 0 };
+		node_list_push(s->a, &l, as);
+		n->kind = N_BLOCK;
+		n->u.list = l;
+		block(s, n);
+		return;
+	}
 	if (op == OP_NONE && tg->kind == N_MAP && sema_is_agg_call(v)) {
 		const struct type *t = sema_agg(s, v);
 		sema_map_assign(s, tg, t, v->pos);

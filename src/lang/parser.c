@@ -89,6 +89,86 @@ static struct node *parse_if_(struct parser *p)
 	return p->panic ? NULL : n;
 }
 
+/* ifexpr -> IF cond blockexpr ELSE ( ifexpr | blockexpr ), where an
+ * expression is (bpftrace 0.25: "Fix crash for invalid if
+ * expressions"): a ternary of the two blocks' values. */
+/* An if statement with an else, as the value of an if expression's
+ * branch (`if (a) { if (b) { 1 } else { 2 } } else { 3 }`): the
+ * ternary it would be as an expression, each branch's last expression
+ * its value. NULL when it has no else. */
+static struct node *if_value(struct parser *p, struct node *ifn);
+
+static struct node *block_value(struct parser *p, struct node *b,
+				struct node *bx)
+{
+	if (!bx) {
+		bx = node_new(p->a, N_BLOCK_EXPR, b->pos);
+		bx->u.blockx.body = b;
+	}
+	struct node_list *l = &b->u.list;
+	struct node *last = l->n ? l->v[l->n - 1] : NULL;
+	if (bx->u.blockx.value || !last)
+		return bx;
+	struct node *v = last->kind == N_EXPR_STMT ? last->u.expr_stmt.expr :
+		last->kind == N_IF ? if_value(p, last) : NULL;
+	if (v) {
+		bx->u.blockx.value = v;
+		l->n--;
+	}
+	return bx;
+}
+
+static struct node *if_value(struct parser *p, struct node *ifn)
+{
+	struct node *els = ifn->u.if_.els;
+	if (!els || !ifn->u.if_.then)
+		return NULL;
+	struct node *t = node_new(p->a, N_TERNARY, ifn->pos);
+	t->u.ternary.cond = ifn->u.if_.cond;
+	t->u.ternary.then = block_value(p, ifn->u.if_.then, NULL);
+	t->u.ternary.els = els->kind == N_IF ? if_value(p, els) :
+		block_value(p, els, NULL);
+	return t->u.ternary.els ? t : NULL;
+}
+
+struct node *parse_if_expr(struct parser *p)
+{
+	if (!enter(p))
+		return NULL;
+	struct node *n = node_new(p->a, N_TERNARY, p->tok.pos);
+	next(p);
+	n->u.ternary.cond = parse_cond(p, "if");
+	struct node *then = NULL, *els = NULL;
+	if (!p->panic && n->u.ternary.cond) {
+		if (p->tok.kind == T_LBRACE)
+			then = parse_block_expr_(p, false);
+		else
+			expected(p, "'{'");
+	}
+	if (then && !p->panic) {
+		if (!accept(p, T_ELSE))
+			expected(p, "'else' (an if expression has both "
+				 "branches)");
+		else if (p->tok.kind == T_IF)
+			els = parse_if_expr(p);
+		else if (p->tok.kind == T_LBRACE)
+			els = parse_block_expr_(p, false);
+		else
+			expected(p, "'{' or 'if' after 'else'");
+	}
+	p->depth--;
+	if (!then || !els || p->panic)
+		return NULL;
+	if (then->kind == N_BLOCK_EXPR && then->u.blockx.body)
+		block_value(p, then->u.blockx.body, then);
+	if (els->kind == N_BLOCK_EXPR && els->u.blockx.body)
+		block_value(p, els->u.blockx.body, els);
+	n->u.ternary.then = then;
+	n->u.ternary.els = els;
+	span_end(p, n);
+	return n;
+}
+
 /* stat -> ifstat | UNROLL '(' INT ')' block | WHILE cond block
  *       | RETURN | BREAK | CONTINUE
  *       | target ('=' | OP'=') expr | expr */

@@ -349,6 +349,8 @@ struct node *parse_primary(struct parser *p)
 		return new_ident_or_builtin(p, t.sval, t.pos);
 	case T_LBRACE:
 		return parse_block_expr(p);
+	case T_IF:     /* an if expression (bpftrace 0.25) */
+		return parse_if_expr(p);
 	case T_LPAREN: {
 		struct pos open = t.pos;
 		bool pred = p->in_pred;

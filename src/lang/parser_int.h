@@ -179,6 +179,7 @@ struct node *parse_unary(struct parser *p);
 struct node *parse_primary(struct parser *p);
 bool is_cast_type(const char *s);
 struct node *parse_block_expr_(struct parser *p, bool top);
+struct node *parse_if_expr(struct parser *p);
 /* parser.c: a statement, for block expressions ({ ...; value }) */
 struct node *parse_statement(struct parser *p, bool *blocky);
 

@@ -108,6 +108,25 @@ static size_t skip_decl(const char *s, size_t i, bool typedef_)
 			i++;
 			if (--depth <= 0 && !typedef_) {
 				j = skip_blank(s, i);
+				/* `struct s { ... } __attribute__((packed))`:
+				 * the attributes belong to it (bpftrace 0.2x's
+				 * scripts write them so) */
+				size_t n;
+				while ((n = word(s, j, "__attribute__")) != 0) {
+					size_t k = skip_blank(s, j + n);
+					int paren = 0;
+					if (s[k] != '(')
+						break;
+					while (s[k]) {
+						paren += s[k] == '(';
+						paren -= s[k] == ')';
+						k++;
+						if (!paren)
+							break;
+					}
+					i = k;
+					j = skip_blank(s, i);
+				}
 				return s[j] == ';' ? j + 1 : i;
 			}
 		} else if (c == ';' && depth <= 0) {

@@ -5,9 +5,11 @@
  * left out with -p (the process's executable). Attached as events of the
  * uprobe PMU (user.c). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/glob.h"
 #include "../base/log.h"
 #include "../types.h"
 #include "user.h"
@@ -138,10 +140,86 @@ static int offset_error(const struct attach_point *attach, struct expand_ctx *ct
 	return -ENOENT;
 }
 
+static int uprobe_expand_one(const struct attach_point *attach,
+			     struct expand_ctx *ctx,
+			     int (*emit)(void *arg, const char *target,
+					 const char *func, uint64_t freq),
+			     void *arg);
+
+/* uprobe:*:FUNC -p PID (bpftrace 0.2x): a wildcard target is every file
+ * the process maps executable whose path (or base name) matches it;
+ * FUNC is looked for in each, and an error only when none has it. */
+static int uprobe_expand_mapped(const struct attach_point *attach,
+				struct expand_ctx *ctx,
+				int (*emit)(void *arg, const char *target,
+					    const char *func, uint64_t freq),
+				void *arg)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", ctx->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return ap_error((struct attach_point *)attach, ctx, "cannot read "
+				"%s: %s", path, strerror(errno));
+	char line[4200], last[4096] = "";
+	int found = 0, r = 0;
+	unsigned files = 0;
+	while (r >= 0 && files < 4096 && fgets(line, sizeof(line), f)) {
+		char perms[8] = "";
+		int off = 0;
+		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms,
+			   &off) < 1 || perms[2] != 'x' || !off)
+			continue;
+		char *file = line + off;
+		file[strcspn(file, "\n")] = '\0';
+		const char *base = strrchr(file, '/');
+		if (file[0] != '/' || strcmp(file, last) == 0 ||
+		    (!glob_match(attach->target, file) &&
+		     !(base && glob_match(attach->target, base + 1))))
+			continue;
+		snprintf(last, sizeof(last), "%s", file);
+		files++;
+		struct attach_point one = *attach;
+		one.target = arena_strdup(ctx->arena, file);
+		/* what a file lacks is no error here: others may have it */
+		struct diags quiet, *d = ctx->diags, *m = ctx->missing;
+		diags_init(&quiet, d->src);
+		ctx->diags = ctx->missing = &quiet;   /* the same ctx: emit
+						       * reads emit_uprobe */
+		r = uprobe_expand_one(&one, ctx, emit, arg);
+		ctx->diags = d;
+		ctx->missing = m;
+		found += r > 0 ? r : 0;
+		r = 0;        /* a file that cannot be read is skipped */
+		diags_free(&quiet);
+	}
+	fclose(f);
+	if (r < 0)
+		return r;
+	if (!found)
+		return ap_missing(attach, ctx, "NO_SYMBOL", "%s: no function "
+				  "matches '%s' in the files process %d maps "
+				  "that match '%s'", attach->provider,
+				  attach->func, ctx->pid, attach->target);
+	return 0;
+}
+
 static int uprobe_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 			 int (*emit)(void *arg, const char *target,
 				     const char *func, uint64_t freq),
 			 void *arg)
+{
+	if (ctx->pid > 0 && attach->target && ap_has_wildcard(attach->target))
+		return uprobe_expand_mapped(attach, ctx, emit, arg);
+	int r = uprobe_expand_one(attach, ctx, emit, arg);
+	return r < 0 ? r : 0;
+}
+
+static int uprobe_expand_one(const struct attach_point *attach,
+			     struct expand_ctx *ctx,
+			     int (*emit)(void *arg, const char *target,
+					 const char *func, uint64_t freq),
+			     void *arg)
 {
 	const char *kind = attach->provider;
 	const char *func = attach->func;
@@ -191,7 +269,7 @@ static int uprobe_expand(const struct attach_point *attach, struct expand_ctx *c
 			      "no function matches", true);
 	}
 	elf_close(ef);
-	return r < 0 ? r : 0;
+	return r < 0 ? r : x.emitted;   /* how many, for uprobe_expand */
 }
 
 /* pt_regs offsets of the registers the x86-64 calling convention passes

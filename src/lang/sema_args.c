@@ -28,6 +28,22 @@ const struct type *sema_record_field_type(struct sema *s,
 	default: return NULL;
 	}
 	const struct type *t = type_int(s->a, f->size * 8, f->is_signed);
+	if (!f->is_ptr && f->decl && s->prog->dialect >= DIALECT_026 &&
+	    strncmp(f->decl, "enum ", 5) == 0) {
+		/* `enum skb_drop_reason reason`: the enum's value, which
+		 * 0.26 prints by its enumerator's name, as a constant */
+		const char *tag = f->decl + 5;
+		const char *sp = strchr(tag, ' ');
+		const struct ctype *en = sp ? ctypes_find_tag(s->prog->ctypes,
+			CT_ENUM, arena_strndup(s->a, tag, (size_t)(sp - tag))) :
+			NULL;
+		if (en && en->size == f->size) {
+			struct type *u = arena_new(s->a, struct type);
+			*u = *t;
+			u->ctype = en;
+			return u;
+		}
+	}
 	if (f->is_ptr) {
 		const struct ctype *ct = f->size == 8 ?
 			sema_record_field_ctype(s, f) : NULL;

@@ -205,6 +205,11 @@ const struct type *sema_positional(struct sema *s, struct node *n,
 		return n->type = type_str(s->a, (uint32_t)strlen(v ? v : "") + 1);
 	}
 	uint64_t val = 0;
+	if (v && positional_number(v, &val) < 0 &&
+	    s->prog->dialect >= DIALECT_024)
+		/* language.md "Positional Parameters": "`$1` would
+		 * evaluate to a string `p1`" */
+		return sema_positional(s, n, true);
 	if (v && positional_number(v, &val) < 0) {
 		sema_error(s, n->pos, "BAD_POSITIONAL",
 			   "$%u used as a number but given \"%s\"; "

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <strings.h>
 
 /* The size and alignment bpftrace 0.17 gives a value of type t, which
  * sizeof() reports: integers of their declared width, strings of their
@@ -182,14 +183,15 @@ static const struct type *check_getopt(struct sema *s, struct node *n)
 			   "a literal number, string or bool");
 		return NULL;
 	}
-	bool present;
+	bool present, big = false;
 	const char *v = named_param(s, name, &present);
 	uint64_t iv = d && kind != GO_STR ? d->u.ival : 0;
 	const char *sv = d && kind == GO_STR ? d->u.str.s : "";
 	if (present && kind == GO_BOOL) {
-		if (!*v || !strcmp(v, "true") || !strcmp(v, "1"))
+		/* True/False too, as bpftrace 0.26's tests write them */
+		if (!*v || !strcasecmp(v, "true") || !strcmp(v, "1"))
 			iv = 1;
-		else if (!strcmp(v, "false") || !strcmp(v, "0"))
+		else if (!strcasecmp(v, "false") || !strcmp(v, "0"))
 			iv = 0;
 		else {
 			sema_error(s, n->pos, "BAD_PARAM", "program command line "
@@ -201,6 +203,13 @@ static const struct type *check_getopt(struct sema *s, struct node *n)
 		char *end;
 		errno = 0;
 		long long x = strtoll(v, &end, 0);
+		if (errno == ERANGE && *v != '-') {
+			/* above INT64_MAX: an unsigned 64-bit value
+			 * (0xffffffffffffffff), typed so */
+			errno = 0;
+			x = (long long)strtoull(v, &end, 0);
+			big = !errno;
+		}
 		if (!*v || *end || errno) {
 			sema_error(s, n->pos, "BAD_PARAM", "program command line "
 				   "option --%s invalid integer (value: %s)",
@@ -223,7 +232,7 @@ static const struct type *check_getopt(struct sema *s, struct node *n)
 	}
 	if (kind == GO_STR)
 		return type_str(s->a, (uint32_t)strlen(sv) + 1);
-	return kind == GO_BOOL ? type_bool() : type_s64();
+	return kind == GO_BOOL ? type_bool() : big ? type_u64() : type_s64();
 }
 
 /* offsetof(struct T, field): the field's byte offset, a constant. The

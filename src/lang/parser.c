@@ -339,8 +339,17 @@ static struct node *parse_let(struct parser *p)
 		tname = p->tok.sval;
 		next(p);
 	}
-	if (!accept(p, T_ASSIGN))
-		return node_new(p->a, N_BLOCK, at);   /* declared, not set */
+	if (!accept(p, T_ASSIGN)) {
+		if (tname)
+			return node_new(p->a, N_BLOCK, at);  /* declared */
+		/* `let $x;`: the variable starts at zero, of the type its
+		 * assignments give it (sema: the "__let_zero" value) */
+		struct node *z = node_new(p->a, N_CALL, at);
+		z->u.call.name = "__let_zero";
+		struct node *as = new_assign(p, var, z);
+		as->pos = at;
+		return as;
+	}
 	struct node *v = parse_expr(p);
 	if (!v)
 		return NULL;
@@ -360,7 +369,7 @@ static struct node *parse_let(struct parser *p)
  * An N_FOR_MAP: codegen makes the body a callback of
  * bpf_for_each_map_elem. */
 static struct node *parse_for_map(struct parser *p, struct pos at,
-				  struct pos open, struct node *var)
+				  const struct pos *open, struct node *var)
 {
 	struct node *m = node_new(p->a, N_MAP, p->tok.pos);
 	m->u.map.name = p->tok.sval;
@@ -373,7 +382,7 @@ static struct node *parse_for_map(struct parser *p, struct pos at,
 		return NULL;
 	}
 	span_end(p, m);
-	if (!expect_close(p, T_RPAREN, T_LPAREN, open))
+	if (open && !expect_close(p, T_RPAREN, T_LPAREN, *open))
 		return NULL;
 	struct node *body = parse_block(p, false);
 	if (p->panic)
@@ -397,7 +406,11 @@ static struct node *parse_for(struct parser *p)
 	struct pos at = p->tok.pos;
 	next(p);
 	struct pos open = p->tok.pos;
-	if (!accept(p, T_LPAREN)) {
+	/* `for $kv : @m { }`, without parentheses (bpftrace 0.24: "If,
+	 * for, while and unroll statements can have omitted
+	 * parentheses") */
+	bool paren = p->tok.kind != T_VAR;
+	if (paren && !accept(p, T_LPAREN)) {
 		expected(p, "'(' after 'for'");
 		return NULL;
 	}
@@ -412,7 +425,7 @@ static struct node *parse_for(struct parser *p)
 		return NULL;
 	}
 	if (p->tok.kind == T_MAP)
-		return parse_for_map(p, at, open, var);
+		return parse_for_map(p, at, paren ? &open : NULL, var);
 	struct node *start = parse_unary(p);
 	if (!start)
 		return NULL;
@@ -423,7 +436,7 @@ static struct node *parse_for(struct parser *p)
 	struct node *end = parse_unary(p);
 	if (!end)
 		return NULL;
-	if (!expect_close(p, T_RPAREN, T_LPAREN, open))
+	if (paren && !expect_close(p, T_RPAREN, T_LPAREN, open))
 		return NULL;
 	struct node *body = parse_block(p, false);
 	if (p->panic)

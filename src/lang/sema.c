@@ -918,10 +918,49 @@ static void cond(struct sema *s, struct node *c, const char *what)
 			   what, sema_tname(s, t));
 }
 
+/* `let $x;` (bpftrace 0.22): $x = the zero of the type the variable's
+ * other assignments give it (0, "", false), known once the passes have
+ * seen them; an int64 0 when nothing gives it one. Other types start
+ * zeroed already (their stack home is), so nothing is done for them. */
+static void let_zero(struct sema *s, struct node *n)
+{
+	struct node *tg = n->u.assign.target, *v = n->u.assign.value;
+	struct sema_var *var = var_find(s, tg->u.var.name);
+	const struct type *t = var ? var->type : NULL;
+	if (!s->final) {
+		var_assign(s, tg, t && (is_int(t) || is_str(t)) ? t : NULL,
+			   n->pos);
+		return;
+	}
+	if (!t)
+		t = type_s64();
+	if (is_int(t)) {
+		v->kind = N_INT;
+		v->u.ival = 0;
+		v->type = t;
+	} else if (is_str(t)) {
+		v->kind = N_STR;
+		v->u.str.s = "";
+		v->u.str.len = 0;
+		v->type = type_str(s->a, 1);
+	} else {
+		var_assign(s, tg, NULL, n->pos);
+		n->kind = N_BLOCK;
+		n->u.list = (struct node_list){ 0 };
+		return;
+	}
+	var_assign(s, tg, t, n->pos);
+}
+
 static void assign(struct sema *s, struct node *n)
 {
 	struct node *tg = n->u.assign.target, *v = n->u.assign.value;
 	enum op op = n->u.assign.op;
+
+	if (v->kind == N_CALL && strcmp(v->u.call.name, "__let_zero") == 0) {
+		let_zero(s, n);
+		return;
+	}
 
 	if (op == OP_NONE && tg->kind == N_MAP && v->kind == N_BLOCK_EXPR &&
 	    sema_is_agg_call(v->u.blockx.value)) {

@@ -28,6 +28,13 @@ const struct type *funcs_check_format_event(struct sema *s, struct node *n,
 {
 	struct node *f = arg(n, 0);
 	sema_expr(s, f);
+	if (f->kind == N_BLOCK_EXPR && f->u.blockx.value &&
+	    f->u.blockx.value->kind == N_STR &&
+	    (!f->u.blockx.body || !f->u.blockx.body->u.list.n)) {
+		/* { "fmt" }: a macro whose body is a literal (`macro fmt()
+		 * { "hi" }`, bpftrace 0.24), the literal itself */
+		*f = *f->u.blockx.value;
+	}
 	if (f->kind != N_STR) {
 		sema_error(s, f->pos, "PRINTF_FORMAT",
 			   "%s() needs a string literal as its format",

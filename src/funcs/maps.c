@@ -104,8 +104,30 @@ static const struct type *check_stddev(struct sema *s, struct node *n)
 	return check_agg1(s, n, TYPE_STDDEV, 32);
 }
 
+/* hist(n[, k]) (k: bpftrace 0.2x, 2^k buckets per power of 2, 0 to 5).
+ * k = 0 is the plain log2 histogram, and the argument is dropped; finer
+ * ones are refused, saying so. */
 static const struct type *check_hist(struct sema *s, struct node *n)
 {
+	if (n->u.call.args.n == 2) {
+		int64_t k;
+		if (!sema_lit_int(s, n, 1, "k", &k))
+			return NULL;
+		if (k < 0 || k > 5) {
+			sema_error(s, n->u.call.args.v[1]->pos, "ARG_TYPE",
+				   "hist(): k must be 0 to 5 (2^k buckets per "
+				   "power of 2), not %lld", (long long)k);
+			return NULL;
+		}
+		if (k) {
+			sema_error(s, n->u.call.args.v[1]->pos, "UNSUPPORTED",
+				   "hist(): k = %lld (2^k buckets per power of "
+				   "2) is not supported yet: only 0, the log2 "
+				   "histogram", (long long)k);
+			return NULL;
+		}
+		n->u.call.args.n = 1;
+	}
 	return check_agg1(s, n, TYPE_HIST, 8);
 }
 
@@ -327,7 +349,7 @@ const struct func funcs_maps[] = {
 	{ "stats", 1, 1, FUNC_AGG, 0, check_stats },
 	{ "__dtrace_stddev", 1, 1, FUNC_AGG, 0, check_stddev },
 	{ "__dtrace_llquantize", 5, 5, FUNC_AGG, 0, check_llquantize },
-	{ "hist", 1, 1, FUNC_AGG, 0, check_hist },
+	{ "hist", 1, 2, FUNC_AGG, 0, check_hist },
 	{ "lhist", 4, 4, FUNC_AGG, 0, check_lhist },
 	{ "tseries", 3, 4, FUNC_AGG, 0, check_tseries },
 	{ "delete", 1, 2, 0, 0, check_delete, gen_delete },

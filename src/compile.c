@@ -104,7 +104,8 @@ static int expand_probes(struct node *root, struct program *prog,
 				  .pid = o->pid, .cmd = o->cmd,
 				  .missing = &missing,
 				  .dialect = prog->dialect,
-				  .missing_probes = prog->config.missing_probes };
+				  .missing_probes = prog->config.missing_probes,
+				  .zdefs = o->zdefs };
 	struct expand_state st = { .prog = prog, .ctx = &ctx,
 				   .ctx_args = o->frontend &&
 					       o->frontend->ctx_args };
@@ -164,7 +165,13 @@ static int expand_probes(struct node *root, struct program *prog,
 				err = r;
 				continue;
 			}
-			if (st.probes.n == before && st.filtered == filtered) {
+			if (st.probes.n == before && st.filtered == filtered &&
+			    o->zdefs) {
+				diag_error(&missing, ap->pos, "NO_MATCH",
+					   "probe '%s' matches nothing",
+					   ap->u.attach.text);
+			} else if (st.probes.n == before &&
+				   st.filtered == filtered) {
 				diag_error(d, ap->pos, "NO_MATCH",
 					   "probe '%s' matches nothing",
 					   ap->u.attach.text);
@@ -440,6 +447,12 @@ struct program *compile(const struct compile_opts *o, struct diags *d)
 		prog->dtrace.naggs = o->settings->naggs;
 		prog->dtrace.clauses = o->settings->clauses;
 		prog->dtrace.nclauses = o->settings->nclauses;
+		/* which program (-n, -s ...) each block came from, by line */
+		uint32_t *lines = arena_alloc(prog->arena, (prog->nblocks + 1) *
+					      sizeof(*lines));
+		for (uint32_t b = 0; lines && b < prog->nblocks; b++)
+			lines[b] = root->u.list.v[b]->pos.line;
+		prog->dtrace.block_lines = lines;
 	}
 	int sr = sema_check(root, prog, &sopts, d);
 	elf_func_params_release();   /* the DWARF the types came from */

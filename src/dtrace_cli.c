@@ -292,10 +292,35 @@ static char *desc_name(const char *arg)
 	return s;
 }
 
+/* One "FIRST_LINE\tLABEL\n" line per program (-n, -s, -P ...), its
+ * first line the one it starts at in the assembled TEXT of LEN bytes:
+ * dtrace(8) prints a matched line per program (output/dtrace.c). */
+static int add_label(char **label, size_t *cap, const char *text, size_t len,
+		     const char *fmt, const char *arg)
+{
+	unsigned line = 1;
+	for (size_t i = 0; i < len; i++)
+		line += text[i] == '\n';
+	size_t have = *label ? strlen(*label) : 0;
+	size_t need = have + strlen(fmt) + strlen(arg) + 16;
+	if (need > *cap) {
+		char *grown = realloc(*label, need);
+		if (!grown)
+			return -ENOMEM;
+		*label = grown;
+		*cap = need;
+	}
+	char *at = *label + have;
+	at += sprintf(at, "%u\t", line);
+	at += sprintf(at, fmt, arg);
+	strcpy(at, "\n");
+	return 0;
+}
+
 int dtrace_cli_program(struct dtrace_cli *d, char **text, char **label,
 		       const char **name)
 {
-	size_t cap = 1, len = 0;
+	size_t cap = 1, len = 0, lcap = 0;
 	char *out = malloc(cap);
 	if (!out)
 		return -ENOMEM;
@@ -310,24 +335,30 @@ int dtrace_cli_program(struct dtrace_cli *d, char **text, char **label,
 		case 's':
 			piece = file_read(arg, &plen);
 			if (!piece) {
+				int e = errno;
 				fprintf(stderr, "dtrace: failed to open %s: %s\n",
-					arg, strerror(errno));
+					arg, strerror(e));
 				free(out);
-				return -errno;
+				free(*label);
+				*label = NULL;
+				return -e;
 			}
 			if (memchr(piece, 0, plen)) {
 				fprintf(stderr, "dtrace: failed to compile script "
 					"%s: the file holds a NUL byte\n", arg);
 				free(piece);
 				free(out);
+				free(*label);
+				*label = NULL;
 				return -EINVAL;
 			}
-			if (!*label) {
-				*label = malloc(strlen(arg) + 16);
-				if (*label)
-					sprintf(*label, "script '%s'", arg);
-				*name = arg;
+			if (add_label(label, &lcap, out, len, "script '%s'",
+				      arg) < 0) {
+				free(piece);
+				goto nomem;
 			}
+			if (i == 0)     /* errors name the first program */
+				*name = arg;
 			break;
 		default: {
 			const char *fmt = d->progs[i].kind == 'n' ? "%s" :
@@ -338,27 +369,28 @@ int dtrace_cli_program(struct dtrace_cli *d, char **text, char **label,
 			if (piece)
 				snprintf(piece, plen + 1, fmt, arg);
 			plen = piece ? strlen(piece) : 0;
-			if (!*label && piece) {
+			if (piece) {
 				char *dn = desc_name(piece);
-				*label = malloc(strlen(dn ? dn : "") + 20);
-				if (*label)
-					sprintf(*label, "description '%s'",
-						dn ? dn : "");
+				int r = add_label(label, &lcap, out, len,
+						  "description '%s'",
+						  dn ? dn : "");
 				free(dn);
-				d->spec = arg;
+				if (r < 0) {
+					free(piece);
+					goto nomem;
+				}
+				if (!d->spec)
+					d->spec = arg;
 			}
 		}
 		}
-		if (!piece) {
-			free(out);
-			return -ENOMEM;
-		}
+		if (!piece)
+			goto nomem;
 		/* a #! line stays first only in the first piece */
 		char *grown = realloc(out, cap + plen + 2);
 		if (!grown) {
 			free(piece);
-			free(out);
-			return -ENOMEM;
+			goto nomem;
 		}
 		out = grown;
 		if (i && piece[0] == '#' && piece[1] == '!')
@@ -377,6 +409,11 @@ int dtrace_cli_program(struct dtrace_cli *d, char **text, char **label,
 	}
 	*text = out;
 	return 0;
+nomem:
+	free(out);
+	free(*label);
+	*label = NULL;
+	return -ENOMEM;
 }
 
 /* The text the diagnostic's position spans in the script (a probe
@@ -459,8 +496,20 @@ void dtrace_cli_diags(const struct dtrace_cli *d, const struct diags *ds,
 				free(var);
 			}
 		}
+		if (g->level == DIAG_WARNING && d->zdefs && g0->tag &&
+		    (!strcmp(g0->tag, "NO_MATCH") ||
+		     !strcmp(g0->tag, "NO_SYMBOL") ||
+		     !strcmp(g0->tag, "NO_PROBE"))) {
+			/* -Z: a description that matches nothing is said
+			 * only by its "matched 0 probes" line */
+			if (one.msg != g0->msg)
+				free(one.msg);
+			continue;
+		}
 		if (g->level == DIAG_WARNING) {
 			fprintf(f, "dtrace: warning: %s\n", g->msg);
+			if (one.msg != g0->msg)
+				free(one.msg);
 			continue;
 		}
 		if (g0->tag && !strcmp(g0->tag, "UNSAFE")) {

@@ -588,9 +588,12 @@ struct program {
 		bool speculates;
 		/* dtrace:::ERROR clauses exist: a fault runs them */
 		bool has_error;
-		/* "description 'BEGIN '" or "script 'x.d'": what the
-		 * matched line names */
+		/* what the matched lines name, one "FIRST_LINE\tLABEL\n"
+		 * line per program (-n, -s, -P ...: "description 'BEGIN '",
+		 * "script 'x.d'"), FIRST_LINE where it starts in the text */
 		const char *label;
+		/* each probe block's first line in the text (nblocks) */
+		const uint32_t *block_lines;
 		/* each aggregation's key widths as D types them (4: an
 		 * int, printed %8d; 8: %16lld), in key order */
 		const struct dtrace_agg_keys {

@@ -17,21 +17,48 @@
 /* dtrace's _dtrace_stkindent: the spaces before each stack frame */
 #define D_STACK_INDENT 14
 
+/* The probes one program enables, counted once per clause that
+ * enables them: those whose block starts on lines [lo, hi). */
+static unsigned d_matched(const struct program *p, unsigned lo, unsigned hi)
+{
+	unsigned n = 0;
+	for (uint32_t i = 0; i < p->nprobes; i++) {
+		uint32_t b = p->probes[i].block;
+		unsigned line = p->dtrace.block_lines && b < p->nblocks ?
+			p->dtrace.block_lines[b] : lo;
+		if (line < lo || line >= hi)
+			continue;
+		n += p->dtrace.clauses && b < p->dtrace.nclauses ?
+			p->dtrace.clauses[b] : 1;
+	}
+	return n;
+}
+
+/* dtrace(8)'s line per program (-n, -s, -P ...): "dtrace: description
+ * 'syscall::read:entry ' matched 2 probes" (0 under -Z) */
 static void d_attaching(struct output *o, struct sbuf *out, unsigned n)
 {
-	/* a probe counts once per clause that enables it */
 	const struct program *p = o->prog;
-	if (p->dtrace.clauses) {
-		n = 0;
-		for (uint32_t i = 0; i < p->nprobes; i++) {
-			uint32_t b = p->probes[i].block;
-			n += b < p->dtrace.nclauses ? p->dtrace.clauses[b] : 1;
-		}
-	}
 	fflush(o->opts.out);
-	fprintf(stderr, "dtrace: %s matched %u probe%s\n",
-		o->prog->dtrace.label ? o->prog->dtrace.label : "script",
-		n, n == 1 ? "" : "s");
+	const char *l = p->dtrace.label;
+	if (!l || !*l) {
+		fprintf(stderr, "dtrace: script matched %u probe%s\n",
+			d_matched(p, 0, UINT32_MAX), n == 1 ? "" : "s");
+		return;
+	}
+	while (*l) {
+		char *tab;
+		unsigned lo = (unsigned)strtoul(l, &tab, 10);
+		const char *text = *tab == '\t' ? tab + 1 : tab;
+		size_t tlen = strcspn(text, "\n");
+		const char *next = text + tlen + (text[tlen] == '\n');
+		unsigned hi = *next ? (unsigned)strtoul(next, NULL, 10) :
+			UINT32_MAX;
+		unsigned m = d_matched(p, lo, hi);
+		fprintf(stderr, "dtrace: %.*s matched %u probe%s\n", (int)tlen,
+			text, m, m == 1 ? "" : "s");
+		l = next;
+	}
 }
 
 static void d_lost(struct output *o, struct sbuf *out, uint64_t n)

@@ -34,6 +34,9 @@ struct expand_ctx {
 	 * set it, and then what the provider finds missing is said as it
 	 * always was (tracepoints: errors at once) */
 	uint8_t missing_probes;
+	/* dtrace -Z: a description that matches nothing is missing (the
+	 * rule above), not an error */
+	bool zdefs;
 };
 
 struct provider {

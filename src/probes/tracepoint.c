@@ -110,6 +110,9 @@ static int tracepoint_expand(const struct attach_point *attach, struct expand_ct
 			return emit(arg, cat, event, 0);
 		/* bpftrace 0.26's words; its missing_probes, when the
 		 * script sets it, says whether it is skipped */
+		if (ctx->zdefs)
+			return ap_missing(attach, ctx, "NO_MATCH", "tracepoint "
+					  "not found: %s:%s", cat, event);
 		if (ctx->dialect >= DIALECT_026 && ctx->missing_probes)
 			return ap_missing(attach, ctx, "NO_MATCH", "No matches "
 					  "for tracepoint %s:%s", cat, event);
@@ -135,7 +138,10 @@ static int tracepoint_expand(const struct attach_point *attach, struct expand_ct
 					(size_t)(colon - m[i]));
 		r = emit(arg, c, colon + 1, 0);
 	}
-	if (r >= 0 && n == 0) {
+	if (r >= 0 && n == 0 && ctx->zdefs) {
+		r = ap_missing(attach, ctx, "NO_MATCH", "tracepoints not "
+			       "found: %s:%s", cat, event);
+	} else if (r >= 0 && n == 0) {
 		diag_error(ctx->diags, attach->pos, "NO_MATCH",
 			   "tracepoints not found: %s:%s", cat, event);
 		r = -ENOENT;

@@ -184,6 +184,12 @@ static void pid_report(const char *arg, enum dialect d)
 	}
 }
 
+/* --debuginfo's copies of its arguments: the directories' storage for
+ * the whole run, held here (a leak checker sees only pointers into them
+ * otherwise) */
+static char *debuginfo_kept[OPTIONS_MAX_INCLUDES] __attribute__((used));
+static size_t nkept;
+
 int options_parse(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_DUMP, OPT_USTACK,
@@ -335,11 +341,17 @@ int options_parse(int argc, char **argv, struct options *o)
 		case OPT_BENCH: o->bench = true; break;
 		case OPT_DEBUGINFO: {
 			/* DIR[:DIR...], and the option repeated */
+			if (nkept == OPTIONS_MAX_INCLUDES) {
+				log_error("--debuginfo: at most %d times",
+					  OPTIONS_MAX_INCLUDES);
+				return EXIT_SCRIPT;
+			}
 			char *copy = strdup(optarg), *save = NULL;
 			if (!copy) {
 				log_error("--debuginfo: out of memory");
 				return EXIT_SCRIPT;
 			}
+			debuginfo_kept[nkept++] = copy;
 			for (char *d = strtok_r(copy, ":", &save); d;
 			     d = strtok_r(NULL, ":", &save)) {
 				if (o->ndebuginfo == OPTIONS_MAX_INCLUDES) {
@@ -350,7 +362,7 @@ int options_parse(int argc, char **argv, struct options *o)
 				}
 				o->debuginfo[o->ndebuginfo++] = d;
 			}
-			break;     /* copy: the directories' storage, kept */
+			break;
 		}
 		case OPT_MODE:
 			if (strcmp(optarg, "bench") == 0)

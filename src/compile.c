@@ -94,6 +94,68 @@ static int expand_emit(void *arg, const char *target, const char *func,
 	return vec_push(&st->probes, p);
 }
 
+/* Whether an attach point's text names a wildcard (after its provider,
+ * so a path's characters in a uprobe are judged as the provider does). */
+static bool ap_text_has_wildcard(const char *text)
+{
+	const char *spec = strchr(text, ':');
+	return strpbrk(spec ? spec + 1 : text, "*?[") != NULL;
+}
+
+/* bpftrace 0.24's missing probes (its migration guide: "if there are
+ * any attachment failures, the program will exit with an error", unless
+ * config missing_probes is "warn" or "ignore", language.md). An attach
+ * point naming what the system lacks: "No matches for kprobe bad."
+ * (error), the same with " Skipping." (warn) or nothing (ignore); a
+ * wildcard matching nothing leaves its block without attach points,
+ * which is said of the block. Returns whether an error was given. */
+static bool missing_026(const struct program *prog, const struct node *ap,
+			const struct provider *pv, bool wildcard,
+			struct diags *d)
+{
+	if (wildcard)
+		return false;     /* said of its block (missing_block_026) */
+	const char *text = ap->u.attach.text;
+	const char *spec = strchr(text, ':');
+	spec = spec ? spec + 1 : text;
+	switch (prog->config.missing_probes) {   /* program.h's encoding */
+	case 0:    /* unset: 0.24 made it an error */
+	case 1:
+		diag_error(d, ap->pos, "NO_MATCH", "No matches for %s %s.",
+			   pv->name, spec);
+		return true;
+	case 2:
+		diag_warning(d, ap->pos, "NO_MATCH", "No matches for %s %s. "
+			     "Skipping.", pv->name, spec);
+		return false;
+	default:
+		return false;
+	}
+}
+
+/* A block left without attach points (0.24, as above): an error, a
+ * warning that it is removed, or nothing, as missing_probes says. */
+static void missing_block_026(const struct program *prog,
+			      const struct node *probe, bool said,
+			      struct diags *d)
+{
+	switch (prog->config.missing_probes) {   /* as missing_026 */
+	case 0:
+	case 1:
+		if (!said)
+			diag_error(d, probe->pos, "NO_MATCH", "Probe has no "
+				   "valid attach points.");
+		break;
+	case 2:
+		diag_warning(d, probe->pos, "NO_MATCH", "Probe has no valid "
+			     "attach points. It is being removed which may "
+			     "cause issues with program behavior.");
+		break;
+	default:
+		break;
+	}
+}
+
 /* Expand every attach point of every probe block into concrete probes. */
 static int expand_probes(struct node *root, struct program *prog,
 			 const struct compile_opts *o, struct diags *d)
@@ -105,7 +167,11 @@ static int expand_probes(struct node *root, struct program *prog,
 				  .missing = &missing,
 				  .dialect = prog->dialect,
 				  .missing_probes = prog->config.missing_probes,
-				  .zdefs = o->zdefs };
+				  .zdefs = o->zdefs,
+				  .unsafe = o->unsafe };
+	/* 0.24's handling of what the system lacks (missing_026) */
+	bool strict = prog->dialect >= DIALECT_024 && !o->zdefs &&
+		(!o->frontend || o->frontend == &frontend_bpftrace);
 	struct expand_state st = { .prog = prog, .ctx = &ctx,
 				   .ctx_args = o->frontend &&
 					       o->frontend->ctx_args };
@@ -128,6 +194,9 @@ static int expand_probes(struct node *root, struct program *prog,
 
 	for (uint32_t b = 0; b < root->u.list.n; b++) {
 		struct node *probe = root->u.list.v[b];
+		size_t block_start = st.probes.n;
+		size_t block_filtered = st.filtered;
+		bool block_said = false;
 		for (uint32_t i = 0; i < probe->u.probe.attach.n; i++) {
 			struct node *ap = probe->u.probe.attach.v[i];
 			const struct provider *pv =
@@ -156,8 +225,24 @@ static int expand_probes(struct node *root, struct program *prog,
 			ctx.emit_uprobe = NULL;
 			size_t before = st.probes.n, filtered = st.filtered;
 			unsigned nmissing = missing.nerrors;
+			unsigned nerrors = d->nerrors;
+			ctx.matched_as_wildcard = false;
 			int r = pv->expand(&ap->u.attach, &ctx, expand_emit,
 					   &st);
+			/* what --probe-filter removed is not missing */
+			if (strict && st.probes.n == before &&
+			    st.filtered == filtered && d->nerrors == nerrors &&
+			    (r >= 0 || missing.nerrors > nmissing)) {
+				/* what the provider said, in 0.24's words */
+				diags_free(&missing);
+				diags_init(&missing, d->src);
+				nmissing = 0;
+				bool wild = ctx.matched_as_wildcard ||
+					ap_text_has_wildcard(ap->u.attach.text);
+				if (missing_026(prog, ap, pv, wild, d))
+					block_said = true;
+				continue;
+			}
 			if (r < 0 && missing.nerrors > nmissing &&
 			    st.probes.n == before)
 				continue;    /* not on this system: below */
@@ -178,6 +263,9 @@ static int expand_probes(struct node *root, struct program *prog,
 				err = -ENOENT;
 			}
 		}
+		if (strict && st.probes.n == block_start && !err &&
+		    st.filtered == block_filtered)
+			missing_block_026(prog, probe, block_said, d);
 	}
 	prog->nblocks = root->u.list.n;
 	if (st.filter) {
@@ -192,6 +280,12 @@ static int expand_probes(struct node *root, struct program *prog,
 				   o->probe_filter);
 			err = -ENOENT;
 		}
+	}
+	if (strict && !err && !d->nerrors && !st.probes.n &&
+	    root->u.list.n) {
+		diag_error(d, (struct pos){ 0 }, "NO_MATCH",
+			   "No probes to attach");
+		err = -ENOENT;
 	}
 	/* What probes name but this system lacks: skipped with a warning
 	 * while any probe remains (bpftrace 0.17 attaches the rest: its

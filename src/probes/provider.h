@@ -29,7 +29,12 @@ struct expand_ctx {
 	 * while other probes remain, and makes them errors when none does.
 	 * NULL: they are errors at once. */
 	struct diags *missing;
-	enum dialect dialect;      /* whose words a missing probe is said in */
+	/* --dialect (base/dialect.h): whose words a missing probe is said
+	 * in; from 0.24 a probe that names what the system lacks is
+	 * recorded with ap_missing by every provider (compile.c then
+	 * applies config missing_probes), and providers expand as that
+	 * bpftrace does where it changed */
+	enum dialect dialect;
 	/* config's missing_probes (program.h): 0 when the script does not
 	 * set it, and then what the provider finds missing is said as it
 	 * always was (tracepoints: errors at once) */
@@ -37,6 +42,12 @@ struct expand_ctx {
 	/* dtrace -Z: a description that matches nothing is missing (the
 	 * rule above), not an error */
 	bool zdefs;
+	bool unsafe;               /* --unsafe: kprobes skip the traceable check */
+	/* Set by a provider whose attach point, though it names no
+	 * wildcard, matched as one (0.26's rawtracepoint:NAME is any
+	 * module's NAME): nothing matching is then "no valid attach
+	 * points", not "no matches". compile.c clears it. */
+	bool matched_as_wildcard;
 };
 
 struct provider {
@@ -105,6 +116,11 @@ const struct provider *provider_find(const char *name);
  * bpftrace's lexer refuses (the error printed). */
 int provider_list_all(const char *pattern, int pid, enum dialect dialect,
 		      FILE *out);
+
+/* --traceable-functions FILE (bpftrace 0.26): the traceable kernel
+ * functions from FILE (available_filter_functions' format) instead of
+ * tracefs (kfuncs.c); NULL: tracefs. */
+void kfuncs_set_source(const char *path);
 
 /* Diagnostics of probe expansion that say the SYSTEM lacks what a valid
  * script names (exit status 2, as a run-time failure), rather than that

@@ -108,20 +108,16 @@ static int tracepoint_expand(const struct attach_point *attach, struct expand_ct
 		if (*cat && *event && !strchr(cat, '/') && !strchr(event, '/') &&
 		    access(path, F_OK) == 0)
 			return emit(arg, cat, event, 0);
-		/* bpftrace 0.26's words; its missing_probes, when the
-		 * script sets it, says whether it is skipped */
 		if (ctx->zdefs)
 			return ap_missing(attach, ctx, "NO_MATCH", "tracepoint "
 					  "not found: %s:%s", cat, event);
-		if (ctx->dialect >= DIALECT_026 && ctx->missing_probes)
+		/* from 0.24 missing_probes decides (compile.c), said in
+		 * 0.26's words */
+		if (ctx->dialect >= DIALECT_024)
 			return ap_missing(attach, ctx, "NO_MATCH", "No matches "
 					  "for tracepoint %s:%s", cat, event);
-		if (ctx->dialect >= DIALECT_026)
-			diag_error(ctx->diags, attach->pos, "NO_MATCH", "No "
-				   "matches for tracepoint %s:%s.", cat, event);
-		else
-			diag_error(ctx->diags, attach->pos, "NO_MATCH",
-				   "tracepoint not found: %s:%s", cat, event);
+		diag_error(ctx->diags, attach->pos, "NO_MATCH",
+			   "tracepoint not found: %s:%s", cat, event);
 		return -ENOENT;
 	}
 
@@ -138,7 +134,7 @@ static int tracepoint_expand(const struct attach_point *attach, struct expand_ct
 					(size_t)(colon - m[i]));
 		r = emit(arg, c, colon + 1, 0);
 	}
-	if (r >= 0 && n == 0 && ctx->zdefs) {
+	if (r >= 0 && n == 0 && (ctx->zdefs || ctx->dialect >= DIALECT_024)) {
 		r = ap_missing(attach, ctx, "NO_MATCH", "tracepoints not "
 			       "found: %s:%s", cat, event);
 	} else if (r >= 0 && n == 0) {

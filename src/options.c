@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "probes/provider.h"
 
 #define PID_MAX_LIMIT (4 * 1024 * 1024)   /* include/linux/threads.h, 64-bit */
 
@@ -63,6 +64,10 @@ void options_usage(FILE *f)
 	      "                            prints or does (the attach line, exiting\n"
 	      "                            after begin, ...); both languages are\n"
 	      "                            accepted either way (default: 0.17)\n"
+	      "    --traceable-functions=FILE\n"
+	      "                            the kernel functions kprobes may trace\n"
+	      "                            (available_filter_functions' format),\n"
+	      "                            read from FILE instead of tracefs\n"
 	      "    --engine=kernel|process where the probes run: in the kernel (BPF,\n"
 	      "                            root; the default), or inside the traced\n"
 	      "                            process (-c CMD or -p PID; uprobe,\n"
@@ -197,7 +202,8 @@ int options_parse(int argc, char **argv, struct options *o)
 	       OPT_NO_WARNINGS, OPT_USDT_FILE_ACTIVATION, OPT_INCLUDE,
 	       OPT_METRICS, OPT_METRICS_LABELS, OPT_METRICS_MAPS, OPT_PPROF,
 	       OPT_PPROF_UNIT, OPT_FOLLOW_FORKS, OPT_DIALECT, OPT_VERIFY_IR,
-	       OPT_PROBE_FILTER, OPT_MODE, OPT_BENCH, OPT_DEBUGINFO };
+	       OPT_PROBE_FILTER, OPT_MODE, OPT_BENCH, OPT_DEBUGINFO,
+	       OPT_TRACEABLE };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -235,6 +241,11 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "bench", no_argument, NULL, OPT_BENCH },
 		{ "debuginfo", required_argument, NULL, OPT_DEBUGINFO },
+		/* bpftrace 0.2x: -l's long form; the kernel functions
+		 * kprobes may trace, from a file (available_filter_functions'
+		 * format) instead of tracefs */
+		{ "list", no_argument, NULL, 'l' },
+		{ "traceable-functions", required_argument, NULL, OPT_TRACEABLE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -375,6 +386,7 @@ int options_parse(int argc, char **argv, struct options *o)
 				return EXIT_SCRIPT;
 			}
 			break;
+		case OPT_TRACEABLE: kfuncs_set_source(optarg); break;
 		case OPT_USTACK:
 			if (parse_ustack(optarg, o) < 0)
 				return EXIT_SCRIPT;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "probe_util.h"
+#include "../base/glob.h"
 #include "../base/vec.h"
 
 #define KPROBE_BLACKLIST "/sys/kernel/debug/kprobes/blacklist"
@@ -52,17 +53,83 @@ void kfuncs_parse_text(struct kfuncs *t, char *text, int field)
 	t->known = true;
 }
 
+/* --traceable-functions FILE (bpftrace 0.26): the list read instead of
+ * tracefs's, in its format */
+static const char *traceable_source;
+
+void kfuncs_set_source(const char *path)
+{
+	traceable_source = path;
+}
+
+static char *read_traceable(void)
+{
+	if (traceable_source)
+		return probe_read_file(traceable_source);
+	const char *dir = tracefs_dir();
+	if (!dir)
+		return NULL;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/available_filter_functions", dir);
+	return probe_read_file(path);
+}
+
 void kfuncs_load(struct kfuncs *t)
 {
 	memset(t, 0, sizeof(*t));
-	const char *dir = tracefs_dir();
-	if (!dir)
-		return;
-	char path[256];
-	snprintf(path, sizeof(path), "%s/available_filter_functions", dir);
-	char *text = probe_read_file(path);
+	char *text = read_traceable();
 	if (text)
 		kfuncs_parse_text(t, text, 0);      /* "name" or "name [module]" */
+	else if (traceable_source)
+		t->known = true;                    /* unreadable: nothing */
+}
+
+/* The lines "name [module]" of a module the glob matches ("vmlinux" for
+ * lines without one), rewritten in place as "module:name" (the kernel's
+ * own stay "name"); the others are blanked. */
+static void keep_module(char *text, const char *glob)
+{
+	for (char *line = text, *nl; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char mod[128] = "vmlinux", name[256];
+		size_t nlen = strcspn(line, " \t\n");
+		const char *open = memchr(line, '[', len);
+		if (open) {
+			const char *close = memchr(open, ']', len - (size_t)(open - line));
+			size_t n = close ? (size_t)(close - open - 1) : 0;
+			if (n >= sizeof(mod))
+				n = sizeof(mod) - 1;
+			memcpy(mod, open + 1, n);
+			mod[n] = '\0';
+		}
+		bool keep = glob_match(glob, mod) && nlen < sizeof(name);
+		if (keep && open) {
+			/* "name [mod]" is longer than "mod:name" */
+			memcpy(name, line, nlen);
+			name[nlen] = '\0';
+			memset(line, ' ', len);
+			int w = snprintf(line, len + 1, "%s:%s", mod, name);
+			if (w >= 0 && (size_t)w < len)
+				line[w] = ' ';
+		} else if (!keep) {
+			memset(line, ' ', len);
+		}
+		if (!nl)
+			break;
+	}
+}
+
+void kfuncs_load_module(struct kfuncs *t, const char *module)
+{
+	memset(t, 0, sizeof(*t));
+	char *text = read_traceable();
+	if (!text) {
+		t->known = traceable_source != NULL;
+		return;
+	}
+	keep_module(text, module);
+	kfuncs_parse_text(t, text, 0);
 }
 
 void kfuncs_load_blacklist(struct kfuncs *t)

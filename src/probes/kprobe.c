@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../elf/symbolize.h"
 #include "probe_util.h"
@@ -31,7 +32,30 @@ static bool split_part(const char *name)
 	return strstr(name, ".part.") != NULL;
 }
 
-/* kprobe -> FUNC | FUNC '+' OFFSET ; kretprobe -> FUNC */
+/* Whether a kernel module of that name is loaded (sysfs lists built-in
+ * ones with parameters too, as bpftrace's check does). */
+static bool module_loaded(const char *module)
+{
+	if (strcmp(module, "vmlinux") == 0)
+		return true;
+	if (!module[0] || strchr(module, '/') || strcmp(module, ".") == 0 ||
+	    strcmp(module, "..") == 0)
+		return false;
+	char path[256];
+	snprintf(path, sizeof(path), "/sys/module/%s", module);
+	return access(path, F_OK) == 0;
+}
+
+/* A module part that names the kernel itself (or a wildcard matching it
+ * and nothing else is not assumed: "vmlinu*" matches modules too) */
+static bool names_vmlinux(const char *module)
+{
+	return module && strcmp(module, "vmlinux") == 0;
+}
+
+/* kprobe -> [MODULE ':'] FUNC | FUNC '+' OFFSET ; kretprobe -> [MODULE ':']
+ * FUNC. MODULE (bpftrace 0.2x) is "vmlinux" for the kernel's own
+ * functions or a loaded module's name, and may be a wildcard. */
 static int kprobe_parse(struct attach_point *attach, struct expand_ctx *ctx)
 {
 	const struct provider *pv = provider_find(attach->provider);
@@ -39,11 +63,16 @@ static int kprobe_parse(struct attach_point *attach, struct expand_ctx *ctx)
 	bool ret = pv == &provider_kretprobe;
 	struct ap_parts parts;
 	ap_split(ctx->arena, attach->text, &parts);
-	if (parts.n != 2 || !parts.v[1][0])
-		return ap_error(attach, ctx, "%s probe type requires 1 argument: "
-				"'%s:FUNCTION%s' (got '%s')", kind, kind,
-				ret ? "" : "[+OFFSET]", attach->text);
-	const char *func = parts.v[1];
+	if ((parts.n != 2 && parts.n != 3) || !parts.v[parts.n - 1][0] ||
+	    (parts.n == 3 && !parts.v[1][0]))
+		return ap_error(attach, ctx, "%s probe type requires 1 or 2 "
+				"arguments: '%s:[MODULE:]FUNCTION%s' (got '%s')",
+				kind, kind, ret ? "" : "[+OFFSET]", attach->text);
+	const char *module = parts.n == 3 ? parts.v[1] : NULL;
+	if (module && !ap_has_wildcard(module) && !module_loaded(module))
+		return ap_error(attach, ctx, "specified module %s in probe %s "
+				"is not loaded.", module, attach->text);
+	const char *func = parts.v[parts.n - 1];
 	const char *plus = strchr(func, '+');
 	uint64_t off = 0;
 	if (plus) {
@@ -62,7 +91,7 @@ static int kprobe_parse(struct attach_point *attach, struct expand_ctx *ctx)
 		func = arena_strndup(ctx->arena, func, (size_t)(plus - func));
 	}
 	/* the offset rides in freq, which kprobes have no other use for */
-	ap_set(attach, kind, NULL, func, off);
+	ap_set(attach, kind, module, func, off);
 	return 0;
 }
 
@@ -141,25 +170,79 @@ static bool banned_kretprobe(const char *func)
 	return false;
 }
 
+/* Functions bpftrace 0.21 leaves out of kprobe wildcards (its PR 3204:
+ * the kernel's kprobe_multi selftests skip them, as tracing them can
+ * hang the system): RCU's own functions and the idle loop's. */
+static bool unsafe_in_wildcard(const char *name)
+{
+	static const char *const funcs[] = {
+		"arch_cpu_idle", "default_idle", "bpf_dispatcher_xdp_func",
+	};
+	if (strncmp(name, "rcu_", 4) == 0 ||
+	    strncmp(name, "__ftrace_invalid_address__", 26) == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
+		if (strcmp(name, funcs[i]) == 0)
+			return true;
+	return false;
+}
+
+/* 0.24 on: a function tracefs does not list is missing (after the
+ * warning), unless --unsafe, which tries it anyway (bpftrace 0.26's PR
+ * 5015); 0.17's dialect asks kallsyms too (kernel_has). */
+static int kprobe_expand_named(const struct attach_point *attach,
+			       struct expand_ctx *ctx, const char *func,
+			       int (*emit)(void *, const char *, const char *,
+					   uint64_t),
+			       void *arg)
+{
+	const char *module = attach->target;
+	const char *target = module;
+	if (ctx->dialect >= DIALECT_024) {
+		struct kfuncs mod;
+		const struct kfuncs *avail = traceable();
+		if (module && !names_vmlinux(module)) {
+			kfuncs_load_module(&mod, module);
+			avail = &mod;
+		}
+		const char *key = avail == traceable() ? func :
+			arena_printf(ctx->arena, "%s:%s", module, func);
+		bool ok = !avail->known || kfuncs_has(avail, key);
+		if (avail != traceable())
+			kfuncs_free(&mod);
+		if (!ok) {
+			warn_untraceable(attach, ctx, func);
+			if (!ctx->unsafe)
+				return ap_missing(attach, ctx, "NO_SYMBOL",
+						  "%s: the kernel has no "
+						  "traceable function '%s'",
+						  attach->text, func);
+		}
+		return emit(arg, target, func, attach->freq);
+	}
+	if (!kernel_has(func))
+		return ap_missing(attach, ctx, "NO_SYMBOL",
+				  "%s: the kernel has no function '%s'",
+				  attach->text, func);
+	warn_untraceable(attach, ctx, func);
+	return emit(arg, target, func, attach->freq);
+}
+
 static int kprobe_expand(const struct attach_point *attach, struct expand_ctx *ctx,
 			 int (*emit)(void *arg, const char *target,
 				     const char *func, uint64_t freq),
 			 void *arg)
 {
 	const char *func = attach->func;
+	const char *module = attach->target;
 	bool ret = provider_find(attach->provider) == &provider_kretprobe;
-	if (!ap_has_wildcard(func)) {
+	if (!ap_has_wildcard(func) && !(module && ap_has_wildcard(module))) {
 		if (ret && banned_kretprobe(func))
 			return ap_error((struct attach_point *)attach, ctx, "error: "
 					"kretprobe:%s can't be used as it might "
 					"lock up your system.%s", func,
 					BANNED_WHY);
-		if (!kernel_has(func))
-			return ap_missing(attach, ctx, "NO_SYMBOL",
-					  "%s: the kernel has no function '%s'",
-					  attach->text, func);
-		warn_untraceable(attach, ctx, func);
-		return emit(arg, NULL, func, attach->freq);
+		return kprobe_expand_named(attach, ctx, func, emit, arg);
 	}
 	uint32_t type;
 	if (pmu_type(KPROBE_PMU, &type) == -EOPNOTSUPP) {
@@ -167,8 +250,14 @@ static int kprobe_expand(const struct attach_point *attach, struct expand_ctx *c
 			   attach->text, NO_KPROBES);
 		return -EOPNOTSUPP;
 	}
+	struct kfuncs mod = { 0 };
 	const struct kfuncs *avail = traceable();
+	if (module && !names_vmlinux(module)) {
+		kfuncs_load_module(&mod, module);
+		avail = &mod;
+	}
 	if (!avail->known) {
+		kfuncs_free(&mod);
 		diag_error(ctx->diags, attach->pos, "NO_MATCH", "%s: cannot "
 			   "expand the wildcard: the kernel's list of traceable "
 			   "functions (tracefs available_filter_functions) "
@@ -180,8 +269,17 @@ static int kprobe_expand(const struct attach_point *attach, struct expand_ctx *c
 	int r = 0, n = 0;
 	for (size_t i = 0; i < avail->n && r >= 0; i++) {
 		const char *name = avail->v[i];
+		const char *target = NULL;
+		if (module) {     /* "mod:name", or the kernel's "name" */
+			const char *colon = strchr(name, ':');
+			target = colon ? arena_strndup(ctx->arena, name,
+						       (size_t)(colon - name)) :
+				"vmlinux";
+			name = colon ? colon + 1 : name;
+		}
 		if (split_part(name) || !glob_match(func, name) ||
-		    (black.known && kfuncs_has(&black, name)))
+		    (black.known && kfuncs_has(&black, name)) ||
+		    (ctx->dialect >= DIALECT_021 && unsafe_in_wildcard(name)))
 			continue;
 		if (ret && banned_kretprobe(name)) {
 			diag_warning(ctx->diags, attach->pos, "BANNED",
@@ -189,10 +287,11 @@ static int kprobe_expand(const struct attach_point *attach, struct expand_ctx *c
 				     "lock up your system; skipped", name);
 			continue;
 		}
-		r = emit(arg, NULL, name, 0);
+		r = emit(arg, target, name, 0);
 		n++;
 	}
 	kfuncs_free(&black);
+	kfuncs_free(&mod);
 	if (r >= 0 && n == 0) {
 		return ap_missing(attach, ctx, "NO_MATCH", "%s: no traceable "
 				  "kernel function matches '%s'",
@@ -217,14 +316,19 @@ static int kprobe_attach(const struct probe *p, struct attach_req *req)
 	req->how = ATTACH_PERF_EVENT;
 	req->perf_type = type;
 	req->perf_config = ret ? 1ull << bit : 0;
-	req->perf_config1 = (uint64_t)(uintptr_t)p->func;
+	/* a loadable module's function as the kernel names it, MOD:FUNC */
+	const char *sym = p->func;
+	bool in_module = p->target && !names_vmlinux(p->target);
+	if (in_module)
+		sym = p->name + strlen(p->provider->name) + 1;
+	req->perf_config1 = (uint64_t)(uintptr_t)sym;
 	req->perf_config2 = p->freq;          /* the offset */
 	req->sample_period = 1;
 	req->all_cpus = false;
 	req->pid = -1;
 	req->retprobe = ret;
-	req->symbol = p->func;
-	req->multi = p->freq == 0 ? MULTI_KPROBE : MULTI_NONE;
+	req->symbol = sym;
+	req->multi = p->freq == 0 && !in_module ? MULTI_KPROBE : MULTI_NONE;
 	return 1;
 }
 

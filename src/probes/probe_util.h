@@ -68,6 +68,9 @@ struct kfuncs {
 /* The functions ftrace can patch (available_filter_functions, modules'
  * too), or an unknown set when tracefs cannot be read. */
 void kfuncs_load(struct kfuncs *t);
+/* Those of the modules a glob matches ("vmlinux": the kernel's own),
+ * a module's named "module:name", the kernel's "name". */
+void kfuncs_load_module(struct kfuncs *t, const char *module);
 /* The functions kprobes refuse (debugfs kprobes/blacklist), or an unknown
  * set (then test `known` before using it as a filter). */
 void kfuncs_load_blacklist(struct kfuncs *t);

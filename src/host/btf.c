@@ -329,3 +329,59 @@ int kbtf_types_print(const char *decl, bool verbose, FILE *out)
 	free(names);
 	return r < 0 ? r : found;
 }
+
+/* ---- raw tracepoints ---------------------------------------------------- */
+
+/* Every tracepoint has a function __bpf_trace_EVENT(void *__data, ARGS)
+ * that runs its BPF programs: BTF has it with its parameters' names
+ * (the typedef btf_trace_EVENT has the same types, unnamed). */
+#define RAWTP_PREFIX "__bpf_trace_"
+
+int kbtf_rawtp(const char *event, struct kfunc_info *out)
+{
+	char name[256];
+	if (snprintf(name, sizeof(name), RAWTP_PREFIX "%s", event) >=
+	    (int)sizeof(name)) {
+		memset(out, 0, sizeof(*out));
+		return -ENOENT;
+	}
+	struct kfunc_info fi;
+	int r = kbtf_func(name, &fi);
+	if (r == -E2BIG)
+		r = -ENOENT;
+	memset(out, 0, sizeof(*out));
+	if (r < 0)
+		return r;
+	if (fi.nargs == 0)
+		return -ENOENT;
+	/* the first parameter is the tracepoint's data pointer, which the
+	 * program's context leaves out: one u64 slot per other one */
+	out->name = event;
+	out->btf_id = fi.btf_id;
+	for (uint32_t i = 1; i < fi.nargs; i++) {
+		out->args[out->nargs] = fi.args[i];
+		out->args[out->nargs].slot = out->nargs;
+		out->nargs++;
+	}
+	return 0;
+}
+
+int kbtf_rawtps_each(const char *pattern,
+		     int (*fn)(void *arg, const char *event), void *arg)
+{
+	int r = vmlinux_load();
+	if (r < 0)
+		return r;
+	size_t plen = sizeof(RAWTP_PREFIX) - 1;
+	for (size_t i = 0; i < vmlinux.nfuncs; i++) {
+		const char *name = vmlinux.funcs[i].name;
+		if (strncmp(name, RAWTP_PREFIX, plen) != 0)
+			continue;
+		if (pattern && !glob_match(pattern, name + plen))
+			continue;
+		r = fn(arg, name + plen);
+		if (r)
+			return r;
+	}
+	return 0;
+}

@@ -51,6 +51,15 @@ int kbtf_funcs_each(const char *pattern,
  * it, as bpftrace lists them. Returns how many, 0 when DECL names no
  * type kind or nothing matches, or -errno. */
 int kbtf_types_print(const char *decl, bool verbose, FILE *out);
+/* A raw tracepoint's arguments (bpftrace 0.2x's rawtracepoint args),
+ * from the function __bpf_trace_EVENT of vmlinux BTF: its parameters
+ * after the first (the tracepoint's data), one 8-byte slot each. 0,
+ * -ENOENT for no such tracepoint, -EOPNOTSUPP without BTF. */
+int kbtf_rawtp(const char *event, struct kfunc_info *out);
+/* Call FN for every raw tracepoint of vmlinux BTF whose name matches the
+ * glob, in name order; as kbtf_funcs_each. */
+int kbtf_rawtps_each(const char *pattern,
+		     int (*fn)(void *arg, const char *event), void *arg);
 
 /* The kernel's BTF as a resolver of C types (types.h) for one program,
  * allocated in `a`: struct/union/enum tags, typedefs, enum constants and

@@ -123,8 +123,10 @@ static const struct type *check_print(struct sema *s, struct node *n)
 		return NULL;
 	}
 	if (t->kind == TYPE_INT && t->is_ptr && t->ctype &&
-	    t->ctype->kind == CT_PTR) {
-		/* bpftrace 0.17: "... type passed to print() is not printable" */
+	    t->ctype->kind == CT_PTR && s->prog->dialect < DIALECT_026) {
+		/* bpftrace 0.17: "... type passed to print() is not printable";
+		 * 0.26 prints the address, in hex (its tests print
+		 * args.file of fentry:vfs_write) */
 		sema_error(s, a0->pos, "ARG_TYPE",
 			   "print() cannot print a pointer ('%s'): print(*p) "
 			   "prints what it points at, print((uint64)p) the "

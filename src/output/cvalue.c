@@ -10,7 +10,8 @@
  * other arrays element by element. Integers and enums print as numbers
  * by their size and sign (bitfields extracted), bools as numbers, and
  * pointers, as bpftrace prints them inside structs, as signed 64-bit
- * numbers (in map keys in hex). Everything is bounds-checked against the value's size: a
+ * numbers (in map keys in hex; bpftrace 0.26 prints them in hex
+ * everywhere, cvalue_text_026). Everything is bounds-checked against the value's size: a
  * type that claims more than the data holds prints what is there. */
 #include "output_int.h"
 
@@ -22,7 +23,7 @@
 
 /* CS_JSON26: JSON without the spaces inside braces, as bpftrace 0.26
  * writes it ({"m": 2, "n": 3}) */
-enum cstyle { CS_TEXT, CS_KEY, CS_JSON, CS_JSON26 };
+enum cstyle { CS_TEXT, CS_KEY, CS_JSON, CS_JSON26, CS_TEXT26 };
 
 static void cval(struct sbuf *out, const struct ctype *t, const uint8_t *d,
 		 size_t avail, enum cstyle st, int depth);
@@ -59,7 +60,7 @@ static void scalar(struct sbuf *out, const struct ctype *t, const uint8_t *d,
 	case CT_PTR:
 		/* bpftrace 0.17 prints pointers in structs as int64, in map
 		 * keys in hex (as a pointer key itself, value.c) */
-		if (st == CS_KEY)
+		if (st == CS_KEY || st == CS_TEXT26)
 			sbuf_printf(out, "0x%llx", (unsigned long long)v);
 		else
 			sbuf_printf(out, "%lld", (long long)v);
@@ -197,6 +198,12 @@ void cvalue_text(struct sbuf *out, const struct type *t, const uint8_t *data,
 		 bool key)
 {
 	cval(out, t->ctype, data, t->size, key ? CS_KEY : CS_TEXT, 0);
+}
+
+void cvalue_text_026(struct sbuf *out, const struct type *t,
+		     const uint8_t *data)
+{
+	cval(out, t->ctype, data, t->size, CS_TEXT26, 0);
 }
 
 void cvalue_json(struct sbuf *out, const struct type *t, const uint8_t *data,

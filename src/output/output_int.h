@@ -306,6 +306,10 @@ void resolve_cache_free(struct cgroup_cache *c);
 /* As bpftrace prints them: "{ .a = 1 }", in map keys "{.a=1}". */
 void cvalue_text(struct sbuf *out, const struct type *t, const uint8_t *data,
 		 bool key);
+/* As bpftrace 0.26 prints them, keys and values alike: "{ .a = 1, .p =
+ * 0x7ffc... }" (pointer members in hex, as its tests expect) */
+void cvalue_text_026(struct sbuf *out, const struct type *t,
+		     const uint8_t *data);
 /* { "a": 1 } */
 void cvalue_json(struct sbuf *out, const struct type *t, const uint8_t *data,
 		 bool tight);

@@ -226,8 +226,10 @@ void value_text(struct output *o, struct sbuf *out, const struct type *t,
 	case TYPE_ARRAY:
 		/* map keys: 0.17's {.a=1,.b=2}; 0.26 writes them as values
 		 * ({ .a = 1, .b = 2 }, its tests' expected output) */
-		cvalue_text(out, t, data, ctx == VCTX_KEY &&
-			    !(o && o->prog->dialect >= DIALECT_026));
+		if (o && o->prog->dialect >= DIALECT_026)
+			cvalue_text_026(out, t, data);   /* pointers in hex */
+		else
+			cvalue_text(out, t, data, ctx == VCTX_KEY);
 		break;
 	case TYPE_TIMESTAMP:
 		resolve_timestamp(o, out, data);

@@ -69,7 +69,7 @@ static const struct {
 	{ "ringbuf", BPF_MAP_TYPE_RINGBUF },
 };
 
-int info_print(FILE *out)
+int info_print(FILE *out, enum dialect dialect)
 {
 	struct utsname u;
 	if (uname(&u) == 0)
@@ -127,5 +127,10 @@ int info_print(FILE *out)
 		yes_no(has_pmu("kprobe") && kfeat_multi(false)),
 		yes_no(kprobe && has_pmu("uprobe")), yes_no(kfeat_multi(true)),
 		yes_no(kfeat_raw_tp_test_run()));
+	/* bpftrace 0.24 merges a kprobe and kretprobe of one function into
+	 * a kprobe session where the kernel has them (6.10); sonde attaches
+	 * them apart on every kernel, so it never uses one */
+	if (dialect >= DIALECT_024)
+		fputs("  kprobe_session: no\n", out);
 	return ferror(out) ? -1 : 0;
 }

@@ -4,7 +4,10 @@
 
 #include <stdio.h>
 
-/* Print the --info sections to out: 0, or -1 when the write failed. */
-int info_print(FILE *out);
+#include "base/dialect.h"
+
+/* Print the --info sections to out (as that bpftrace lists them): 0,
+ * or -1 when the write failed. */
+int info_print(FILE *out, enum dialect dialect);
 
 #endif

@@ -948,7 +948,7 @@ int main(int argc, char **argv)
 		return r;
 	elf_debuginfo_dirs(o.debuginfo, o.ndebuginfo);
 	if (o.info)
-		return info_print(stdout) < 0 ? EXIT_RUNTIME : EXIT_OK;
+		return info_print(stdout, o.dialect) < 0 ? EXIT_RUNTIME : EXIT_OK;
 	/* What would fail only after attaching fails now. */
 	if (dmode && o.pid && kill(o.pid, 0) < 0 && errno == ESRCH) {
 		fprintf(stderr, "dtrace: failed to grab pid %d: No such "

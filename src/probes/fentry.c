@@ -99,6 +99,10 @@ static int fentry_expand(const struct attach_point *attach, struct expand_ctx *c
 	if (!ap_has_wildcard(func)) {
 		struct kfunc_info fi;
 		int r = kbtf_func(func, &fi);
+		if (r == -ENOENT && ctx->dialect >= DIALECT_024)
+			return ap_missing(attach, ctx, "NO_SYMBOL", "%s: no "
+					  "kernel function '%s' (not in the "
+					  "kernel's BTF)", attach->text, func);
 		if (r == -ENOENT)
 			return ap_error((struct attach_point *)attach, ctx, "%s: no "
 					"kernel function '%s' (not in the "
@@ -171,6 +175,9 @@ static int fentry_attach(const struct probe *p, struct attach_req *req)
 
 /* ---- -l ---------------------------------------------------------------- */
 
+/* Listed as bpftrace lists them (0.17's kfunc: and 0.26's fentry: alike,
+ * on Debian 12's kernel): PROVIDER:vmlinux:FUNCTION, the module named. */
+
 struct list_state {
 	const char *prefix;      /* as the pattern spells it */
 	const struct kfuncs *traceable;
@@ -196,7 +203,7 @@ static int list_one(void *arg, const char *name)
 	struct list_state *st = arg;
 	if (!kfuncs_has(st->traceable, name))
 		return 0;
-	fprintf(st->out, "%s:%s\n", st->prefix, name);
+	fprintf(st->out, "%s:vmlinux:%s\n", st->prefix, name);
 	if (log_verbose)
 		list_args(name, st->out);
 	st->n++;
@@ -212,6 +219,19 @@ static int fentry_list_common(const struct provider *pv, const char *pattern,
 	if (pattern) {
 		const char *colon = strchr(pattern, ':');
 		func = colon ? colon + 1 : pattern;
+		/* PROVIDER:MODULE:FUNC: only vmlinux's are read */
+		const char *colon2 = colon ? strchr(func, ':') : NULL;
+		if (colon2) {
+			char mod[128];
+			size_t n = (size_t)(colon2 - func);
+			if (n >= sizeof(mod))
+				return 0;
+			memcpy(mod, func, n);
+			mod[n] = '\0';
+			if (!glob_match(mod, "vmlinux"))
+				return 0;
+			func = colon2 + 1;
+		}
 		if (colon) {
 			for (const char *const *a = pv->aliases; a && *a; a++)
 				if (strlen(*a) == (size_t)(colon - pattern) &&
@@ -272,4 +292,6 @@ const struct provider provider_fexit = {
 	.keep_spelling = true,
 	.attach = fentry_attach,
 	.list = fexit_list,
+	/* a trampoline runs its fexit programs newest first too */
+	.fires_newest_first = true,
 };

@@ -161,8 +161,10 @@ static char *list(const char *pattern, bool verbose)
 
 static void t_list(void)
 {
+	/* bpftrace 0.17 on Debian 12's kernel (and 0.26's tests, as
+	 * fentry:vmlinux:vfs_*) name the module: kfunc:vmlinux:vfs_read */
 	char *s = list("kfunc:vfs_read", true);
-	CHECK_STR(s, "kfunc:vfs_read\n"
+	CHECK_STR(s, "kfunc:vmlinux:vfs_read\n"
 		  "    struct file * file\n"
 		  "    char * buf\n"
 		  "    size_t count\n"
@@ -171,10 +173,17 @@ static void t_list(void)
 		  "-lv kfunc:vfs_read: bpftrace's format");
 	free(s);
 	s = list("fexit:vfs_read", false);
-	CHECK_STR(s, "fexit:vfs_read\n", "-l fexit:vfs_read");
+	CHECK_STR(s, "fexit:vmlinux:vfs_read\n", "-l fexit:vfs_read");
+	free(s);
+	s = list("fentry:vmlinu*:vfs_read", false);
+	CHECK_STR(s, "fentry:vmlinux:vfs_read\n",
+		  "-l fentry:MODULE:FUNC, the module a wildcard");
+	free(s);
+	s = list("fentry:ext4:vfs_read", false);
+	CHECK_STR(s, "", "-l fentry:MODULE:FUNC of another module: nothing");
 	free(s);
 	s = list("vfs_read", false);
-	CHECK_STR(s, "fentry:vfs_read\nfexit:vfs_read\n",
+	CHECK_STR(s, "fentry:vmlinux:vfs_read\nfexit:vmlinux:vfs_read\n",
 		  "-l without a provider lists both");
 	free(s);
 }

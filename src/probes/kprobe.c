@@ -16,7 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/log.h"
 #include "../elf/symbolize.h"
+#include "../host/btf.h"
 #include "probe_util.h"
 #include "../base/glob.h"
 
@@ -69,9 +71,16 @@ static int kprobe_parse(struct attach_point *attach, struct expand_ctx *ctx)
 				"arguments: '%s:[MODULE:]FUNCTION%s' (got '%s')",
 				kind, kind, ret ? "" : "[+OFFSET]", attach->text);
 	const char *module = parts.n == 3 ? parts.v[1] : NULL;
-	if (module && !ap_has_wildcard(module) && !module_loaded(module))
+	if (module && !ap_has_wildcard(module) && !module_loaded(module)) {
+		if (ctx->dialect < DIALECT_024)   /* 0.17 knew one form */
+			return ap_error(attach, ctx, "%s probe type requires 1 "
+					"argument: '%s:FUNCTION%s' (got '%s'; "
+					"no module '%s' is loaded)", kind, kind,
+					ret ? "" : "[+OFFSET]", attach->text,
+					module);
 		return ap_error(attach, ctx, "specified module %s in probe %s "
 				"is not loaded.", module, attach->text);
+	}
 	const char *func = parts.v[parts.n - 1];
 	const char *plus = strchr(func, '+');
 	uint64_t off = 0;
@@ -367,6 +376,24 @@ static int kprobe_check_override(const struct probe *p, char *why, size_t len)
 	return 0;
 }
 
+/* -lv from 0.24: the function's parameters from BTF, as fentry lists
+ * them (a kretprobe its return type as retval) */
+static void list_args(const struct provider *pv, const char *func, FILE *out)
+{
+	struct kfunc_info fi;
+	if (kbtf_func(func, &fi) < 0)
+		return;
+	if (pv == &provider_kretprobe) {
+		if (fi.has_ret)
+			fprintf(out, "    %s retval\n", fi.ret.decl);
+		return;
+	}
+	for (uint32_t i = 0; i < fi.nargs; i++)
+		if (fi.args[i].name)
+			fprintf(out, "    %s %s\n", fi.args[i].decl,
+				fi.args[i].name);
+}
+
 /* -l: the traceable functions, as bpftrace lists them */
 static int kprobe_list_common(const struct provider *pv, const char *pattern,
 			      FILE *out)
@@ -383,6 +410,8 @@ static int kprobe_list_common(const struct provider *pv, const char *pattern,
 		if (!provider_list_match(pv, pattern, name))
 			continue;
 		fprintf(out, "%s\n", name);
+		if (log_verbose && provider_list_dialect() >= DIALECT_024)
+			list_args(pv, avail->v[i], out);
 		n++;
 	}
 	return n;

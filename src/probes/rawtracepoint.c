@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/log.h"
 #include "../host/btf.h"
 #include "probe_util.h"
 #include "../base/glob.h"
@@ -194,6 +195,7 @@ static int rawtp_attach(const struct probe *p, struct attach_req *req)
 struct rawtp_list {
 	const char *pattern;
 	FILE *out;
+	int n;
 };
 
 static int list_one(void *arg, const char *event)
@@ -206,11 +208,37 @@ static int list_one(void *arg, const char *event)
 	return 0;
 }
 
+/* 0.24: vmlinux BTF's events, rawtracepoint:vmlinux:EVENT, with -lv
+ * their parameters (not the first, the tracepoint's data) */
+static int list_btf_one(void *arg, const char *event)
+{
+	struct rawtp_list *l = arg;
+	char name[512], plain[512];
+	snprintf(name, sizeof(name), "rawtracepoint:vmlinux:%s", event);
+	snprintf(plain, sizeof(plain), "rawtracepoint:%s", event);
+	if (!provider_list_match(&provider_rawtracepoint, l->pattern, name) &&
+	    !provider_list_match(&provider_rawtracepoint, l->pattern, plain))
+		return 0;
+	fprintf(l->out, "%s\n", name);
+	struct kfunc_info fi;
+	if (log_verbose && kbtf_rawtp(event, &fi) == 0)
+		for (uint32_t i = 0; i < fi.nargs; i++)
+			if (fi.args[i].name)
+				fprintf(l->out, "    %s %s\n", fi.args[i].decl,
+					fi.args[i].name);
+	l->n++;
+	return 0;
+}
+
 static int rawtp_list(const char *pattern, int pid, FILE *out)
 {
 	if (!provider_list_wants(&provider_rawtracepoint, pattern))
 		return 0;
-	struct rawtp_list l = { pattern, out };
+	struct rawtp_list l = { pattern, out, 0 };
+	if (provider_list_dialect() >= DIALECT_024) {
+		int r = kbtf_rawtps_each(NULL, list_btf_one, &l);
+		return r < 0 ? 0 : l.n;
+	}
 	int r = events_each("*", list_one, &l);
 	return r < 0 ? 0 : r;
 }

@@ -396,6 +396,11 @@ int engine_attach(struct engine *e)
 			r = -EOPNOTSUPP;
 			break;
 		}
+		/* bpftrace 0.24's words after sonde's reason (its tests
+		 * expect them of a kprobe --unsafe tried) */
+		if (r < 0 && r != -ECANCELED &&
+		    e->prog->dialect >= DIALECT_024)
+			log_error("Unable to attach probe: %s", ep->probe->name);
 		if (r == 0 && ep->multi_link) {
 			attached += 1 + (int)ep->members.n;
 		} else if (r == 0 && ep->dispatch) {

@@ -46,6 +46,25 @@ bool cg_exit_guarded(const struct program *prog)
 	return exits && repeats && prog->globals_map >= 0;
 }
 
+/* bpftrace 0.24 (its CHANGELOG: "-p CLI flag now applies to all probes
+ * (except BEGIN/END)"; bpftrace.adoc -p: "For all other probes ... the
+ * pid will act like a predicate"): the kernel's function and tracepoint
+ * probes, which no process bounds; user-space probes and perf events
+ * are opened for the process itself. */
+static bool pid_predicate(const struct cg *cg)
+{
+	static const char *const kinds[] = {
+		"kprobe", "kretprobe", "tracepoint", "rawtracepoint",
+		"fentry", "fexit",
+	};
+	if (cg->prog->dialect < DIALECT_024 || !cg->probe->kind)
+		return false;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(cg->probe->kind, kinds[i]) == 0)
+			return true;
+	return false;
+}
+
 static void prologue(struct cg *cg)
 {
 	const struct node *pn = cg->pnode;
@@ -67,6 +86,17 @@ static void prologue(struct cg *cg)
 				      (struct ir_arg[]){ IR_MAP(cg->scratch_map),
 							 IR_STK(off) }, 2);
 		ir_jcci(cg->ir, BPF_JEQ, cg->scratch, 0, cg->l_exit);
+	}
+	if (pid_predicate(cg)) {
+		/* -p PID (0: none): that process's events only */
+		vreg want = cg_global(cg, offsetof(struct sonde_globals,
+						   filter_pid));
+		uint32_t any = ir_label(cg->ir);
+		ir_jcci(cg->ir, BPF_JEQ, want, 0, any);
+		vreg tgid = cg_call(cg, BPF_FUNC_get_current_pid_tgid, NULL, 0);
+		ir_alui(cg->ir, BPF_RSH, tgid, tgid, 32);
+		ir_jcc(cg->ir, BPF_JNE, tgid, want, cg->l_exit);
+		ir_place(cg->ir, any);
 	}
 	if (!(cg->probe->caps & PROBE_RUNS_ONCE) && cg_exit_guarded(cg->prog)) {
 		/* after exit(), nothing more (the record may be unread yet) */

@@ -71,3 +71,20 @@ expect_match "0.26 --info: kprobe_session (never used)" "$out" '^  kprobe_sessio
 run fentry-struct $D26 -e 'fentry:vfs_open /pid == cpid/ { print(*args.path); print(args.file); exit(); }' -c "cat /etc/hostname"
 expect_match "0.26 print(*ptr): pointer members in hex" "$out" '^\{ \.mnt = 0x[0-9a-f]+, \.dentry = 0x[0-9a-f]+ \}$'
 expect_match "0.26 print(ptr): the address in hex" "$out" '^0x[0-9a-f]+$'
+
+# -p PID filters the kernel's probes from 0.24 (CHANGELOG 0.24.0: "-p CLI
+# flag now applies to all probes (except BEGIN/END)"; bpftrace.adoc -p:
+# "the pid will act like a predicate"): two sleepers, one traced (the
+# run ends with SIGINT: an interval probe would count the process's time)
+/usr/bin/python3 -c 'import time
+while True: time.sleep(0.02)' & sl1=$!
+/usr/bin/python3 -c 'import time
+while True: time.sleep(0.02)' & sl2=$!
+sleep 2
+out=$(timeout -s INT 6 "$SONDE" $D26 -e 'kprobe:do_nanosleep { @[pid] = count(); }' -p $sl1 2>&1)
+expect_eq "0.26 -p filters kprobes: one process counted" "$(grep -c '^@\[' <<<"$out")" 1
+expect_match "0.26 -p filters kprobes: the one traced" "$out" "^@\\[$sl1\\]: [1-9]"
+out=$(timeout -s INT 6 "$SONDE" -e 'kprobe:do_nanosleep { @[pid] = count(); }' -p $sl1 2>&1)
+expect_match "0.17 dialect: -p does not filter kprobes (the other sleeper too)" "$out" "^@\\[$sl2\\]: [1-9]"
+kill $sl1 $sl2 2>/dev/null
+wait $sl1 $sl2 2>/dev/null

@@ -1099,6 +1099,24 @@ static void for_map(struct sema *s, struct node *n)
 	strmap_put(&b->var_index, name, (uint32_t)outer);
 }
 
+/* A statement that is `args` alone, in a block whose every probe has
+ * arguments to make it of. */
+static bool discarded_args(const struct sema *s, const struct node *e)
+{
+	if (e->kind != N_BUILTIN || e->u.builtin.id != BI_ARGS)
+		return false;
+	bool any = false;
+	for (uint32_t i = 0; i < s->prog->nprobes; i++) {
+		const struct probe *p = &s->prog->probes[i];
+		if (p->block != s->block)
+			continue;
+		if (!p->args_type || p->args_type->kind != TYPE_RECORD)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
 static void stmt(struct sema *s, struct node *n)
 {
 	switch (n->kind) {
@@ -1109,6 +1127,13 @@ static void stmt(struct sema *s, struct node *n)
 				   "%s() must be assigned to a map: @x = %s(...)",
 				   e->u.call.name, e->u.call.name);
 			return;
+		}
+		if (discarded_args(s, e)) {
+			/* `args;` reads nothing anyone sees: the probes of
+			 * a block may each have their own (bpftrace 0.26's
+			 * test: rawtracepoint and fentry probes, `{ args }`) */
+			e->kind = N_INT;
+			e->u.ival = 0;
 		}
 		sema_expr(s, e);
 		break;

@@ -204,6 +204,11 @@ static int watchpoint_attach(const struct probe *p, struct attach_req *req)
 	req->perf_config1 = addr;             /* bp_addr */
 	req->perf_config2 = len;              /* bp_len */
 	req->bp_type = bp_mode(mode);
+	/* x86 takes an execute breakpoint only as long as a word (its
+	 * hw_breakpoint.c); the length written says nothing there, so
+	 * `watchpoint:ADDR:1:x` attaches as bpftrace attaches it */
+	if (req->bp_type == HW_BREAKPOINT_X)
+		req->perf_config2 = sizeof(long);
 	req->sample_period = 1;
 	req->all_cpus = true;                 /* a kernel address */
 	req->follow_process = true;

@@ -144,6 +144,35 @@ static struct cval gen_bswap(struct cg *cg, const struct node *n)
 	return cg_regval(d, n->type);
 }
 
+/* is_err(ptr) (bpftrace 0.26, stdlib.md): whether a pointer is an
+ * ERR_PTR, the kernel's IS_ERR(): (unsigned long)-4095 and above. */
+static const struct type *check_is_err(struct sema *s, struct node *n)
+{
+	const struct type *t = sema_expr(s, arg(n, 0));
+	if (!t)
+		return NULL;
+	if (!is_int(t)) {
+		sema_error(s, arg(n, 0)->pos, "ARG_TYPE",
+			   "is_err() takes a pointer (or an integer), not '%s'",
+			   sema_tname(s, t));
+		return NULL;
+	}
+	return type_bool();
+}
+
+static struct cval gen_is_err(struct cg *cg, const struct node *n)
+{
+	vreg v = cg_reg(cg, cg_expr(cg, arg(n, 0)));
+	vreg d = ir_vreg(cg->ir);
+	uint32_t done = ir_label(cg->ir);
+	ir_movi(cg->ir, d, 0);
+	/* the immediate is sign-extended: 0xfffffffffffff001 */
+	ir_jcci(cg->ir, BPF_JLT, v, -4095, done);
+	ir_movi(cg->ir, d, 1);
+	ir_place(cg->ir, done);
+	return cg_regval(d, n->type);
+}
+
 /* The value of --NAME on the command line: NULL if absent, "" for a
  * bare --NAME, else the text after '=' (the last one given wins). */
 static const char *named_param(struct sema *s, const char *name,
@@ -305,5 +334,6 @@ const struct func funcs_values[] = {
 	{ "bswap", 1, 1, 0, 0, check_bswap, gen_bswap },
 	{ "getopt", 1, 3, 0, 0, check_getopt },
 	{ "offsetof", 2, 2, 0, 0, check_offsetof },
+	{ "is_err", 1, 1, 0, 0, check_is_err, gen_is_err },
 	{ NULL },
 };

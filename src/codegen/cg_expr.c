@@ -194,7 +194,9 @@ static struct cval binop(struct cg *cg, const struct node *n)
 	if (is_compare(op) && l->type && (l->type->kind == TYPE_BUF ||
 					  l->type->kind == TYPE_ARRAY ||
 					  l->type->kind == TYPE_TUPLE ||
-					  l->type->kind == TYPE_USERNAME))
+					  l->type->kind == TYPE_USERNAME ||
+					  l->type->kind == TYPE_KSYM ||
+					  l->type->kind == TYPE_USYM))
 		return cg_mem_compare(cg, n);
 	if (is_compare(op) || op == OP_LAND || op == OP_LOR)
 		return bool_of(cg, n);

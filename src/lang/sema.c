@@ -403,6 +403,13 @@ static const struct type *binop(struct sema *s, struct node *n)
 	if (l->kind == TYPE_BUF && r->kind == TYPE_BUF &&
 	    (op == OP_EQ || op == OP_NE))
 		return type_u64();   /* length and bytes (cg_mem_compare) */
+	/* func == func(): the same function (its address, byte by byte);
+	 * bpftrace 0.26's tests compare func with __builtin_func */
+	if (l->kind == r->kind && l->size == r->size &&
+	    (l->kind == TYPE_KSYM || l->kind == TYPE_USYM) &&
+	    (op == OP_EQ || op == OP_NE))
+		return s->prog->dialect >= DIALECT_024 ? type_bool() :
+			type_u64();
 	if (l->kind == TYPE_ARRAY && r->kind == TYPE_ARRAY)
 		return array_compare(s, n, l, r);
 	/* tuples (bpftrace 0.24) and usernames: equal when their values,

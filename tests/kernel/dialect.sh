@@ -23,6 +23,11 @@ else
 	skip "0.26 kprobe:MODULE:FUNC of a loaded module" "no 9p module here"
 fi
 
+# func compared with func() and __builtin_func: one function (a kernel
+# symbol, compared by address; 0.26's test "builtin wrapper func")
+run k-func-eq $D26 -e 'kprobe:ksys_write /pid == cpid/ { @[func == func() && __builtin_func == func] = count(); }' -c "$LOOP 3"
+expect_match "0.26 func == func() in a kprobe" "$out" '^@\[true\]: 3$'
+
 # missing probes (migration_guide.md, 0.24: attachment failures end the
 # run; language.md missing_probes: error, warn, ignore): a kprobe of no
 # traceable function warns that it is not traceable, then is an error

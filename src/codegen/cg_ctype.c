@@ -308,8 +308,12 @@ struct cval cg_cobject(struct cg *cg, const struct node *n)
 		if (shift)
 			ir_alui(cg->ir, BPF_RSH, d, d, shift);
 		unsigned w = bf->bit_size;
+		/* C reads a signed bitfield sign-extended; bpftrace reads
+		 * every bitfield as its bits, and 0.26's tests expect that
+		 * (a `short b:8` holding 0xd9 is 217) */
+		bool sext = t->is_signed && cg->prog->dialect < DIALECT_026;
 		if (w < 64) {
-			if (t->is_signed) {
+			if (sext) {
 				ir_alui(cg->ir, BPF_LSH, d, d, 64 - w);
 				ir_alui(cg->ir, BPF_ARSH, d, d, 64 - w);
 			} else if (w < 32) {

@@ -22,6 +22,7 @@ enum dialect {
 	DIALECT_021 = 21,
 	DIALECT_023 = 23,    /* Debian 13 */
 	DIALECT_024 = 24,
+	DIALECT_025 = 25,
 	DIALECT_026 = 26,    /* v0.26.1, the latest sonde knows: what its
 			      * runtime tests expect where the CHANGELOG does
 			      * not say which version changed it */

@@ -82,6 +82,17 @@ static int kprobe_parse(struct attach_point *attach, struct expand_ctx *ctx)
 				"is not loaded.", module, attach->text);
 	}
 	const char *func = parts.v[parts.n - 1];
+	/* kprobe:ADDRESS (0.25): named by the address in decimal, as
+	 * bpftrace names it (kprobe:305419896), which no function's name
+	 * can be; kprobe_attach attaches at it */
+	uint64_t kaddr;
+	const char *kwhy = NULL;
+	if (ctx->dialect >= DIALECT_025 && !module && func[0] >= '0' &&
+	    func[0] <= '9' && ap_parse_u64(func, &kaddr, &kwhy) == 0) {
+		ap_set(attach, kind, NULL, arena_printf(ctx->arena, "%llu",
+			(unsigned long long)kaddr), 0);
+		return 0;
+	}
 	const char *plus = strchr(func, '+');
 	uint64_t off = 0;
 	if (plus) {
@@ -179,6 +190,13 @@ static bool banned_kretprobe(const char *func)
 	return false;
 }
 
+/* A kprobe:ADDRESS probe's func: the address in decimal (a function's
+ * name never starts with a digit). */
+static bool is_address(const char *func)
+{
+	return func && func[0] >= '0' && func[0] <= '9';
+}
+
 /* Functions bpftrace 0.21 leaves out of kprobe wildcards (its PR 3204:
  * the kernel's kprobe_multi selftests skip them, as tracing them can
  * hang the system): RCU's own functions and the idle loop's. */
@@ -245,6 +263,8 @@ static int kprobe_expand(const struct attach_point *attach, struct expand_ctx *c
 	const char *func = attach->func;
 	const char *module = attach->target;
 	bool ret = provider_find(attach->provider) == &provider_kretprobe;
+	if (is_address(func))
+		return emit(arg, NULL, func, 0);    /* the kernel judges */
 	if (!ap_has_wildcard(func) && !(module && ap_has_wildcard(module))) {
 		if (ret && banned_kretprobe(func))
 			return ap_error((struct attach_point *)attach, ctx, "error: "
@@ -330,6 +350,20 @@ static int kprobe_attach(const struct probe *p, struct attach_req *req)
 	bool in_module = p->target && !names_vmlinux(p->target);
 	if (in_module)
 		sym = p->name + strlen(p->provider->name) + 1;
+	if (is_address(p->func)) {
+		/* no symbol: the kprobe PMU takes the address in config2 */
+		req->how = ATTACH_PERF_EVENT;
+		req->perf_type = type;
+		req->perf_config = ret ? 1ull << bit : 0;
+		req->perf_config1 = 0;
+		req->perf_config2 = strtoull(p->func, NULL, 10);
+		req->sample_period = 1;
+		req->all_cpus = false;
+		req->pid = -1;
+		req->retprobe = ret;
+		req->multi = MULTI_NONE;
+		return 1;
+	}
 	req->perf_config1 = (uint64_t)(uintptr_t)sym;
 	req->perf_config2 = p->freq;          /* the offset */
 	req->sample_period = 1;

@@ -23,6 +23,16 @@ else
 	skip "0.26 kprobe:MODULE:FUNC of a loaded module" "no 9p module here"
 fi
 
+# kprobe:addr (language.md's variants; CHANGELOG 0.25.0 "Add support for
+# address kprobes"), named by the address in decimal as 0.26's tests
+# expect (kprobe:305419896 for kprobe:0x12345678)
+KW=$(awk '$3 == "ksys_write" { print $1; exit }' /proc/kallsyms)
+run k-addr $D26 -e "kprobe:0x$KW /pid == cpid/ { @[probe] = count(); }" -c "$LOOP 3"
+expect_match "0.26 kprobe:ADDRESS of ksys_write" "$out" "^@\\[kprobe:$(printf '%u' "0x$KW")\\]: 3$"
+run k-addr-bad $D26 -e 'kprobe:0x12345678 { }'
+expect_eq "0.26 kprobe:ADDRESS of no code: exit 2" "$rc" 2
+expect_match "0.26 kprobe:ADDRESS of no code: in 0.26's words" "$out" 'ERROR: Unable to attach probe: kprobe:305419896'
+
 # func compared with func() and __builtin_func: one function (a kernel
 # symbol, compared by address; 0.26's test "builtin wrapper func")
 run k-func-eq $D26 -e 'kprobe:ksys_write /pid == cpid/ { @[func == func() && __builtin_func == func] = count(); }' -c "$LOOP 3"

@@ -386,7 +386,17 @@ int options_parse(int argc, char **argv, struct options *o)
 				return EXIT_SCRIPT;
 			}
 			break;
-		case OPT_TRACEABLE: kfuncs_set_source(optarg); break;
+		case OPT_TRACEABLE: {
+			int tr = kfuncs_set_source(optarg);
+			if (tr < 0) {
+				log_error("--traceable-functions: cannot read "
+					  "'%s': %s", optarg, tr == -EFBIG ?
+					  "larger than any kernel's list of "
+					  "functions (64 MiB)" : strerror(-tr));
+				return EXIT_SCRIPT;
+			}
+			break;
+		}
 		case OPT_USTACK:
 			if (parse_ustack(optarg, o) < 0)
 				return EXIT_SCRIPT;

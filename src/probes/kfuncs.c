@@ -2,9 +2,11 @@
  * available_filter_functions) and the ones kprobes refuse (debugfs's
  * kprobes/blacklist): sorted name lists for fentry, kprobe and -l. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "probe_util.h"
 #include "../base/glob.h"
@@ -54,18 +56,61 @@ void kfuncs_parse_text(struct kfuncs *t, char *text, int field)
 }
 
 /* --traceable-functions FILE (bpftrace 0.26): the list read instead of
- * tracefs's, in its format */
-static const char *traceable_source;
+ * tracefs's, in its format; read once, when the option is given */
+static char *traceable_source;
 
-void kfuncs_set_source(const char *path)
+/* A user's file of function names: opened without blocking (a FIFO
+ * with no writer reads as empty, then EAGAIN ends it), read up to
+ * TRACEABLE_MAX (a kernel's list is a few MB), so /dev/zero or a huge
+ * sparse file cannot grow memory without end. */
+#define TRACEABLE_MAX (64u << 20)
+
+int kfuncs_set_source(const char *path)
 {
-	traceable_source = path;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	int err = buf ? 0 : -ENOMEM;
+	while (!err) {
+		if (n + 1 >= cap) {
+			if (cap >= TRACEABLE_MAX) {
+				err = -EFBIG;
+				break;
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			err = errno == EAGAIN ? 0 : -errno;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[n] = '\0';
+	free(traceable_source);
+	traceable_source = buf;
+	return 0;
 }
 
 static char *read_traceable(void)
 {
 	if (traceable_source)
-		return probe_read_file(traceable_source);
+		return strdup(traceable_source);
 	const char *dir = tracefs_dir();
 	if (!dir)
 		return NULL;

@@ -119,8 +119,9 @@ int provider_list_all(const char *pattern, int pid, enum dialect dialect,
 
 /* --traceable-functions FILE (bpftrace 0.26): the traceable kernel
  * functions from FILE (available_filter_functions' format) instead of
- * tracefs (kfuncs.c); NULL: tracefs. */
-void kfuncs_set_source(const char *path);
+ * tracefs (kfuncs.c), read now (bounded, without blocking). 0, or
+ * -errno (-EFBIG: larger than any kernel's list). */
+int kfuncs_set_source(const char *path);
 
 /* Diagnostics of probe expansion that say the SYSTEM lacks what a valid
  * script names (exit status 2, as a run-time failure), rather than that

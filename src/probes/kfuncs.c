@@ -149,6 +149,9 @@ static void keep_module(char *text, const char *glob)
 			mod[n] = '\0';
 		}
 		bool keep = glob_match(glob, mod) && nlen < sizeof(name);
+		/* a malformed line ("name[mod]") has no room: left out */
+		if (keep && open && strlen(mod) + 1 + nlen >= len)
+			keep = false;
 		if (keep && open) {
 			/* "name [mod]" is longer than "mod:name" */
 			memcpy(name, line, nlen);

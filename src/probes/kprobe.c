@@ -234,7 +234,9 @@ static int kprobe_expand_named(const struct attach_point *attach,
 		}
 		const char *key = avail == traceable() ? func :
 			arena_printf(ctx->arena, "%s:%s", module, func);
-		bool ok = !avail->known || kfuncs_has(avail, key);
+		/* tracefs unreadable: kallsyms says whether it exists */
+		bool ok = avail->known ? kfuncs_has(avail, key) :
+			avail != traceable() || kernel_has(func);
 		if (avail != traceable())
 			kfuncs_free(&mod);
 		if (!ok) {

@@ -65,22 +65,24 @@ static int kprobe_parse(struct attach_point *attach, struct expand_ctx *ctx)
 	bool ret = pv == &provider_kretprobe;
 	struct ap_parts parts;
 	ap_split(ctx->arena, attach->text, &parts);
+	bool old = ctx->dialect < DIALECT_024;
+	const char *module = parts.n == 3 ? parts.v[1] : NULL;
+	/* 0.17 knew one form, and its words stay its dialect's where the
+	 * module form cannot be meant (no such module loaded) */
+	if (old && (parts.n != 2 || !parts.v[1][0]) &&
+	    !(parts.n == 3 && parts.v[1][0] && parts.v[2][0] &&
+	      (ap_has_wildcard(parts.v[1]) || module_loaded(parts.v[1]))))
+		return ap_error(attach, ctx, "%s probe type requires 1 argument: "
+				"'%s:FUNCTION%s' (got '%s')", kind, kind,
+				ret ? "" : "[+OFFSET]", attach->text);
 	if ((parts.n != 2 && parts.n != 3) || !parts.v[parts.n - 1][0] ||
 	    (parts.n == 3 && !parts.v[1][0]))
 		return ap_error(attach, ctx, "%s probe type requires 1 or 2 "
 				"arguments: '%s:[MODULE:]FUNCTION%s' (got '%s')",
 				kind, kind, ret ? "" : "[+OFFSET]", attach->text);
-	const char *module = parts.n == 3 ? parts.v[1] : NULL;
-	if (module && !ap_has_wildcard(module) && !module_loaded(module)) {
-		if (ctx->dialect < DIALECT_024)   /* 0.17 knew one form */
-			return ap_error(attach, ctx, "%s probe type requires 1 "
-					"argument: '%s:FUNCTION%s' (got '%s'; "
-					"no module '%s' is loaded)", kind, kind,
-					ret ? "" : "[+OFFSET]", attach->text,
-					module);
+	if (module && !ap_has_wildcard(module) && !module_loaded(module))
 		return ap_error(attach, ctx, "specified module %s in probe %s "
 				"is not loaded.", module, attach->text);
-	}
 	const char *func = parts.v[parts.n - 1];
 	/* kprobe:ADDRESS (0.25): named by the address in decimal, as
 	 * bpftrace names it (kprobe:305419896), which no function's name

@@ -235,11 +235,19 @@ static int expand_probes(struct node *root, struct program *prog,
 			    st.filtered == filtered && d->nerrors == nerrors &&
 			    (r >= 0 || missing.nerrors > nmissing)) {
 				/* what the provider said, in 0.24's words */
+				bool wild = ctx.matched_as_wildcard ||
+					ap_text_has_wildcard(ap->u.attach.text);
+				/* a wildcard target searched in -p's process
+				 * (uprobe:*:FUNC -p) keeps the provider's words,
+				 * where it looked, before its block's error */
+				const char *tg = ap->u.attach.target;
+				if (o->pid && tg && strpbrk(tg, "*?[") &&
+				    missing.nerrors > nmissing &&
+				    prog->config.missing_probes <= 1)
+					diags_move(d, &missing, DIAG_ERROR, "");
 				diags_free(&missing);
 				diags_init(&missing, d->src);
 				nmissing = 0;
-				bool wild = ctx.matched_as_wildcard ||
-					ap_text_has_wildcard(ap->u.attach.text);
 				if (missing_026(prog, ap, pv, wild, d))
 					block_said = true;
 				continue;

@@ -100,6 +100,13 @@ struct node *d_call(struct d_parser *p, struct pos pos, const char *name,
 		    struct node *a0, struct node *a1, struct node *a2);
 struct node *d_builtin(struct d_parser *p, struct pos pos,
 		       enum builtin_id id, uint32_t index);
+struct node *d_binop(struct d_parser *p, struct pos pos, enum op op,
+		     struct node *l, struct node *r);
+struct node *d_unop(struct d_parser *p, struct pos pos, enum op op,
+		    struct node *x);
+/* (TYPE_NAME)x, the type as the bpftrace parser writes it ("uint32 *") */
+struct node *d_cast(struct d_parser *p, struct pos pos, const char *type_name,
+		    struct node *x);
 
 /* d_subr.c: a D subroutine that is other words of sonde's functions
  * (stop, rand, htons ..., getmajor, inet_ntoa, d_path); *handled false

@@ -95,8 +95,8 @@ struct node *d_builtin(struct d_parser *p, struct pos pos,
 	return n;
 }
 
-static struct node *binop(struct d_parser *p, struct pos pos, enum op op,
-			  struct node *l, struct node *r)
+struct node *d_binop(struct d_parser *p, struct pos pos, enum op op,
+		     struct node *l, struct node *r)
 {
 	struct node *n = node_new(p->a, N_BINOP, pos);
 	n->u.binop.op = op;
@@ -105,13 +105,22 @@ static struct node *binop(struct d_parser *p, struct pos pos, enum op op,
 	return n;
 }
 
-static struct node *unop(struct d_parser *p, struct pos pos, enum op op,
-			 struct node *x)
+struct node *d_unop(struct d_parser *p, struct pos pos, enum op op,
+		    struct node *x)
 {
 	struct node *n = node_new(p->a, N_UNOP, pos);
 	n->u.unop.op = op;
 	n->u.unop.operand = x;
 	return n;
+}
+
+struct node *d_cast(struct d_parser *p, struct pos pos, const char *type_name,
+		    struct node *x)
+{
+	struct node *c = node_new(p->a, N_CAST, pos);
+	c->u.cast.type_name = type_name;
+	c->u.cast.expr = x;
+	return c;
 }
 
 static bool enter(struct d_parser *p)
@@ -524,7 +533,7 @@ static struct node *parse_unary(struct d_parser *p)
 	for (size_t i = 0; i < sizeof(un) / sizeof(un[0]); i++)
 		if (d_accept(p, un[i].op)) {
 			struct node *x = parse_unary(p);
-			return leave(p, x ? unop(p, t.pos, un[i].o, x) : NULL);
+			return leave(p, x ? d_unop(p, t.pos, un[i].o, x) : NULL);
 		}
 	if (d_accept(p, "+"))
 		return leave(p, parse_unary(p));
@@ -668,13 +677,13 @@ static struct node *signed_div(struct d_parser *p, struct pos pos,
 			       enum op op, struct node *l, struct node *r)
 {
 	struct node *zero = d_int(p, pos, 0);
-	struct node *ln = binop(p, pos, OP_LT, l, zero);
-	struct node *rn = binop(p, pos, OP_LT, r, zero);
-	struct node *la = ternary(p, pos, ln, unop(p, pos, OP_NEG, l), l);
-	struct node *ra = ternary(p, pos, rn, unop(p, pos, OP_NEG, r), r);
-	struct node *q = binop(p, pos, op, la, ra);
-	struct node *neg = op == OP_DIV ? binop(p, pos, OP_NE, ln, rn) : ln;
-	return ternary(p, pos, neg, unop(p, pos, OP_NEG, q), q);
+	struct node *ln = d_binop(p, pos, OP_LT, l, zero);
+	struct node *rn = d_binop(p, pos, OP_LT, r, zero);
+	struct node *la = ternary(p, pos, ln, d_unop(p, pos, OP_NEG, l), l);
+	struct node *ra = ternary(p, pos, rn, d_unop(p, pos, OP_NEG, r), r);
+	struct node *q = d_binop(p, pos, op, la, ra);
+	struct node *neg = op == OP_DIV ? d_binop(p, pos, OP_NE, ln, rn) : ln;
+	return ternary(p, pos, neg, d_unop(p, pos, OP_NEG, q), q);
 }
 
 /* Binary operators by precedence level, loosest first. */
@@ -712,14 +721,14 @@ static struct node *parse_binary(struct d_parser *p, int level)
 		if (!r)
 			return leave(p, NULL);
 		if (bin[i].o == OP_NONE)   /* a ^^ b: exactly one is true */
-			l = binop(p, pos, OP_NE, unop(p, pos, OP_LNOT, l),
-				  unop(p, pos, OP_LNOT, r));
+			l = d_binop(p, pos, OP_NE, d_unop(p, pos, OP_LNOT, l),
+				  d_unop(p, pos, OP_LNOT, r));
 		else if ((bin[i].o == OP_DIV || bin[i].o == OP_MOD) &&
-			 !(d_int_type_of(p, binop(p, pos, bin[i].o, l, r)) &
+			 !(d_int_type_of(p, d_binop(p, pos, bin[i].o, l, r)) &
 			   D_INT_UNSIGNED) && pure(l, 0) && pure(r, 0))
 			l = signed_div(p, pos, bin[i].o, l, r);
 		else
-			l = binop(p, pos, bin[i].o, l, r);
+			l = d_binop(p, pos, bin[i].o, l, r);
 	}
 	return leave(p, l);
 }

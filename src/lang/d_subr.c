@@ -11,34 +11,12 @@
 #define LINUX_AF_INET 2
 #define LINUX_MINORBITS 20
 
-static struct node *cast(struct d_parser *p, struct pos pos,
-			 const char *type_name, struct node *x)
-{
-	struct node *c = node_new(p->a, N_CAST, pos);
-	c->u.cast.type_name = type_name;
-	c->u.cast.expr = x;
-	return c;
-}
-
-static struct node *binop(struct d_parser *p, struct pos pos, enum op op,
-			  struct node *l, struct node *r)
-{
-	struct node *n = node_new(p->a, N_BINOP, pos);
-	n->u.binop.op = op;
-	n->u.binop.lhs = l;
-	n->u.binop.rhs = r;
-	return n;
-}
-
 /* *(TYPE *)x: what a D pointer argument points to */
 static struct node *deref_as(struct d_parser *p, struct pos pos,
 			     const char *type_name, struct node *x)
 {
-	struct node *d = node_new(p->a, N_UNOP, pos);
-	d->u.unop.op = OP_DEREF;
-	d->u.unop.operand = cast(p, pos, arena_printf(p->a, "%s *", type_name),
-				 x);
-	return d;
+	return d_unop(p, pos, OP_DEREF,
+		      d_cast(p, pos, arena_printf(p->a, "%s *", type_name), x));
 }
 
 static bool nargs_ok(struct d_parser *p, const char *name, struct pos pos,
@@ -90,17 +68,17 @@ struct node *d_subr_call(struct d_parser *p, const char *name,
 		if (!nargs_ok(p, name, pos, args, 1))
 			return NULL;
 		return d_call(p, pos, "bswap",
-			      cast(p, pos, order[i].type, args->v[0]), NULL, NULL);
+			      d_cast(p, pos, order[i].type, args->v[0]), NULL, NULL);
 	}
 	if (strcmp(name, "getmajor") == 0 || strcmp(name, "getminor") == 0) {
 		if (!nargs_ok(p, name, pos, args, 1))
 			return NULL;
-		struct node *dev = cast(p, pos, "uint64", args->v[0]);
+		struct node *dev = d_cast(p, pos, "uint64", args->v[0]);
 		/* major_t and minor_t: uint_t */
 		if (name[3] == 'm' && name[4] == 'a')
-			return cast(p, pos, "uint32", binop(p, pos, OP_SHR, dev,
+			return d_cast(p, pos, "uint32", d_binop(p, pos, OP_SHR, dev,
 				    d_int(p, pos, LINUX_MINORBITS)));
-		return cast(p, pos, "uint32", binop(p, pos, OP_BAND, dev,
+		return d_cast(p, pos, "uint32", d_binop(p, pos, OP_BAND, dev,
 			    d_int(p, pos, (1u << LINUX_MINORBITS) - 1)));
 	}
 	if (strcmp(name, "inet_ntoa") == 0)

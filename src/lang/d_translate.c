@@ -74,25 +74,6 @@ static const struct translation {
 	{ NULL, 0, NULL, NULL, 0 },
 };
 
-static struct node *binop(struct d_parser *p, struct pos pos, enum op op,
-			  struct node *l, struct node *r)
-{
-	struct node *n = node_new(p->a, N_BINOP, pos);
-	n->u.binop.op = op;
-	n->u.binop.lhs = l;
-	n->u.binop.rhs = r;
-	return n;
-}
-
-static struct node *cast(struct d_parser *p, struct pos pos, const char *ty,
-			 struct node *x)
-{
-	struct node *c = node_new(p->a, N_CAST, pos);
-	c->u.cast.type_name = ty;
-	c->u.cast.expr = x;
-	return c;
-}
-
 static struct node *translate(struct d_parser *p, const struct translation *t,
 			      struct pos pos)
 {
@@ -102,21 +83,21 @@ static struct node *translate(struct d_parser *p, const struct translation *t,
 	f->u.field.arrow = true;
 	switch (t->kind) {
 	case TR_INT:
-		return cast(p, pos, "int32", f);
+		return d_cast(p, pos, "int32", f);
 	case TR_STR:
 		return d_call(p, pos, "str", f, NULL, NULL);
 	case TR_SECTORS:
-		return binop(p, pos, OP_MUL, cast(p, pos, "uint64", f),
+		return d_binop(p, pos, OP_MUL, d_cast(p, pos, "uint64", f),
 			     d_int(p, pos, 512));
 	case TR_MAJOR:   /* the kernel's dev_t: major << 20 | minor */
-		return cast(p, pos, "int32", binop(p, pos, OP_SHR, f,
+		return d_cast(p, pos, "int32", d_binop(p, pos, OP_SHR, f,
 						   d_int(p, pos, 20)));
 	case TR_MINOR:
-		return cast(p, pos, "int32", binop(p, pos, OP_BAND, f,
+		return d_cast(p, pos, "int32", d_binop(p, pos, OP_BAND, f,
 						   d_int(p, pos, 0xfffff)));
 	case TR_RWFLAGS: {
 		/* "R..." reads; the rest write (W, WS, D, F ...) */
-		struct node *is_read = binop(p, pos, OP_EQ,
+		struct node *is_read = d_binop(p, pos, OP_EQ,
 			d_call(p, pos, "strncmp", f, d_str(p, pos, "R"),
 			       d_int(p, pos, 1)), d_int(p, pos, 0));
 		struct node *n = node_new(p->a, N_TERNARY, pos);

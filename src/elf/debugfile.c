@@ -164,27 +164,17 @@ static int by_extra_dirs(Elf *e, const char *path, int *fd, Elf **out)
 
 static int by_build_id(Elf *e, int *fd, Elf **out)
 {
-	Elf_Data *d = section(e, SHT_NOTE, ".note.gnu.build-id");
-	if (!d)
+	unsigned char id[64];
+	size_t len = build_id(e, id);
+	if (!len)
 		return -ENOENT;
-	GElf_Nhdr nh;
-	size_t off = 0, name_off, desc_off;
-	while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-		    memcmp((char *)d->d_buf + name_off, "GNU", 4) != 0 ||
-		    nh.n_descsz < 2 || nh.n_descsz > 64)
-			continue;
-		const unsigned char *id = (const unsigned char *)d->d_buf + desc_off;
-		char cand[PATH_MAX];
-		int n = snprintf(cand, sizeof(cand), DEBUG_DIR "/.build-id/%02x/",
-				 id[0]);
-		for (size_t i = 1; i < nh.n_descsz; i++)
-			n += snprintf(cand + n, sizeof(cand) - (size_t)n, "%02x",
-				      id[i]);
-		snprintf(cand + n, sizeof(cand) - (size_t)n, ".debug");
-		return try_open(cand, fd, out);
-	}
-	return -ENOENT;
+	char cand[PATH_MAX];
+	int n = snprintf(cand, sizeof(cand), DEBUG_DIR "/.build-id/%02x/",
+			 id[0]);
+	for (size_t i = 1; i < len; i++)
+		n += snprintf(cand + n, sizeof(cand) - (size_t)n, "%02x", id[i]);
+	snprintf(cand + n, sizeof(cand) - (size_t)n, ".debug");
+	return try_open(cand, fd, out);
 }
 
 /* CRC32 of a whole file, as .gnu_debuglink records it. */
